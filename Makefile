@@ -1,0 +1,49 @@
+# The two set-up commands: `make run` and `make test`. Both create .venv and install on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export PLATFORM_MODE ?= sandbox
+export DJANGO_SETTINGS_MODULE := config.settings
+PYTEST_ARGS ?=
+
+.PHONY: install run test test-fast check lint typecheck schema migrations-check bench stop-embedded clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m config.run
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy .
+
+migrations-check: $(STAMP)
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
+
+schema: $(STAMP)
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+
+check: lint typecheck migrations-check schema test
+
+bench: $(STAMP)
+	$(PY) -m bench $(if $(SCENARIO),--scenario $(SCENARIO),)
+
+stop-embedded: $(STAMP)
+	$(PY) -c "from config import embedded; embedded.stop()"
+
+clean:
+	rm -rf var/bench

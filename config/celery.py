@@ -1,0 +1,56 @@
+"""The Celery app: queues, routing by app, and the beat schedule gathered from each app.
+
+Each domain app may define ``BEAT_SCHEDULE`` in its ``schedule.py``; they are merged here so no
+app edits another's schedule. Tasks are named ``<app>.<task>`` and routed to the app's queue.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("crosspost")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+
+QUEUE_BY_APP = {
+    "posts": "publish",
+    "webhooks": "webhooks",
+    "analytics": "analytics",
+}
+QUEUES = ("publish", "webhooks", "analytics", "default")
+SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics")
+
+
+def route_task(
+    name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any
+) -> dict[str, str]:
+    return {"queue": QUEUE_BY_APP.get(name.split(".", 1)[0], "default")}
+
+
+def collect_beat_schedule() -> dict[str, dict[str, Any]]:
+    schedule: dict[str, dict[str, Any]] = {}
+    for app_label in SCHEDULE_APPS:
+        try:
+            module = importlib.import_module(f"{app_label}.schedule")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{app_label}.schedule":
+                raise
+            continue
+        schedule.update(getattr(module, "BEAT_SCHEDULE", {}))
+    return schedule
+
+
+app.conf.task_queues = [Queue(name) for name in QUEUES]
+app.conf.task_routes = (route_task,)
+app.autodiscover_tasks()
+
+
+@app.on_after_finalize.connect
+def _install_beat_schedule(sender: Celery, **kwargs: Any) -> None:
+    sender.conf.beat_schedule = collect_beat_schedule()

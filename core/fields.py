@@ -1,0 +1,56 @@
+"""Serializer fields shared across apps."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+
+def format_instant(value: dt.datetime | None) -> str | None:
+    """ISO 8601 in UTC with a ``Z`` (milliseconds kept when present)."""
+    if value is None:
+        return None
+    value = value.astimezone(dt.UTC)
+    text = value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
+    return text.replace("+00:00", "Z")
+
+
+@extend_schema_field(OpenApiTypes.DATETIME)
+class InstantField(serializers.Field):
+    """An instant: a full ISO 8601 date-time (naive means UTC) or a bare date (midnight UTC).
+    Rendered in UTC with ``Z``."""
+
+    default_error_messages = {"invalid": "must be an ISO 8601 date-time or a date (YYYY-MM-DD)"}
+
+    def to_internal_value(self, data: Any) -> dt.datetime:
+        if not isinstance(data, str) or not data.strip():
+            self.fail("invalid")
+        text = data.strip()
+        try:
+            parsed = parse_datetime(text.replace(" ", "+") if "T" in text else text)
+        except ValueError:
+            parsed = None
+        if parsed is None:
+            try:
+                day = parse_date(text)
+            except ValueError:
+                day = None
+            if day is None:
+                self.fail("invalid")
+            parsed = dt.datetime.combine(day, dt.time.min)
+        if timezone.is_naive(parsed):
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        try:
+            return parsed.astimezone(dt.UTC)
+        except (OverflowError, ValueError):
+            self.fail("invalid")
+            raise  # unreachable
+
+    def to_representation(self, value: dt.datetime) -> str | None:
+        return format_instant(value)

@@ -1,0 +1,83 @@
+"""Request ids and the guards every API request passes before any view runs."""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import re
+import uuid
+from collections.abc import Callable
+from urllib.parse import unquote_to_bytes
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from core import errors
+from core.responses import json_error
+
+request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+
+API_PREFIX = "/api/"
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id_var.get()
+        return True
+
+
+class RequestIdMiddleware:
+    """Echo the client's ``X-Request-Id`` verbatim (when printable) or make a new one."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        supplied = request.headers.get("X-Request-Id", "")
+        request_id = supplied if _REQUEST_ID.match(supplied) else uuid.uuid4().hex
+        request.request_id = request_id  # type: ignore[attr-defined]
+        token = request_id_var.set(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            request_id_var.reset(token)
+        response["X-Request-Id"] = request_id
+        return response
+
+
+def _query_string_is_clean(raw: str) -> bool:
+    decoded = unquote_to_bytes(raw.replace("+", " "))
+    if b"\x00" in decoded:
+        return False
+    try:
+        decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class RequestGuardMiddleware:
+    """On API paths: oversized bodies are 413, and a query string carrying NUL bytes or invalid
+    UTF-8 is 400, before anything tries to decode them."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith(API_PREFIX):
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if length > settings.API_MAX_BODY_BYTES:
+                return json_error(
+                    errors.PayloadTooLarge(f"Request body exceeds {settings.API_MAX_BODY_BYTES} bytes")
+                )
+            if not _query_string_is_clean(request.META.get("QUERY_STRING", "")):
+                return json_error(
+                    errors.BadRequest(
+                        "Query string contains NUL bytes or invalid UTF-8", code="malformed_query"
+                    )
+                )
+        return self.get_response(request)

@@ -1,0 +1,113 @@
+"""OpenAPI: every operation names its permission and lists the shared error responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
+
+from workspaces.permissions import _UNDECLARED, required_permission
+
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["statusCode", "error", "message"],
+    "properties": {
+        "statusCode": {"type": "integer", "example": 400},
+        "error": {"type": "string", "example": "Bad Request"},
+        "message": {
+            "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
+            "description": "A sentence, or for validation errors a list of sentences each naming its field.",
+        },
+        "code": {"type": "string", "description": "Stable snake_case code, e.g. permission_denied."},
+        "requiredPermission": {
+            "type": "string",
+            "description": "On permission_denied: the permission needed.",
+        },
+        "role": {"type": "string", "description": "On permission_denied: the caller's role key."},
+        "tokenType": {"type": "string", "enum": ["api_token", "oauth"]},
+    },
+}
+RATE_HEADERS = {
+    "RateLimit-Policy": {"schema": {"type": "string"}, "description": "Quota and window, e.g. `600;w=60`."},
+    "RateLimit-Limit": {"schema": {"type": "integer"}, "description": "Requests allowed per window."},
+    "RateLimit-Remaining": {"schema": {"type": "integer"}, "description": "Requests left in this window."},
+    "RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Seconds until the window rolls over."},
+    "X-Request-Id": {"schema": {"type": "string"}, "description": "Echo of the client's id, or a new one."},
+}
+SHARED_ERRORS = {
+    "400": "Validation error: `message` lists what is wrong, each naming its field.",
+    "401": "API key is invalid or missing.",
+    "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), or the "
+    "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`).",
+    "404": "Not found in this workspace.",
+    "409": "Conflict with the resource's current state.",
+    "429": "Rate limit exceeded; see Retry-After.",
+}
+
+
+class ServiceAutoSchema(AutoSchema):
+    def get_description(self) -> str:  # type: ignore[override]
+        base = super().get_description() or ""
+        permission = required_permission(self.view, self.method)
+        if permission is _UNDECLARED:
+            return base
+        line = (
+            f"**Permission:** `{permission}`."
+            if permission
+            else "**Permission:** any valid key, whatever its role."
+        )
+        return f"{base}\n\n{line}".strip()
+
+    def get_tags(self) -> list[str]:
+        tags = getattr(self.view, "schema_tags", None)
+        return list(tags) if tags else super().get_tags()
+
+
+class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "workspaces.authentication.BearerAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API key (`cpk_…`) or a member's OAuth access token.",
+        }
+
+
+def only_public_api(
+    endpoints: list[tuple[str, str, str, Any]], **kwargs: Any
+) -> list[tuple[str, str, str, Any]]:
+    return [e for e in endpoints if e[0].startswith("/api/v1/") and not e[0].startswith("/api/v1/openapi")]
+
+
+def add_shared_components(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    components = result.setdefault("components", {})
+    components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    responses = components.setdefault("responses", {})
+    for status, description in SHARED_ERRORS.items():
+        responses[f"Error{status}"] = {
+            "description": description,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
+    components.setdefault("headers", {}).update(RATE_HEADERS)
+    header_refs = {name: {"$ref": f"#/components/headers/{name}"} for name in RATE_HEADERS}
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if method not in {"get", "post", "put", "patch", "delete"}:
+                continue
+            op_responses = operation.setdefault("responses", {})
+            for code, response in op_responses.items():
+                if code.startswith("2"):
+                    response.setdefault("headers", {}).update(header_refs)
+            wanted = ["401", "403", "429"]
+            if "{" in path:
+                wanted.append("404")
+            if method in {"post", "patch", "put"} or operation.get("parameters"):
+                wanted.append("400")
+            for code in wanted:
+                op_responses.setdefault(code, {"$ref": f"#/components/responses/Error{code}"})
+    return result

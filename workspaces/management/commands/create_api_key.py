@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+
+from workspaces.models import Workspace
+from workspaces.roles import Role
+from workspaces.services import api_key_create
+
+
+class Command(BaseCommand):
+    help = "Create an API key; the key is printed as the last line (it is shown only once)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--workspace", required=True, help="workspace name")
+        parser.add_argument("--role", required=True, choices=Role.values)
+        parser.add_argument("--name", default=None, help="key name (default: '<role> key')")
+        parser.add_argument("--create-workspace", action="store_true", help="create the workspace if missing")
+        parser.add_argument("--rate-limit", type=int, default=None, help="requests per 60 s window")
+        parser.add_argument("--expires-in-days", type=int, default=None)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        name = options["workspace"]
+        if options["create_workspace"]:
+            workspace, _ = Workspace.objects.get_or_create(name=name)
+        else:
+            workspace = Workspace.objects.filter(name=name).first()
+            if workspace is None:
+                raise CommandError(f"no workspace named {name!r} (add --create-workspace to create it)")
+        if options["rate_limit"] is not None and options["rate_limit"] < 1:
+            raise CommandError("--rate-limit must be at least 1")
+        expires_at = None
+        if options["expires_in_days"] is not None:
+            expires_at = timezone.now() + dt.timedelta(days=options["expires_in_days"])
+        issued = api_key_create(
+            workspace=workspace,
+            name=options["name"] or f"{options['role']} key",
+            role=options["role"],
+            expires_at=expires_at,
+            rate_limit=options["rate_limit"],
+        )
+        self.stdout.write(f"workspace: {workspace.name} ({workspace.id}), role: {options['role']}")
+        self.stdout.write(issued.plaintext)

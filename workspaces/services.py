@@ -1,0 +1,81 @@
+"""Writes for workspaces, memberships and API keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import NotFound
+from workspaces.models import ApiKey, Workspace
+from workspaces.roles import Role
+
+KEY_PREFIX = "cpk"
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    plaintext: str
+
+
+def workspace_get_or_create(*, name: str) -> Workspace:
+    workspace, _ = Workspace.objects.get_or_create(name=name)
+    return workspace
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    workspace: Workspace,
+    name: str,
+    role: str,
+    created_by_id: int | None = None,
+    expires_at: dt.datetime | None = None,
+    rate_limit: int | None = None,
+) -> IssuedKey:
+    """Create a key. The plaintext is returned once and never stored; only its hash is."""
+    if role not in Role.values:
+        raise ValueError(f"unknown role {role!r}")
+    lookup = secrets.token_hex(8)
+    secret = secrets.token_urlsafe(32)
+    api_key = ApiKey.objects.create(
+        workspace=workspace,
+        name=name,
+        role=role,
+        lookup=lookup,
+        secret_hash=hash_secret(secret),
+        created_by_id=created_by_id,
+        expires_at=expires_at,
+        rate_limit=rate_limit,
+    )
+    return IssuedKey(api_key=api_key, plaintext=f"{KEY_PREFIX}_{lookup}_{secret}")
+
+
+def split_key(raw: str) -> tuple[str, str] | None:
+    """``cpk_<lookup>_<secret>`` → (lookup, secret); also accepts the public part alone
+    (secret empty). None when the text is not shaped like a key."""
+    parts = raw.strip().split("_", 2)
+    if len(parts) < 2 or parts[0] != KEY_PREFIX or not parts[1]:
+        return None
+    return parts[1], parts[2] if len(parts) == 3 else ""
+
+
+def api_key_revoke(*, key_or_public_part: str) -> ApiKey:
+    """Revoke by the whole key or its public part. Idempotent: a second revoke keeps the first time."""
+    parsed = split_key(key_or_public_part)
+    api_key = ApiKey.objects.filter(lookup=parsed[0]).first() if parsed else None
+    if api_key is None:
+        raise NotFound("API key not found")
+    if api_key.revoked_at is None:
+        ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        api_key.refresh_from_db(fields=["revoked_at"])
+    return api_key
