@@ -1,1 +1,62 @@
-"""Models of the accounts app."""
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from core.crypto import EncryptedTextField
+from core.ids import id_factory
+from platforms.base import Credentials, Platform
+from workspaces.models import Workspace
+
+PLATFORM_CHOICES = [(p.value, p.value) for p in Platform]
+
+
+class AccountStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    UNAUTHORIZED = "unauthorized", "Unauthorized"
+
+
+class SocialAccount(models.Model):
+    """A connected account of one platform in one workspace. Tokens are encrypted at rest."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("acc"), editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="social_accounts")
+    platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
+    external_id = models.CharField(max_length=255, help_text="The platform's id of the account (page, user, chat…)")
+    page_id = models.CharField(max_length=255, blank=True, default="", help_text="FACEBOOK page id")
+    display_name = models.CharField(max_length=255, blank=True, default="")
+    username = models.CharField(max_length=255, blank=True, default="")
+    avatar_url = models.URLField(max_length=1000, blank=True, default="")
+    status = models.CharField(max_length=20, choices=AccountStatus.choices, default=AccountStatus.ACTIVE)
+    unauthorized_reason = models.TextField(blank=True, default="")
+    supports_instagram_audio = models.BooleanField(default=False)
+    scopes = models.JSONField(default=list, blank=True)
+    access_token = EncryptedTextField()
+    refresh_token = EncryptedTextField(blank=True, default="")
+    token_expires_at = models.DateTimeField(null=True, blank=True)
+    credentials_extra = models.JSONField(default=dict, blank=True, help_text="Non-secret identifiers (did, instance…)")
+    connected_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["connected_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "platform", "external_id"], name="socialaccount_unique_external"
+            ),
+            models.CheckConstraint(condition=Q(status__in=AccountStatus.values), name="socialaccount_status_valid"),
+        ]
+        indexes = [models.Index(fields=["workspace", "platform"]), models.Index(fields=["platform", "page_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.platform} {self.display_name or self.external_id}"
+
+    def credentials(self) -> Credentials:
+        return Credentials(
+            access_token=self.access_token,
+            external_id=self.external_id,
+            refresh_token=self.refresh_token,
+            expires_at=self.token_expires_at,
+            extra={str(k): str(v) for k, v in (self.credentials_extra or {}).items()},
+        )

@@ -27,9 +27,7 @@ QUEUES = ("publish", "webhooks", "analytics", "default")
 SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics")
 
 
-def route_task(
-    name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any
-) -> dict[str, str]:
+def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str]:
     return {"queue": QUEUE_BY_APP.get(name.split(".", 1)[0], "default")}
 
 

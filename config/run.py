@@ -51,9 +51,7 @@ def main() -> int:
     started = embedded.ensure_services()
     env.update(started)
     python = sys.executable
-    subprocess.run(
-        [python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=BASE_DIR, env=env, check=True
-    )
+    subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=BASE_DIR, env=env, check=True)
     key = _demo_key()
     port = env.get("PORT", "8000")
     base = env.get("PUBLIC_BASE_URL", f"http://127.0.0.1:{port}")

@@ -111,7 +111,7 @@ REDIS_URL = env.str("REDIS_URL")
 _xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
 if TESTING:
     _worker_index = int(_xdist_worker[2:]) if _xdist_worker.startswith("gw") else 0
-    REDIS_URL = _redis_url_for_db(REDIS_URL, 1 + _worker_index)
+    REDIS_URL = _redis_url_for_db(REDIS_URL, env.int("TEST_REDIS_DB_OFFSET", default=1) + _worker_index)
 
 CACHES = {
     "default": {

@@ -28,9 +28,7 @@ def flatten_validation_detail(detail: Any, prefix: str = "") -> list[str]:
         messages = []
         for index, item in enumerate(detail):
             if isinstance(item, dict | list) and not _is_leaf_list(item):
-                messages.extend(
-                    flatten_validation_detail(item, f"{prefix}[{index}]" if prefix else str(index))
-                )
+                messages.extend(flatten_validation_detail(item, f"{prefix}[{index}]" if prefix else str(index)))
             else:
                 messages.extend(flatten_validation_detail(item, prefix))
         return messages

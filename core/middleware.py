@@ -71,13 +71,9 @@ class RequestGuardMiddleware:
             except ValueError:
                 length = 0
             if length > settings.API_MAX_BODY_BYTES:
-                return json_error(
-                    errors.PayloadTooLarge(f"Request body exceeds {settings.API_MAX_BODY_BYTES} bytes")
-                )
+                return json_error(errors.PayloadTooLarge(f"Request body exceeds {settings.API_MAX_BODY_BYTES} bytes"))
             if not _query_string_is_clean(request.META.get("QUERY_STRING", "")):
                 return json_error(
-                    errors.BadRequest(
-                        "Query string contains NUL bytes or invalid UTF-8", code="malformed_query"
-                    )
+                    errors.BadRequest("Query string contains NUL bytes or invalid UTF-8", code="malformed_query")
                 )
         return self.get_response(request)

@@ -43,9 +43,7 @@ def collect_query(
             indexed.setdefault(name, []).append((index, order, value))
             order += 1
     if unknown:
-        raise ValidationFailed(
-            [f"property {key} should not exist" for key in unknown], code="unknown_parameter"
-        )
+        raise ValidationFailed([f"property {key} should not exist" for key in unknown], code="unknown_parameter")
     data: dict[str, Any] = {}
     for name, values in indexed.items():
         ordered = [value for _, _, value in sorted(values)]

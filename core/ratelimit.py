@@ -47,9 +47,7 @@ def hit(identity: str, limit: int, window_seconds: int) -> Decision:
     client = get_redis()
     count, ttl_ms = client.eval(_SCRIPT, 1, f"rl:{identity}", window_seconds * 1000)
     reset = max(1, math.ceil(int(ttl_ms) / 1000))
-    return Decision(
-        limit=limit, remaining=max(0, limit - int(count)), reset_seconds=reset, allowed=int(count) <= limit
-    )
+    return Decision(limit=limit, remaining=max(0, limit - int(count)), reset_seconds=reset, allowed=int(count) <= limit)
 
 
 def _client_address(request: HttpRequest) -> str:

@@ -14,9 +14,7 @@ def client_url(url: str) -> str:
 
 @lru_cache(maxsize=4)
 def _client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(
-        client_url(url), socket_timeout=2, socket_connect_timeout=2, health_check_interval=30
-    )
+    return redis.Redis.from_url(client_url(url), socket_timeout=2, socket_connect_timeout=2, health_check_interval=30)
 
 
 def get_redis() -> redis.Redis:

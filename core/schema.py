@@ -52,11 +52,7 @@ class ServiceAutoSchema(AutoSchema):
         permission = required_permission(self.view, self.method)
         if permission is _UNDECLARED:
             return base
-        line = (
-            f"**Permission:** `{permission}`."
-            if permission
-            else "**Permission:** any valid key, whatever its role."
-        )
+        line = f"**Permission:** `{permission}`." if permission else "**Permission:** any valid key, whatever its role."
         return f"{base}\n\n{line}".strip()
 
     def get_tags(self) -> list[str]:
@@ -76,15 +72,11 @@ class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
         }
 
 
-def only_public_api(
-    endpoints: list[tuple[str, str, str, Any]], **kwargs: Any
-) -> list[tuple[str, str, str, Any]]:
+def only_public_api(endpoints: list[tuple[str, str, str, Any]], **kwargs: Any) -> list[tuple[str, str, str, Any]]:
     return [e for e in endpoints if e[0].startswith("/api/v1/") and not e[0].startswith("/api/v1/openapi")]
 
 
-def add_shared_components(
-    result: dict[str, Any], generator: Any, request: Any, public: bool
-) -> dict[str, Any]:
+def add_shared_components(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     components = result.setdefault("components", {})
     components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
     responses = components.setdefault("responses", {})

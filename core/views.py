@@ -30,9 +30,7 @@ def readyz(request: HttpRequest) -> JsonResponse:
     except Exception as exc:
         checks["redis"] = f"error: {exc.__class__.__name__}"
     ready = all(v == "ok" for v in checks.values())
-    return JsonResponse(
-        {"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503
-    )
+    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
 
 
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:

@@ -1,5 +1,10 @@
-"""Pages and endpoints of this app outside the JSON API (mounted at the site root)."""
+"""The simulators are served by the web process in sandbox mode only."""
 
-from django.urls import URLPattern
+from __future__ import annotations
 
-urlpatterns: list[URLPattern] = []
+from django.conf import settings
+from django.urls import URLPattern, URLResolver, include, path
+
+urlpatterns: list[URLPattern | URLResolver] = []
+if settings.SANDBOX:
+    urlpatterns.append(path("", include("platforms.sandbox.urls")))

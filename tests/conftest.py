@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Callable, Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,3 +66,31 @@ def client_for(make_key: Callable[..., str], workspace: Workspace) -> Callable[.
 def api(client_for: Callable[..., APIClient]) -> APIClient:
     """An admin client of ``workspace``."""
     return client_for("admin")
+
+
+@pytest.fixture
+def sandbox(live_server: Any, settings: Any) -> str:
+    """The simulators over real HTTP: a live server of this Django app, with every platform
+    client pointed at its ``/sandbox/<slug>`` base. Returns the sandbox base URL."""
+    settings.SANDBOX_BASE_URL = f"{live_server.url}/sandbox"
+    return settings.SANDBOX_BASE_URL
+
+
+FIXTURES_DIR = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def media_server() -> Iterator[str]:
+    """A plain HTTP server on loopback serving ``tests/fixtures`` (sample.jpg, sample.png,
+    sample.mp4, sample.pdf): public media URLs for the simulators to fetch."""
+    handler = functools.partial(_QuietHandler, directory=str(FIXTURES_DIR))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass

@@ -32,9 +32,7 @@ class Membership(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["user", "workspace"], name="membership_unique_user_workspace"),
-            models.UniqueConstraint(
-                fields=["user"], condition=Q(is_default=True), name="membership_one_default"
-            ),
+            models.UniqueConstraint(fields=["user"], condition=Q(is_default=True), name="membership_one_default"),
             models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_valid"),
         ]
 

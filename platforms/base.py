@@ -1,0 +1,283 @@
+"""The interface every platform client implements, in plain data (no Django models).
+
+A client speaks one platform's documented HTTP API with ``requests`` against a base URL (the
+real host in live mode, ``<SANDBOX_BASE_URL>/<platform lower case>`` in sandbox mode) and maps
+the platform's errors onto the taxonomy below. Operations a platform does not offer raise
+``NotSupported``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+
+class Platform(enum.StrEnum):
+    FACEBOOK = "FACEBOOK"
+    INSTAGRAM = "INSTAGRAM"
+    THREADS = "THREADS"
+    TIKTOK = "TIKTOK"
+    TWITTER = "TWITTER"
+    BLUESKY = "BLUESKY"
+    LINKEDIN = "LINKEDIN"
+    PINTEREST = "PINTEREST"
+    YOUTUBE = "YOUTUBE"
+    MASTODON = "MASTODON"
+    TELEGRAM = "TELEGRAM"
+    GOOGLE_BUSINESS = "GOOGLE_BUSINESS"
+
+    @property
+    def slug(self) -> str:
+        """Path segment of the simulator: ``/sandbox/<slug>/``."""
+        return self.value.lower()
+
+
+class ErrorCode(enum.StrEnum):
+    """The normalized ``errorCode`` of CONTRACT.md §10."""
+
+    AUTH_EXPIRED = "auth_expired"
+    PERMISSION_MISSING = "permission_missing"
+    MEDIA_REJECTED = "media_rejected"
+    RATE_LIMITED = "rate_limited"
+    QUOTA_EXHAUSTED = "quota_exhausted"
+    CONTENT_REJECTED = "content_rejected"
+    DUPLICATE = "duplicate"
+    PLATFORM_UNAVAILABLE = "platform_unavailable"
+    UNKNOWN_OUTCOME = "unknown_outcome"
+    INVALID_REQUEST = "invalid_request"
+
+
+# --- the error taxonomy ------------------------------------------------------------------
+
+
+class PlatformError(Exception):
+    """Base of every classified platform failure. ``message`` is the platform's own words."""
+
+    default_code: ErrorCode = ErrorCode.INVALID_REQUEST
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_code: ErrorCode | None = None,
+        http_status: int | None = None,
+        retry_at: dt.datetime | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.error_code = error_code or self.default_code
+        self.http_status = http_status
+        self.retry_at = retry_at
+
+
+class AuthError(PlatformError):
+    """The platform rejected the token: the account must be reconnected."""
+
+    default_code = ErrorCode.AUTH_EXPIRED
+
+
+class RateLimited(PlatformError):
+    """Too many requests; try again at ``retry_at`` (None: use backoff)."""
+
+    default_code = ErrorCode.RATE_LIMITED
+
+
+class QuotaExhausted(PlatformError):
+    """A daily/periodic quota is used up until ``retry_at``."""
+
+    default_code = ErrorCode.QUOTA_EXHAUSTED
+
+
+class Transient(PlatformError):
+    """5xx, connection failure before sending, or a documented retryable error."""
+
+    default_code = ErrorCode.PLATFORM_UNAVAILABLE
+
+
+class Permanent(PlatformError):
+    """The platform refused the content or the request; retrying the same thing will not help."""
+
+    default_code = ErrorCode.CONTENT_REJECTED
+
+
+class UnknownOutcome(PlatformError):
+    """The request may have been accepted (e.g. timeout after sending): never re-send blindly."""
+
+    default_code = ErrorCode.UNKNOWN_OUTCOME
+
+
+class NotSupported(Exception):
+    """The platform has no such operation."""
+
+
+# --- plain data in and out ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppCredentials:
+    """The service's own app registration on a platform (client id/secret, bot token…)."""
+
+    client_id: str = ""
+    client_secret: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """One connected account's tokens and identifiers, decrypted, as the client needs them."""
+
+    access_token: str
+    external_id: str  # the platform's id of the account (user, page, chat, location…)
+    refresh_token: str = ""
+    expires_at: dt.datetime | None = None
+    extra: dict[str, str] = field(default_factory=dict)  # e.g. Bluesky did/handle, Mastodon instance
+
+
+@dataclass(frozen=True)
+class MediaItem:
+    url: str  # publicly fetchable URL
+    kind: str  # "image" | "video" | "document"
+    mime_type: str
+    size: int | None = None
+    alt_text: str = ""
+
+
+@dataclass(frozen=True)
+class PublishRequest:
+    target_id: str  # our platform entry id: the idempotency key / marker where the platform allows
+    content_type: str  # TEXT | IMAGE | VIDEO | CAROUSEL | DOCUMENT
+    text: str
+    media: tuple[MediaItem, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)  # the platform's config values (camelCase keys)
+    thumbnail_url: str = ""
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """``done`` False means a multi-step flow is under way: persist ``state`` on the target and
+    call ``publish`` again with it after ``poll_after`` seconds (never sleep in a worker)."""
+
+    done: bool
+    platform_post_id: str = ""
+    url: str = ""
+    published_at: dt.datetime | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    poll_after: float = 0.0
+    draft_fallback: bool = False  # TikTok: delivered to the creator's inbox as a draft
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """None means the platform does not report that figure (distinct from 0)."""
+
+    views: int | None = None
+    likes: int | None = None
+    comments: int | None = None
+    shares: int | None = None
+
+
+@dataclass(frozen=True)
+class RemotePost:
+    platform_post_id: str
+    published_at: dt.datetime
+    text: str = ""
+    permalink: str = ""
+    thumbnail_url: str = ""
+    metrics: Metrics = field(default_factory=Metrics)
+
+
+@dataclass(frozen=True)
+class AccountProfile:
+    """What a token check or a connect flow learns about an account."""
+
+    external_id: str
+    display_name: str
+    username: str = ""
+    avatar_url: str = ""
+    page_id: str = ""  # FACEBOOK pages
+    supports_instagram_audio: bool = False
+
+
+@dataclass(frozen=True)
+class ConnectedIdentity:
+    """One account a connect flow yields (FACEBOOK: one per managed page)."""
+
+    profile: AccountProfile
+    credentials: Credentials
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Board:
+    id: str
+    name: str
+    description: str = ""
+    privacy: str = "PUBLIC"  # PUBLIC | PROTECTED | SECRET
+
+
+@dataclass(frozen=True)
+class AudioItem:
+    audio_id: str
+    title: str
+    artist: str = ""
+    duration_ms: int | None = None
+    cover_url: str = ""
+    audio_type: str = "music"  # music | original_sound
+
+
+class PlatformClient:
+    """Base class. Subclasses set ``platform`` and implement what their platform offers."""
+
+    platform: Platform
+
+    def __init__(self, *, base_url: str, app: AppCredentials, session: requests.Session, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.app = app
+        self.session = session
+        self.timeout = timeout
+
+    # publishing
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """Start or resume publishing. ``state`` is what the last call returned (empty at first);
+        a resumed call continues the flow and never creates a second post."""
+        raise NotSupported
+
+    def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
+        """Find a post this target already created (after an unknown outcome); None if absent.
+        Raises NotSupported where the platform offers no way to look."""
+        raise NotSupported
+
+    # accounts
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        """Raise AuthError if the platform rejects the token."""
+        raise NotSupported
+
+    def refresh_token(self, creds: Credentials) -> Credentials:
+        raise NotSupported
+
+    def authorize_url(self, *, redirect_uri: str, state: str, code_challenge: str = "") -> str:
+        raise NotSupported
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        raise NotSupported
+
+    # analytics
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        raise NotSupported
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        raise NotSupported
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        raise NotSupported
+
+    # helpers
+    def list_boards(self, creds: Credentials) -> list[Board]:
+        raise NotSupported
+
+    def search_audio(self, creds: Credentials, *, audio_type: str, query: str = "") -> list[AudioItem]:
+        raise NotSupported

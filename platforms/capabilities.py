@@ -1,0 +1,271 @@
+"""What each platform accepts: the one table of limits (CONTRACT.md §9). Validation elsewhere
+(posts) calls :func:`validate_content`; nothing about a platform's limits is written twice."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+import grapheme
+
+from platforms.base import Platform
+
+TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT = "TEXT", "IMAGE", "VIDEO", "CAROUSEL", "DOCUMENT"
+METRICS = ("views", "likes", "comments", "shares")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    platform: Platform
+    content_types: frozenset[str]
+    text_limit: int
+    text_counting: str = "chars"  # chars | x_weighted | graphemes
+    text_limit_with_media: int | None = None
+    max_images: int = 0
+    max_videos: int = 0
+    max_documents: int = 0
+    max_items: int = 0  # total media items
+    min_images_without_video: int = 0  # e.g. TikTok photo posts need 2+
+    mixed_media: bool = False  # images and videos in one post
+    media_required: bool = False
+    title_limit: int | None = None
+    metrics: frozenset[str] = frozenset()  # analytics figures the platform reports
+    followers: bool = False
+    idempotent_publish: str = "none"  # "key" (idempotency key), "lookup" (find by marker), "none"
+    refreshable_token: bool = False
+
+    @property
+    def has_analytics(self) -> bool:
+        return bool(self.metrics)
+
+
+_ALL = frozenset(METRICS)
+CAPABILITIES: dict[Platform, Capabilities] = {
+    c.platform: c
+    for c in [
+        Capabilities(
+            Platform.TWITTER,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
+            280,
+            "x_weighted",
+            max_images=4,
+            max_videos=1,
+            max_items=4,
+            metrics=_ALL,
+            followers=True,
+            idempotent_publish="lookup",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.BLUESKY,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
+            300,
+            "graphemes",
+            max_images=4,
+            max_videos=1,
+            max_items=4,
+            metrics=frozenset({"likes", "comments", "shares"}),
+            followers=True,
+            idempotent_publish="key",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.MASTODON,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
+            500,
+            max_images=4,
+            max_videos=1,
+            max_items=4,
+            idempotent_publish="key",
+        ),
+        Capabilities(
+            Platform.THREADS,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
+            500,
+            max_images=10,
+            max_videos=10,
+            max_items=10,
+            mixed_media=True,
+            metrics=_ALL,
+            followers=True,
+            idempotent_publish="lookup",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.LINKEDIN,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT}),
+            3000,
+            max_images=9,
+            max_videos=1,
+            max_documents=1,
+            max_items=9,
+            metrics=_ALL,
+            followers=True,
+            title_limit=100,
+            idempotent_publish="none",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.INSTAGRAM,
+            frozenset({IMAGE, VIDEO, CAROUSEL}),
+            2200,
+            max_images=10,
+            max_videos=10,
+            max_items=10,
+            mixed_media=True,
+            media_required=True,
+            metrics=_ALL,
+            followers=True,
+            idempotent_publish="lookup",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.FACEBOOK,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
+            63206,
+            max_images=10,
+            max_videos=1,
+            max_items=10,
+            metrics=_ALL,
+            followers=True,
+            title_limit=255,
+            idempotent_publish="lookup",
+        ),
+        Capabilities(
+            Platform.TIKTOK,
+            frozenset({VIDEO, IMAGE, CAROUSEL}),
+            2200,
+            max_images=35,
+            max_videos=1,
+            max_items=35,
+            min_images_without_video=2,
+            media_required=True,
+            title_limit=90,
+            metrics=_ALL,
+            followers=True,
+            idempotent_publish="none",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.YOUTUBE,
+            frozenset({VIDEO}),
+            5000,
+            max_videos=1,
+            max_items=1,
+            media_required=True,
+            title_limit=100,
+            metrics=frozenset({"views", "likes", "comments"}),
+            followers=True,
+            idempotent_publish="none",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.PINTEREST,
+            frozenset({IMAGE, VIDEO, CAROUSEL}),
+            500,
+            max_images=5,
+            max_videos=1,
+            max_items=5,
+            media_required=True,
+            title_limit=100,
+            metrics=frozenset({"views", "likes", "comments", "shares"}),
+            followers=True,
+            idempotent_publish="none",
+            refreshable_token=True,
+        ),
+        Capabilities(
+            Platform.TELEGRAM,
+            frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
+            4096,
+            text_limit_with_media=1024,
+            max_images=10,
+            max_videos=10,
+            max_items=10,
+            mixed_media=True,
+            idempotent_publish="none",
+        ),
+        Capabilities(
+            Platform.GOOGLE_BUSINESS,
+            frozenset({TEXT, IMAGE}),
+            1500,
+            max_images=1,
+            max_items=1,
+            metrics=frozenset({"views"}),
+            idempotent_publish="none",
+            refreshable_token=True,
+        ),
+    ]
+}
+
+ANALYTICS_PLATFORMS: tuple[Platform, ...] = tuple(p for p, c in CAPABILITIES.items() if c.has_analytics)
+
+_URL = re.compile(r"https?://[^\s]+", re.IGNORECASE)
+# twitter-text v3: these code point ranges weigh 1, everything else 2; a URL always weighs 23.
+_X_LIGHT_RANGES = ((0, 4351), (8192, 8205), (8208, 8223), (8242, 8247))
+
+
+def _x_weight(text: str) -> int:
+    weight = 0
+    rest = _URL.sub("", text)
+    weight += 23 * len(_URL.findall(text))
+    for cluster in grapheme.graphemes(unicodedata.normalize("NFC", rest)):
+        code = ord(cluster[0])
+        if len(cluster) > 1 and unicodedata.category(cluster[-1]) in {"Mn", "Me", "Cf", "Sk"}:
+            weight += 2  # emoji sequences count as one double-weight character
+            continue
+        weight += 1 if any(lo <= code <= hi for lo, hi in _X_LIGHT_RANGES) else 2
+    return weight
+
+
+def text_length(platform: Platform, text: str) -> int:
+    counting = CAPABILITIES[platform].text_counting
+    if counting == "x_weighted":
+        return _x_weight(text)
+    if counting == "graphemes":
+        return grapheme.length(text)
+    return len(text)
+
+
+def validate_content(
+    platform: Platform, *, content_type: str, text: str, media_kinds: list[str], title: str | None = None
+) -> list[str]:
+    """Every reason ``platform`` would refuse this content, as messages naming the platform.
+    ``media_kinds`` holds "image" | "video" | "document" per media item, in order."""
+    caps = CAPABILITIES[platform]
+    name = platform.value
+    issues: list[str] = []
+    if content_type not in caps.content_types:
+        issues.append(f"{name} does not accept {content_type} posts")
+    images = media_kinds.count("image")
+    videos = media_kinds.count("video")
+    documents = media_kinds.count("document")
+    limit = caps.text_limit_with_media if media_kinds and caps.text_limit_with_media else caps.text_limit
+    length = text_length(platform, text or "")
+    if length > limit:
+        issues.append(f"{name} text is {length} characters; the limit is {limit}")
+    if caps.media_required and not media_kinds:
+        issues.append(f"{name} requires media")
+    if documents and (documents > caps.max_documents or images or videos):
+        issues.append(
+            f"{name} does not accept documents" if not caps.max_documents else f"{name} takes one document alone"
+        )
+    if images > caps.max_images:
+        issues.append(
+            f"{name} accepts at most {caps.max_images} images" if caps.max_images else f"{name} does not accept images"
+        )
+    if videos > caps.max_videos:
+        issues.append(
+            f"{name} accepts at most {caps.max_videos} video(s)"
+            if caps.max_videos
+            else f"{name} does not accept videos"
+        )
+    if images and videos and not caps.mixed_media:
+        issues.append(f"{name} does not mix images and videos in one post")
+    if len(media_kinds) > caps.max_items and caps.max_items:
+        issues.append(f"{name} accepts at most {caps.max_items} media items")
+    if caps.min_images_without_video and images and not videos and images < caps.min_images_without_video:
+        issues.append(f"{name} photo posts need at least {caps.min_images_without_video} images")
+    if title is not None and caps.title_limit is not None and len(title) > caps.title_limit:
+        issues.append(f"{name} title is {len(title)} characters; the limit is {caps.title_limit}")
+    return issues
