@@ -233,6 +233,11 @@ class PlatformClient:
     """Base class. Subclasses set ``platform`` and implement what their platform offers."""
 
     platform: Platform
+    # How an account connects: "oauth" (authorize_url → consent → exchange_code) or
+    # "credentials" (the user types ``credential_fields`` into the connect page, e.g. a Bluesky
+    # handle and app password, or a Telegram bot token and chat id).
+    connect_method: str = "oauth"
+    credential_fields: tuple[str, ...] = ()
 
     def __init__(self, *, base_url: str, app: AppCredentials, session: requests.Session, timeout: float) -> None:
         self.base_url = base_url.rstrip("/")
@@ -263,6 +268,15 @@ class PlatformClient:
         raise NotSupported
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        raise NotSupported
+
+    def connect_with_credentials(self, fields: dict[str, str]) -> list[ConnectedIdentity]:
+        """For ``connect_method == "credentials"``: validate the fields against the platform."""
+        raise NotSupported
+
+    def sandbox_credentials(self) -> dict[str, str]:
+        """Sandbox mode only: credential fields that connect a new simulated account with no
+        typing (used by ``GET /connect/<token>/<PLATFORM>`` and by tests)."""
         raise NotSupported
 
     # analytics

@@ -1,1 +1,177 @@
-"""Models of the posts app."""
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import PLATFORM_CHOICES, SocialAccount
+from core.ids import id_factory
+from workspaces.models import Workspace
+
+
+class PostStatus(models.TextChoices):
+    DRAFT = "DRAFT"
+    SCHEDULED = "SCHEDULED"
+    PENDING = "PENDING"
+    PUBLISHING = "PUBLISHING"
+    COMPLETED = "COMPLETED"
+    PARTIAL_FAILURE = "PARTIAL_FAILURE"
+    FAILED = "FAILED"
+
+
+FINAL_POST_STATUSES = (PostStatus.COMPLETED, PostStatus.PARTIAL_FAILURE, PostStatus.FAILED)
+
+
+class TargetStatus(models.TextChoices):
+    PENDING = "PENDING"
+    PUBLISHING = "PUBLISHING"
+    PUBLISHED = "PUBLISHED"
+    FAILED = "FAILED"
+
+
+class ContentType(models.TextChoices):
+    TEXT = "TEXT"
+    IMAGE = "IMAGE"
+    VIDEO = "VIDEO"
+    CAROUSEL = "CAROUSEL"
+    DOCUMENT = "DOCUMENT"
+
+
+class RecurringStatus(models.TextChoices):
+    ACTIVE = "ACTIVE"
+    PAUSED = "PAUSED"
+    ENDED = "ENDED"
+
+
+class PauseReason(models.TextChoices):
+    USER = "USER"
+    CONSECUTIVE_FAILURES = "CONSECUTIVE_FAILURES"
+    CONNECTION_REMOVED = "CONNECTION_REMOVED"
+    INVALID_CONTENT = "INVALID_CONTENT"
+
+
+class Frequency(models.TextChoices):
+    DAILY = "DAILY"
+    WEEKLY = "WEEKLY"
+    MONTHLY = "MONTHLY"
+
+
+class RecurringPost(models.Model):
+    """A series: its rule and the content every occurrence copies (``template``: the normalized
+    create payload, targets and configs included). Only the next occurrence exists as a Post."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("rec"), editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="recurring_posts")
+    status = models.CharField(max_length=10, choices=RecurringStatus.choices, default=RecurringStatus.ACTIVE)
+    pause_reason = models.CharField(max_length=30, choices=PauseReason.choices, null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    frequency = models.CharField(max_length=10, choices=Frequency.choices)
+    interval = models.PositiveSmallIntegerField(default=1)
+    weekdays = models.JSONField(default=list, blank=True)
+    starts_at = models.DateTimeField()
+    timezone = models.CharField(max_length=64)
+    ends_on = models.DateField(null=True, blank=True)
+    max_occurrences = models.PositiveIntegerField(null=True, blank=True)
+    next_occurrence_at = models.DateTimeField(null=True, blank=True)
+    occurrence_count = models.PositiveIntegerField(default=0)
+    consecutive_failures = models.PositiveSmallIntegerField(default=0)
+    template = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=RecurringStatus.values), name="recurring_status_valid"),
+            models.CheckConstraint(condition=Q(interval__gte=1) & Q(interval__lte=30), name="recurring_interval_range"),
+        ]
+        indexes = [models.Index(fields=["workspace", "status"])]
+
+
+class Post(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("post"), editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="posts")
+    status = models.CharField(max_length=20, choices=PostStatus.choices)
+    content_type = models.CharField(max_length=10, choices=ContentType.choices)
+    text = models.TextField(blank=True, default="")
+    timezone = models.CharField(max_length=64, default="UTC")
+    scheduled_at = models.DateTimeField(null=True, blank=True)
+    media_urls = models.JSONField(default=list, blank=True)
+    media_alt_texts = models.JSONField(default=list, blank=True)
+    thumbnail_url = models.URLField(max_length=2000, blank=True, default="")
+    thumbnail_timestamp_ms = models.PositiveIntegerField(null=True, blank=True)
+    recurring_post = models.ForeignKey(
+        RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences"
+    )
+    occurrence_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=PostStatus.values), name="post_status_valid"),
+            models.CheckConstraint(condition=Q(content_type__in=ContentType.values), name="post_content_type_valid"),
+            models.CheckConstraint(
+                condition=~Q(status=PostStatus.SCHEDULED) | Q(scheduled_at__isnull=False),
+                name="post_scheduled_has_time",
+            ),
+            models.UniqueConstraint(
+                fields=["recurring_post", "occurrence_at"],
+                condition=Q(recurring_post__isnull=False),
+                name="post_unique_occurrence",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at", "-id"], name="post_ws_created"),
+            models.Index(fields=["workspace", "status"], name="post_ws_status"),
+            models.Index(fields=["scheduled_at"], condition=Q(status="SCHEDULED"), name="post_due_scheduled"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.status})"
+
+
+class PostTarget(models.Model):
+    """A platform entry: one account of one platform that a post publishes to."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("pt"), editable=False)
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="targets")
+    platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
+    account = models.ForeignKey(SocialAccount, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    account_name = models.CharField(max_length=255, blank=True, default="")
+    page_id = models.CharField(max_length=255, blank=True, default="")
+    status = models.CharField(max_length=12, choices=TargetStatus.choices, default=TargetStatus.PENDING)
+    text = models.TextField(blank=True, default="", help_text="The text sent to this platform")
+    config = models.JSONField(default=dict, blank=True, help_text="This platform's config values (camelCase)")
+    platform_post_id = models.CharField(max_length=255, blank=True, default="")
+    post_url = models.URLField(max_length=2000, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    error_code = models.CharField(max_length=40, blank=True, default="")
+    published_at = models.DateTimeField(null=True, blank=True)
+    tiktok_draft_fallback = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    remote_state = models.JSONField(default=dict, blank=True, help_text="Intermediate ids of multi-step flows")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=TargetStatus.values), name="target_status_valid"),
+            models.UniqueConstraint(fields=["post", "account"], name="target_one_per_account"),
+            models.CheckConstraint(
+                condition=~Q(status=TargetStatus.PUBLISHED) | ~Q(platform_post_id=""),
+                name="target_published_has_remote_id",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="target_status_next"),
+            models.Index(fields=["status", "lease_until"], name="target_status_lease"),
+            models.Index(fields=["post", "status"], name="target_post_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.platform} ({self.status})"
