@@ -1,0 +1,3 @@
+BEAT_SCHEDULE = {
+    "core.purge_idempotency_records": {"task": "core.purge_idempotency_records", "schedule": 3600.0},
+}
