@@ -133,9 +133,6 @@ def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
                 if to_application_error(exc) is None:
                     raise
                 response = handle_exception(exc, {"view": view})
-            execute.headers = {  # type: ignore[attr-defined]
-                name: value for name, value in response.items() if name.lower() == "location"
-            }
             return response.status_code, _json_ready(response.data)
 
         outcome = run_once(workspace_id=access.workspace.id, key=key, fingerprint=fingerprint, execute=execute)
