@@ -77,6 +77,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_images=4,
             max_videos=1,
             max_items=4,
+            followers=True,  # verify_credentials reports followers_count; no per-post analytics
             idempotent_publish="key",
         ),
         Capabilities(

@@ -1,0 +1,521 @@
+"""Simulator of a Mastodon server's REST API: app registration, OAuth (authorize auto-approves and
+creates a new user), instance info, verify_credentials, media v2 with background processing,
+statuses with ``Idempotency-Key``, the account's statuses, error bodies ``{"error": ...}`` and the
+``X-RateLimit-*`` headers. Paths are the real ones under ``/sandbox/mastodon/``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import secrets
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import path
+
+from platforms._social_common import (
+    bearer_token,
+    growing,
+    iso_utc,
+    json_response,
+    request_params,
+    sniff_mime,
+)
+from platforms.sandbox.scenarios import marker
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import simulator_view
+
+SLUG = "mastodon"
+RATE_LIMIT = 300
+RATE_WINDOW = 300
+VIDEO_READY_AFTER = 1.5  # seconds of "processing" for a video before GET /api/v1/media/:id says 200
+MAX_IMAGE_BYTES = 16 * 1024 * 1024
+MAX_VIDEO_BYTES = 99 * 1024 * 1024
+
+
+def _store() -> SandboxStore:
+    return SandboxStore(SLUG)
+
+
+def _base(request: HttpRequest) -> str:
+    return request.build_absolute_uri(f"/sandbox/{SLUG}").rstrip("/")
+
+
+def _error(message: str, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
+    return json_response({"error": message}, status=status, headers=headers)
+
+
+def _rate_headers(token: str) -> dict[str, str]:
+    store = _store()
+    window = int(time.time()) // RATE_WINDOW
+    key = store._key("ratelimit", token[-12:], str(window))
+    used = int(store.redis.incr(key))
+    store.redis.expire(key, RATE_WINDOW)
+    reset = dt.datetime.fromtimestamp((window + 1) * RATE_WINDOW, dt.UTC)
+    return {
+        "X-RateLimit-Limit": str(RATE_LIMIT),
+        "X-RateLimit-Remaining": str(max(RATE_LIMIT - used, 0)),
+        "X-RateLimit-Reset": reset.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+    }
+
+
+def _authenticate(request: HttpRequest) -> tuple[dict[str, Any] | None, HttpResponse | None, dict[str, str]]:
+    token = bearer_token(request)
+    payload = _store().token(token) if token else None
+    if payload is None or payload.get("kind") != "access":
+        return None, _error("The access token is invalid", 401), {}
+    account = _store().get("account", payload["account_id"])
+    if account is None or _store().is_revoked(account["id"]):
+        return None, _error("The access token was revoked", 401), {}
+    return account, None, _rate_headers(token)
+
+
+def _account_json(request: HttpRequest, account: dict[str, Any], *, with_source: bool = False) -> dict[str, Any]:
+    base = _base(request)
+    statuses = _store().ids(f"statuses:{account['id']}")
+    doc = {
+        "id": account["id"],
+        "username": account["username"],
+        "acct": account["username"],
+        "display_name": account["display_name"],
+        "locked": False,
+        "bot": False,
+        "discoverable": True,
+        "group": False,
+        "created_at": iso_utc(account["created"]),
+        "note": "<p>Simulated account</p>",
+        "url": f"{base}/@{account['username']}",
+        "uri": f"{base}/users/{account['username']}",
+        "avatar": f"{base}/avatars/original/missing.png",
+        "avatar_static": f"{base}/avatars/original/missing.png",
+        "header": f"{base}/headers/original/missing.png",
+        "header_static": f"{base}/headers/original/missing.png",
+        "followers_count": growing(account["created"], 2, offset=account["followers"]),
+        "following_count": 12,
+        "statuses_count": len(statuses),
+        "last_status_at": None,
+        "emojis": [],
+        "fields": [],
+    }
+    if with_source:
+        doc["source"] = {"privacy": "public", "sensitive": False, "language": "en", "note": "", "fields": []}
+    return doc
+
+
+# --- instance and apps -----------------------------------------------------------------
+
+
+@simulator_view(SLUG)
+def instance_v1(request: HttpRequest) -> HttpResponse:
+    host = request.get_host()
+    return json_response(
+        {
+            "uri": host,
+            "title": "Crosspost sandbox",
+            "short_description": "A simulated Mastodon server",
+            "description": "A simulated Mastodon server",
+            "email": "admin@example.invalid",
+            "version": "4.3.0",
+            "urls": {"streaming_api": f"ws://{host}"},
+            "stats": {"user_count": len(_store().ids("account")), "status_count": 0, "domain_count": 1},
+            "languages": ["en"],
+            "registrations": False,
+            "approval_required": False,
+            "invites_enabled": False,
+            "configuration": _configuration(),
+            "contact_account": None,
+            "rules": [],
+        }
+    )
+
+
+def _configuration() -> dict[str, Any]:
+    return {
+        "statuses": {"max_characters": 500, "max_media_attachments": 4, "characters_reserved_per_url": 23},
+        "media_attachments": {
+            "supported_mime_types": ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4"],
+            "image_size_limit": MAX_IMAGE_BYTES,
+            "video_size_limit": MAX_VIDEO_BYTES,
+        },
+    }
+
+
+@simulator_view(SLUG)
+def instance_v2(request: HttpRequest) -> HttpResponse:
+    host = request.get_host()
+    return json_response(
+        {
+            "domain": host,
+            "title": "Crosspost sandbox",
+            "version": "4.3.0",
+            "source_url": "https://github.com/mastodon/mastodon",
+            "description": "A simulated Mastodon server",
+            "usage": {"users": {"active_month": len(_store().ids("account"))}},
+            "languages": ["en"],
+            "configuration": {"urls": {"streaming": f"ws://{host}"}, **_configuration()},
+            "registrations": {"enabled": False, "approval_required": False, "message": None},
+            "api_versions": {"mastodon": 2},
+            "contact": {"email": "admin@example.invalid", "account": None},
+            "rules": [],
+        }
+    )
+
+
+@simulator_view(SLUG)
+def apps(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        return _error("Method not allowed", 405)
+    params = request_params(request)
+    name = str(params.get("client_name") or "").strip()
+    redirect_uris = str(params.get("redirect_uris") or "").strip()
+    if not name or not redirect_uris:
+        return json_response({"error": "Validation failed: Name can't be blank, Redirect URI can't be blank"}, 422)
+    client_id = secrets.token_urlsafe(32)
+    app = {
+        "id": _store().new_id(),
+        "name": name,
+        "website": params.get("website") or None,
+        "scopes": str(params.get("scopes") or "read").split(),
+        "redirect_uris": redirect_uris.split(),
+        "redirect_uri": redirect_uris,
+        "client_id": client_id,
+        "client_secret": secrets.token_urlsafe(32),
+        "vapid_key": "",
+    }
+    _store().put("app", client_id, app)
+    return json_response(app)
+
+
+def _app_known(client_id: str, client_secret: str | None = None) -> bool:
+    app = _store().get("app", client_id)
+    if app is None:
+        # the service's own app, registered out of band (registry's sandbox default)
+        return client_id.startswith("sandbox-")
+    return client_secret is None or app["client_secret"] == client_secret
+
+
+# --- OAuth -------------------------------------------------------------------------------
+
+
+@simulator_view(SLUG)
+def authorize(request: HttpRequest) -> HttpResponse:
+    client_id = request.GET.get("client_id", "")
+    redirect_uri = request.GET.get("redirect_uri", "")
+    if request.GET.get("response_type") != "code" or not redirect_uri or not _app_known(client_id):
+        return _error("Client authentication failed due to unknown client, or unsupported authentication method.", 401)
+    store = _store()
+    account_id = store.new_id()
+    number = account_id[-6:]
+    store.put(
+        "account",
+        account_id,
+        {
+            "id": account_id,
+            "username": f"sandbox_user{number}",
+            "display_name": f"Sandbox User {number}",
+            "created": time.time(),
+            "followers": 40 + int(number) % 50,
+        },
+    )
+    code = secrets.token_urlsafe(24)
+    store.put(
+        "code",
+        code,
+        {
+            "account_id": account_id,
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "scope": request.GET.get("scope"),
+        },
+    )
+    query = {"code": code}
+    if "state" in request.GET:
+        query["state"] = request.GET["state"]
+    separator = "&" if "?" in redirect_uri else "?"
+    return HttpResponseRedirect(f"{redirect_uri}{separator}{urlencode(query)}")
+
+
+@simulator_view(SLUG)
+def token(request: HttpRequest) -> HttpResponse:
+    params = request_params(request)
+    client_id = str(params.get("client_id") or "")
+    if not _app_known(client_id, str(params.get("client_secret") or "")):
+        return json_response(
+            {"error": "invalid_client", "error_description": "Client authentication failed due to unknown client."}, 401
+        )
+    grant = params.get("grant_type")
+    store = _store()
+    if grant == "authorization_code":
+        code_doc = store.get("code", str(params.get("code") or ""))
+        if code_doc is None or code_doc["redirect_uri"] != params.get("redirect_uri"):
+            return json_response(
+                {
+                    "error": "invalid_grant",
+                    "error_description": "The provided authorization grant is invalid, expired, revoked, does not "
+                    "match the redirection URI used in the authorization request, or was issued to another client.",
+                },
+                400,
+            )
+        store.delete("code", str(params["code"]))
+        account_id = code_doc["account_id"]
+        scope = str(code_doc.get("scope") or params.get("scope") or "read")
+    elif grant == "client_credentials":
+        account_id, scope = "", str(params.get("scope") or "read")
+    else:
+        return json_response({"error": "unsupported_grant_type"}, 400)
+    access = store.issue_token(account_id, kind="access" if account_id else "app")
+    return json_response(
+        {"access_token": access, "token_type": "Bearer", "scope": scope, "created_at": int(time.time())}
+    )
+
+
+@simulator_view(SLUG)
+def oauth_metadata(request: HttpRequest) -> HttpResponse:
+    # servers before 4.3 do not publish RFC 8414 metadata; clients fall back to /oauth/token
+    return _error("Not Found", 404)
+
+
+# --- accounts ----------------------------------------------------------------------------
+
+
+@simulator_view(SLUG)
+def verify_credentials(request: HttpRequest) -> HttpResponse:
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    return json_response(_account_json(request, account, with_source=True), headers=headers)
+
+
+@simulator_view(SLUG)
+def account_statuses(request: HttpRequest, account_id: str) -> HttpResponse:
+    _account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    owner = _store().get("account", account_id)
+    if owner is None:
+        return _error("Record not found", 404)
+    try:
+        limit = min(max(int(request.GET.get("limit", 20)), 1), 40)
+    except ValueError:
+        limit = 20
+    statuses = sorted(_store().all(f"statuses:{account_id}"), key=lambda s: int(s["id"]), reverse=True)
+    if "max_id" in request.GET:
+        statuses = [s for s in statuses if int(s["id"]) < int(request.GET["max_id"] or 0)]
+    if "since_id" in request.GET:
+        statuses = [s for s in statuses if int(s["id"]) > int(request.GET["since_id"] or 0)]
+    page = statuses[:limit]
+    if len(statuses) > limit:
+        next_url = f"{_base(request)}/api/v1/accounts/{account_id}/statuses?limit={limit}&max_id={page[-1]['id']}"
+        headers["Link"] = f'<{next_url}>; rel="next"'
+    return json_response([_status_json(request, s, owner) for s in page], headers=headers)
+
+
+# --- media -------------------------------------------------------------------------------
+
+
+def _media_json(request: HttpRequest, media: dict[str, Any]) -> dict[str, Any]:
+    base = _base(request)
+    ready = media["ready_at"] <= time.time()
+    extension = {"image/png": "png", "video/mp4": "mp4", "image/gif": "gif"}.get(media["mime"], "jpg")
+    original = f"{base}/system/media_attachments/files/{media['id']}/original/upload.{extension}"
+    return {
+        "id": media["id"],
+        "type": media["type"],
+        "url": original if ready else None,
+        "preview_url": f"{base}/system/media_attachments/files/{media['id']}/small/upload.jpg",
+        "remote_url": None,
+        "text_url": None,
+        "meta": {"original": {"size": str(media["size"])}} if ready else {},
+        "description": media["description"],
+        "blurhash": "UFBWY:8_0Jxv4mx]t8t64.%M-;xuWBRjM{of",
+    }
+
+
+@simulator_view(SLUG)
+def media_create(request: HttpRequest) -> HttpResponse:
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    upload = request.FILES.get("file")
+    if upload is None:
+        return _error("Validation failed: File can't be blank", 422, headers)
+    data = upload.read()
+    mime = sniff_mime(data)
+    if mime.startswith("image/"):
+        kind, limit, delay = "image", MAX_IMAGE_BYTES, 0.0
+    elif mime == "video/mp4":
+        kind, limit, delay = "video", MAX_VIDEO_BYTES, VIDEO_READY_AFTER
+    else:
+        return _error(f"Validation failed: File content type is invalid ({upload.content_type})", 422, headers)
+    if len(data) > limit:
+        return _error("Validation failed: File file size must be less than the limit", 422, headers)
+    media_id = _store().new_id()
+    media = {
+        "id": media_id,
+        "account_id": account["id"],
+        "type": kind,
+        "mime": mime,
+        "size": len(data),
+        "description": request_params(request).get("description") or None,
+        "ready_at": time.time() + delay,
+    }
+    _store().put("media", media_id, media)
+    v2 = "/api/v2/" in request.path
+    status = 202 if v2 and delay else 200
+    return json_response(_media_json(request, media), status=status, headers=headers)
+
+
+@simulator_view(SLUG)
+def media_detail(request: HttpRequest, media_id: str) -> HttpResponse:
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    media = _store().get("media", media_id)
+    if media is None or media["account_id"] != account["id"]:
+        return _error("Record not found", 404, headers)
+    if request.method == "PUT":
+        description = request_params(request).get("description")
+        media = _store().update("media", media_id, description=description) or media
+    body = _media_json(request, media)
+    return json_response(body, status=200 if body["url"] else 206, headers=headers)
+
+
+# --- statuses ----------------------------------------------------------------------------
+
+
+def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str, Any]) -> dict[str, Any]:
+    base = _base(request)
+    paragraphs = "".join(f"<p>{html.escape(p).replace(chr(10), '<br />')}</p>" for p in status["text"].split("\n\n"))
+    media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
+    return {
+        "id": status["id"],
+        "created_at": iso_utc(status["created"]),
+        "in_reply_to_id": None,
+        "in_reply_to_account_id": None,
+        "sensitive": status["sensitive"],
+        "spoiler_text": status["spoiler_text"],
+        "visibility": status["visibility"],
+        "language": status["language"],
+        "uri": f"{base}/users/{account['username']}/statuses/{status['id']}",
+        "url": f"{base}/@{account['username']}/{status['id']}",
+        "replies_count": growing(status["created"], 0.2),
+        "reblogs_count": growing(status["created"], 0.5),
+        "favourites_count": growing(status["created"], 1.5),
+        "edited_at": None,
+        "content": paragraphs,
+        "reblog": None,
+        "application": {"name": "Crosspost", "website": None},
+        "account": _account_json(request, account),
+        "media_attachments": [_media_json(request, m) for m in media],
+        "mentions": [],
+        "tags": [],
+        "emojis": [],
+        "card": None,
+        "poll": None,
+    }
+
+
+def _media_ids(params: dict[str, Any]) -> list[str]:
+    raw = params.get("media_ids[]", params.get("media_ids", []))
+    if isinstance(raw, str):
+        raw = [raw]
+    return [str(x) for x in raw or []]
+
+
+@simulator_view(SLUG)
+def statuses(request: HttpRequest) -> HttpResponse:
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    params = request_params(request)
+    text = str(params.get("status") or "")
+    key = request.headers.get("Idempotency-Key", "")
+    request.sandbox_log = {"publish": True, "marker": key or None, "text": text[:80]}  # type: ignore[attr-defined]
+    scenario = marker(text)
+    if scenario == "unauthorized":
+        return _error("The access token is invalid", 401)
+    if scenario == "flaky" and _store().first_time(f"flaky:{account['id']}:{key or text}"):
+        return _error("Service Unavailable", 503)
+    if scenario == "fail":
+        return _error("Validation failed: Text contains content this server does not accept", 422, headers)
+    media_ids = _media_ids(params)
+    if not text.strip() and not media_ids:
+        return _error("Validation failed: Text can't be blank", 422, headers)
+    if len(text) > 500:
+        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
+    if len(media_ids) > 4:
+        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
+    for media_id in media_ids:
+        media = _store().get("media", media_id)
+        if media is None or media["account_id"] != account["id"]:
+            return _error("Record not found", 404, headers)
+        if media["ready_at"] > time.time():
+            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    status_id = _store().new_id()
+    if key:
+        claim, created = _store().create_once("idempotency", f"{account['id']}:{key}", {"status_id": status_id})
+        if not created:
+            existing = _wait_for_status(account["id"], claim["status_id"])
+            request.sandbox_log.update({"remoteId": claim["status_id"], "repeat": True})  # type: ignore[attr-defined]
+            if existing is None:
+                return _error("Conflict: this Idempotency-Key is being processed", 409, headers)
+            return json_response(_status_json(request, existing, account), headers=headers)
+    status = {
+        "id": status_id,
+        "text": text,
+        "media_ids": media_ids,
+        "created": time.time(),
+        "visibility": str(params.get("visibility") or "public"),
+        "sensitive": str(params.get("sensitive", "")).lower() in {"true", "1"},
+        "spoiler_text": str(params.get("spoiler_text") or ""),
+        "language": str(params.get("language") or "en"),
+    }
+    _store().put(f"statuses:{account['id']}", status_id, status)
+    request.sandbox_log["remoteId"] = status_id  # type: ignore[attr-defined]
+    return json_response(_status_json(request, status, account), headers=headers)
+
+
+def _wait_for_status(account_id: str, status_id: str) -> dict[str, Any] | None:
+    for _ in range(20):
+        status = _store().get(f"statuses:{account_id}", status_id)
+        if status is not None:
+            return status
+        time.sleep(0.05)
+    return None
+
+
+@simulator_view(SLUG)
+def status_detail(request: HttpRequest, status_id: str) -> HttpResponse:
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    status = _store().get(f"statuses:{account['id']}", status_id)
+    if status is None:
+        return _error("Record not found", 404, headers)
+    return json_response(_status_json(request, status, account), headers=headers)
+
+
+urlpatterns = [
+    path("api/v1/instance", instance_v1),
+    path("api/v1/instance/", instance_v1),
+    path("api/v2/instance", instance_v2),
+    path("api/v2/instance/", instance_v2),
+    path("api/v1/apps", apps),
+    path("oauth/authorize", authorize),
+    path("oauth/token", token),
+    path(".well-known/oauth-authorization-server", oauth_metadata),
+    path("api/v1/accounts/verify_credentials", verify_credentials),
+    path("api/v1/accounts/<str:account_id>/statuses", account_statuses),
+    path("api/v1/media", media_create),
+    path("api/v2/media", media_create),
+    path("api/v1/media/<str:media_id>", media_detail),
+    path("api/v1/statuses", statuses),
+    path("api/v1/statuses/<str:status_id>", status_detail),
+]

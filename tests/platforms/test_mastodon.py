@@ -1,0 +1,362 @@
+"""MASTODON: the real client against the simulator over HTTP, and against recorded API bodies."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import responses
+
+from platforms import mastodon
+from platforms.base import (
+    AuthError,
+    Credentials,
+    ErrorCode,
+    MediaItem,
+    NotSupported,
+    Permanent,
+    Platform,
+    PublishRequest,
+    RateLimited,
+    Transient,
+    UnknownOutcome,
+)
+from platforms.registry import get_client
+
+RECORDED = Path(__file__).parent / "recorded" / "mastodon"
+pytestmark = pytest.mark.django_db
+
+
+def recorded(name: str) -> Any:
+    return json.loads((RECORDED / name).read_text())
+
+
+def sim_requests(sandbox: str, path_part: str = "") -> list[dict[str, Any]]:
+    log = requests.get(f"{sandbox}/_control/mastodon/requests", timeout=10).json()["requests"]
+    return [r for r in log if path_part in r["path"]]
+
+
+def publishes(sandbox: str) -> list[dict[str, Any]]:
+    return [r for r in sim_requests(sandbox) if r.get("publish")]
+
+
+@pytest.fixture
+def account(connect: Any) -> Credentials:
+    (identity,) = connect(Platform.MASTODON)
+    return identity.credentials
+
+
+def image(media_server: str, name: str = "sample.jpg", alt: str = "") -> MediaItem:
+    mime = "image/png" if name.endswith(".png") else "image/jpeg"
+    return MediaItem(url=f"{media_server}/{name}", kind="image", mime_type=mime, alt_text=alt)
+
+
+def video(media_server: str) -> MediaItem:
+    return MediaItem(url=f"{media_server}/sample.mp4", kind="video", mime_type="video/mp4")
+
+
+# --- connect and tokens ------------------------------------------------------------------
+
+
+def test_connect_yields_a_new_user_each_time_and_check_token_reads_it(sandbox: str, connect: Any) -> None:
+    (first,) = connect(Platform.MASTODON)
+    (second,) = connect(Platform.MASTODON)
+    assert first.credentials.external_id != second.credentials.external_id
+    assert first.scopes == ("read", "write")
+    profile = get_client(Platform.MASTODON).check_token(first.credentials)
+    assert profile == first.profile
+    assert profile.username.startswith("sandbox_user")
+    assert profile.external_id == first.credentials.external_id
+
+
+def test_check_token_rejected_when_revoked_and_for_unknown_token(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    requests.post(
+        f"{sandbox}/_control/mastodon/accounts/{account.external_id}/revoke", json={"revoked": True}, timeout=10
+    )
+    with pytest.raises(AuthError) as revoked:
+        client.check_token(account)
+    assert revoked.value.error_code == ErrorCode.AUTH_EXPIRED
+    assert revoked.value.http_status == 401
+    with pytest.raises(AuthError):
+        client.check_token(Credentials(access_token="nope", external_id=account.external_id))
+
+
+def test_refresh_is_not_offered(sandbox: str, account: Credentials) -> None:
+    with pytest.raises(NotSupported):
+        get_client(Platform.MASTODON).refresh_token(account)
+
+
+def test_register_app_on_the_server(sandbox: str) -> None:
+    client_id, secret = get_client(Platform.MASTODON).register_app(
+        client_name="Crosspost", redirect_uri="https://example.com/cb"
+    )
+    assert client_id and secret and client_id != secret
+
+
+# --- publishing --------------------------------------------------------------------------
+
+
+def test_publish_text_status(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    result = client.publish(
+        account, PublishRequest(target_id="tgt_text1", content_type="TEXT", text="Hello fediverse"), {}
+    )
+    assert result.done
+    assert result.platform_post_id
+    assert result.url.endswith(f"/{result.platform_post_id}")
+    assert result.published_at is not None
+    (logged,) = publishes(sandbox)
+    assert logged["marker"] == "tgt_text1"
+    assert logged["remoteId"] == result.platform_post_id
+
+
+def test_publish_images_with_alt_text(sandbox: str, account: Credentials, media_server: str) -> None:
+    client = get_client(Platform.MASTODON)
+    req = PublishRequest(
+        target_id="tgt_imgs",
+        content_type="CAROUSEL",
+        text="two pictures",
+        media=(image(media_server, alt="a test card"), image(media_server, "sample.png")),
+    )
+    result = client.publish(account, req, {})
+    assert result.done  # images are processed at upload time
+    posts = client.list_recent_posts(account, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
+    assert [p.platform_post_id for p in posts] == [result.platform_post_id]
+    assert posts[0].text == "two pictures"
+    assert "/small/" in posts[0].thumbnail_url
+    uploads = sim_requests(sandbox, "/api/v2/media")
+    assert [u["status"] for u in uploads] == [200, 200]
+
+
+def test_publish_video_waits_for_processing_and_resumes_without_a_second_status(
+    sandbox: str, account: Credentials, media_server: str
+) -> None:
+    client = get_client(Platform.MASTODON)
+    req = PublishRequest(target_id="tgt_video", content_type="VIDEO", text="a clip", media=(video(media_server),))
+    first = client.publish(account, req, {})
+    assert not first.done
+    assert first.poll_after > 0
+    assert len(first.state["media_ids"]) == 1 and first.state["ready"] == []
+    # the worker dies here; a later run resumes from the saved state
+    time.sleep(mastodon.PROCESSING_POLL_SECONDS)
+    state = first.state
+    result = None
+    for _ in range(10):
+        result = client.publish(account, req, state)
+        if result.done:
+            break
+        state = result.state
+        time.sleep(0.5)
+    assert result is not None and result.done
+    assert len(sim_requests(sandbox, "/api/v2/media")) == 1  # the upload was not repeated
+    assert [p["remoteId"] for p in publishes(sandbox)] == [result.platform_post_id]
+    assert [s["status"] for s in sim_requests(sandbox, "/api/v1/media/")][0] == 206
+
+
+def test_repeated_publish_returns_the_same_status_by_idempotency_key(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    req = PublishRequest(target_id="tgt_same", content_type="TEXT", text="only once")
+    first = client.publish(account, req, {})
+    again = client.publish(account, req, {})
+    assert again.platform_post_id == first.platform_post_id
+    posts = client.list_recent_posts(account, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
+    assert len(posts) == 1
+    assert [p["marker"] for p in publishes(sandbox)] == ["tgt_same", "tgt_same"]
+
+
+def test_sandbox_fail_is_permanent_content_rejected(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    with pytest.raises(Permanent) as failed:
+        client.publish(account, PublishRequest(target_id="t1", content_type="TEXT", text="no #sandbox-fail"), {})
+    assert failed.value.error_code == ErrorCode.CONTENT_REJECTED
+    assert failed.value.http_status == 422
+    assert "Validation failed" in failed.value.message
+
+
+def test_sandbox_flaky_fails_once_then_succeeds(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    req = PublishRequest(target_id="t_flaky", content_type="TEXT", text="maybe #sandbox-flaky")
+    with pytest.raises(Transient) as flaky:
+        client.publish(account, req, {})
+    assert flaky.value.error_code == ErrorCode.PLATFORM_UNAVAILABLE
+    assert client.publish(account, req, {}).done
+
+
+def test_sandbox_unauthorized_is_an_auth_error(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    with pytest.raises(AuthError):
+        client.publish(account, PublishRequest(target_id="t2", content_type="TEXT", text="#sandbox-unauthorized"), {})
+
+
+def test_list_recent_posts_stops_at_since_and_pages(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    ids = [
+        client.publish(
+            account, PublishRequest(target_id=f"t_list{i}", content_type="TEXT", text=f"n{i}"), {}
+        ).platform_post_id
+        for i in range(3)
+    ]
+    posts = client.list_recent_posts(account, dt.datetime.now(dt.UTC) - dt.timedelta(days=180))
+    assert [p.platform_post_id for p in posts] == list(reversed(ids))
+    assert all(p.metrics == mastodon.Metrics() for p in posts)
+    assert client.list_recent_posts(account, dt.datetime.now(dt.UTC) + dt.timedelta(minutes=1)) == []
+
+
+def test_followers_and_no_metrics(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    followers = client.fetch_followers(account)
+    assert isinstance(followers, int) and followers >= 40
+    with pytest.raises(NotSupported):
+        client.fetch_post_metrics(account, ["1"])
+
+
+def test_status_rate_limit_headers_are_sent(sandbox: str, account: Credentials) -> None:
+    response = requests.get(
+        f"{sandbox}/mastodon/api/v1/accounts/verify_credentials",
+        headers={"Authorization": f"Bearer {account.access_token}"},
+        timeout=10,
+    )
+    assert response.headers["X-RateLimit-Limit"] == "300"
+    assert int(response.headers["X-RateLimit-Remaining"]) < 300
+    assert response.headers["X-RateLimit-Reset"].endswith("Z")
+
+
+# --- error mapping over recorded bodies ------------------------------------------------------
+
+LIVE = "https://mastodon.example"
+
+
+def live_client() -> mastodon.Client:
+    from platforms.base import AppCredentials
+    from platforms.registry import http_session
+
+    return mastodon.Client(base_url=LIVE, app=AppCredentials("id", "secret"), session=http_session(), timeout=5)
+
+
+CREDS = Credentials(access_token="tok", external_id="14715")
+TEXT = PublishRequest(target_id="tgt_x", content_type="TEXT", text="hi")
+
+
+@responses.activate
+def test_rate_limit_maps_with_reset_time() -> None:
+    responses.post(
+        f"{LIVE}/api/v1/statuses",
+        json=recorded("error_429.json"),
+        status=429,
+        headers={
+            "X-RateLimit-Limit": "300",
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Reset": "2030-01-01T00:05:00.000Z",
+        },
+    )
+    with pytest.raises(RateLimited) as limited:
+        live_client().publish(CREDS, TEXT, {})
+    assert limited.value.retry_at == dt.datetime(2030, 1, 1, 0, 5, tzinfo=dt.UTC)
+    assert limited.value.message == "Too many requests"
+
+
+@responses.activate
+def test_error_bodies_map_to_the_taxonomy() -> None:
+    client = live_client()
+    responses.get(f"{LIVE}/api/v1/accounts/verify_credentials", json=recorded("error_401.json"), status=401)
+    with pytest.raises(AuthError) as auth:
+        client.check_token(CREDS)
+    assert auth.value.message == "The access token is invalid"
+    responses.post(f"{LIVE}/api/v1/statuses", json=recorded("error_422.json"), status=422)
+    with pytest.raises(Permanent) as invalid:
+        client.publish(CREDS, TEXT, {})
+    assert invalid.value.error_code == ErrorCode.CONTENT_REJECTED
+    responses.replace(responses.POST, f"{LIVE}/api/v1/statuses", json=recorded("error_422_processing.json"), status=422)
+    with pytest.raises(Permanent) as media:
+        client.publish(CREDS, TEXT, {})
+    assert media.value.error_code == ErrorCode.MEDIA_REJECTED
+    responses.replace(responses.POST, f"{LIVE}/api/v1/statuses", body="<html>bad gateway</html>", status=502)
+    with pytest.raises(Transient):
+        client.publish(CREDS, TEXT, {})
+    responses.replace(
+        responses.POST, f"{LIVE}/api/v1/statuses", json={"error": "This action is not allowed"}, status=403
+    )
+    with pytest.raises(Permanent) as forbidden:
+        client.publish(CREDS, TEXT, {})
+    assert forbidden.value.error_code == ErrorCode.PERMISSION_MISSING
+
+
+@responses.activate
+def test_timeout_after_sending_a_status_is_unknown_outcome_but_a_read_is_transient() -> None:
+    client = live_client()
+    responses.post(f"{LIVE}/api/v1/statuses", body=requests.ReadTimeout("read timed out"))
+    with pytest.raises(UnknownOutcome) as unknown:
+        client.publish(CREDS, TEXT, {})
+    assert unknown.value.error_code == ErrorCode.UNKNOWN_OUTCOME
+    responses.get(f"{LIVE}/api/v1/accounts/verify_credentials", body=requests.ReadTimeout("read timed out"))
+    with pytest.raises(Transient):
+        client.check_token(CREDS)
+
+
+def test_connection_refused_before_sending_is_transient(sandbox: str) -> None:
+    from platforms.base import AppCredentials
+    from platforms.registry import http_session
+
+    client = mastodon.Client(
+        base_url="http://127.0.0.1:9", app=AppCredentials("id", "s"), session=http_session(), timeout=2
+    )
+    with pytest.raises(Transient):
+        client.publish(CREDS, TEXT, {})
+
+
+@responses.activate
+def test_recorded_success_bodies_parse() -> None:
+    client = live_client()
+    responses.get(f"{LIVE}/api/v1/accounts/verify_credentials", json=recorded("account_verify_credentials.json"))
+    profile = client.check_token(CREDS)
+    assert (profile.external_id, profile.username, profile.display_name) == ("14715", "trwnh", "infinite love ⴳ")
+    assert client.fetch_followers(CREDS) == 821
+    status = recorded("status.json")
+    result = mastodon.Client.result_from_status(status)
+    assert result.platform_post_id == "103270115826048975"
+    assert result.url == "https://mastodon.social/@Gargron/103270115826048975"
+    assert result.published_at == dt.datetime(2019, 12, 8, 3, 48, 33, 901000, tzinfo=dt.UTC)
+    post = mastodon.Client.remote_post_from(status)
+    assert post.text.startswith(
+        '"I lost my inheritance with one wrong digit on my sort code"\n\nhttps://www.theguardian'
+    )
+    responses.post(f"{LIVE}/oauth/token", json=recorded("token.json"))
+    responses.post(f"{LIVE}/api/v1/apps", json=recorded("app.json"))
+    (identity,) = client.exchange_code(code="c", redirect_uri="https://example.com/cb")
+    assert identity.credentials.access_token == "ZA-Yj3aBD8U8Cm7lKUp-lm9O9BmDgdhHzDeqsY8tlL0"
+    assert identity.credentials.external_id == "14715"
+    assert client.register_app(client_name="x", redirect_uri="urn:ietf:wg:oauth:2.0:oob") == (
+        "TWhM-tNSuncnqN7DBJmoyeLnk6K3iJJ71KKXxgL1hPM",
+        "ZEaFUFmF0umgBX1qKJDjaU99Q31lDkOU8NutzTOoliw",
+    )
+
+
+@responses.activate
+def test_recorded_media_processing_flow_parses() -> None:
+    client = live_client()
+    responses.get(
+        "https://media.example/clip.mp4", body=b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 64, content_type="video/mp4"
+    )
+    responses.post(f"{LIVE}/api/v2/media", json=recorded("media_v2_processing.json"), status=202)
+    responses.get(f"{LIVE}/api/v1/media/22348641", json=recorded("media_v2_processing.json"), status=206)
+    req = PublishRequest(
+        target_id="tgt_v",
+        content_type="VIDEO",
+        text="clip",
+        media=(MediaItem(url="https://media.example/clip.mp4", kind="video", mime_type="video/mp4"),),
+    )
+    pending = client.publish(CREDS, req, {})
+    assert (pending.done, pending.state) == (False, {"media_ids": ["22348641"], "ready": []})
+    responses.replace(responses.GET, f"{LIVE}/api/v1/media/22348641", json=recorded("media_processed.json"))
+    responses.post(f"{LIVE}/api/v1/statuses", json=recorded("status.json"))
+    done = client.publish(CREDS, req, pending.state)
+    assert done.platform_post_id == "103270115826048975"
+    sent = responses.calls[-1].request
+    assert sent.headers["Idempotency-Key"] == "tgt_v"
+    assert json.loads(sent.body)["media_ids"] == ["22348641"]
