@@ -3,7 +3,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.utils import timezone
+
+from core.fields import format_instant
+from core.ids import new_id
 
 EVENT_NAMES = (
     "post.published",
@@ -17,7 +26,43 @@ EVENT_NAMES = (
 )
 
 
+def serialize_envelope(*, event_id: str, name: str, created_at: dt.datetime, data: dict[str, Any]) -> str:
+    """The body every attempt sends: ``{id, event, createdAt, data}`` as compact JSON (UTF-8
+    characters kept as they are)."""
+    envelope = {"id": event_id, "event": name, "createdAt": format_instant(created_at), "data": data}
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, cls=DjangoJSONEncoder)
+
+
 def emit_event(*, workspace_id: str, name: str, data: dict[str, Any]) -> None:
     """Record event ``name`` with ``data`` for every active webhook of the workspace, in the
-    caller's transaction; deliveries are enqueued after commit."""
-    raise NotImplementedError("implemented by the webhooks issue")
+    caller's transaction; deliveries are enqueued after commit.
+
+    Guarantees: the Event and its Delivery rows commit or roll back with the caller's work;
+    a webhook inactive now never receives this event; a lost enqueue is picked up by the sweeper."""
+    from webhooks.models import Delivery, Event, Webhook
+
+    if name not in EVENT_NAMES or name == "webhook.test":
+        raise ValueError(f"unknown event name {name!r}")
+    now = timezone.now()
+    event_id = new_id("evt")
+    payload = serialize_envelope(event_id=event_id, name=name, created_at=now, data=data)
+    with transaction.atomic():
+        webhook_ids = list(
+            Webhook.objects.filter(workspace_id=workspace_id, active=True).order_by("id").values_list("id", flat=True)
+        )
+        event = Event.objects.create(id=event_id, workspace_id=workspace_id, name=name, payload=payload, created_at=now)
+        deliveries = Delivery.objects.bulk_create(
+            [Delivery(webhook_id=webhook_id, event=event, next_attempt_at=now) for webhook_id in webhook_ids]
+        )
+        delivery_ids = [delivery.id for delivery in deliveries]
+        if delivery_ids:
+            transaction.on_commit(lambda: enqueue_deliveries(delivery_ids), robust=True)
+
+
+def enqueue_deliveries(delivery_ids: list[str], *, countdown: float | None = None) -> None:
+    """Hand deliveries to the worker; call only after the rows are committed."""
+    from webhooks.tasks import deliver
+
+    options: dict[str, Any] = {} if countdown is None else {"countdown": countdown}
+    for delivery_id in delivery_ids:
+        deliver.apply_async(args=(delivery_id,), **options)

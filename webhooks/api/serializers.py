@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.fields import InstantField, format_instant
+from core.pagination import OffsetQuery
+from webhooks.models import Delivery, Webhook
+
+
+class WebhookCreateInput(serializers.Serializer):
+    url = serializers.CharField(trim_whitespace=False, allow_blank=True, help_text="A public http(s) endpoint.")
+
+
+class WebhookUpdateInput(serializers.Serializer):
+    url = serializers.CharField(required=False, trim_whitespace=False, allow_blank=True)
+    active = serializers.BooleanField(required=False, help_text="`true` re-enables and resets the failure count.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("body must contain url and/or active")
+        return attrs
+
+
+class WebhookOutput(serializers.Serializer):
+    id = serializers.CharField()
+    url = serializers.CharField()
+    active = serializers.BooleanField()
+    createdAt = InstantField(source="created_at")
+    updatedAt = InstantField(source="updated_at")
+    lastSuccessAt = InstantField(source="last_success_at", allow_null=True)
+    lastFailureAt = InstantField(source="last_failure_at", allow_null=True)
+    disabledAt = InstantField(source="disabled_at", allow_null=True)
+
+
+class WebhookCreatedOutput(WebhookOutput):
+    secret = serializers.CharField(
+        help_text="`whsec_…`; shown only in this response. Key of the HMAC-SHA256 signature of every delivery."
+    )
+
+
+class WebhookListOutput(serializers.Serializer):
+    webhooks = WebhookOutput(many=True)
+
+
+class WebhookDeletedOutput(serializers.Serializer):
+    deleted = serializers.BooleanField()
+
+
+class WebhookTestOutput(serializers.Serializer):
+    success = serializers.BooleanField(help_text="True when the receiver answered 2xx within the deadline.")
+    statusCode = serializers.IntegerField(
+        allow_null=True,
+        help_text="The receiver's HTTP status (also when it is not 2xx); null when no response arrived "
+        "(refused URL, connection failure, timeout before the status line).",
+    )
+    error = serializers.CharField(allow_null=True, help_text="Why the send failed; null on success.")
+
+
+class DeliveryListQuery(OffsetQuery):
+    pass
+
+
+class AttemptOutput(serializers.Serializer):
+    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
+    durationMs = serializers.IntegerField(source="duration_ms")
+    error = serializers.SerializerMethodField()
+    createdAt = InstantField(source="created_at")
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_error(self, attempt: Any) -> str | None:
+        return attempt.error or None
+
+
+class DeliveryOutput(serializers.Serializer):
+    id = serializers.CharField()
+    eventId = serializers.CharField(source="event_id")
+    event = serializers.CharField(source="event.name")
+    status = serializers.CharField(help_text="pending, succeeded or failed")
+    attempts = AttemptOutput(many=True, source="attempts.all")
+    createdAt = InstantField(source="created_at")
+    lastAttemptAt = InstantField(source="last_attempt_at", allow_null=True)
+    nextAttemptAt = serializers.SerializerMethodField()
+
+    @extend_schema_field(InstantField(allow_null=True))
+    def get_nextAttemptAt(self, delivery: Delivery) -> str | None:
+        if delivery.status != "pending":
+            return None
+        return format_instant(delivery.next_attempt_at)
+
+
+class DeliveryListOutput(serializers.Serializer):
+    deliveries = DeliveryOutput(many=True)
+    total = serializers.IntegerField()
+    hasMore = serializers.BooleanField()
+
+
+def webhook_body(webhook: Webhook, *, with_secret: bool = False) -> dict[str, Any]:
+    serializer = WebhookCreatedOutput(webhook) if with_secret else WebhookOutput(webhook)
+    return dict(serializer.data)

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.query import parse_query
+from webhooks import selectors, services
+from webhooks.api.serializers import (
+    DeliveryListOutput,
+    DeliveryListQuery,
+    DeliveryOutput,
+    WebhookCreatedOutput,
+    WebhookCreateInput,
+    WebhookDeletedOutput,
+    WebhookListOutput,
+    WebhookOutput,
+    WebhookTestOutput,
+    WebhookUpdateInput,
+    webhook_body,
+)
+from workspaces.authentication import access_of
+from workspaces.roles import Permission
+
+INVALID_URL = OpenApiResponse(
+    description="Invalid URL (`code: invalid_webhook_url`, the message says why: scheme, credentials, port, "
+    "localhost, or a host resolving to a non-public address), or the workspace already has 10 webhooks "
+    "(`code: webhook_limit_reached`)."
+)
+DUPLICATE = OpenApiResponse(description="A webhook with this URL already exists in the workspace (`code: conflict`).")
+
+
+@extend_schema_view(
+    list=extend_schema(operation_id="listWebhooks", summary="List webhooks", responses={200: WebhookListOutput}),
+    retrieve=extend_schema(operation_id="getWebhook", summary="Get a webhook", responses={200: WebhookOutput}),
+    destroy=extend_schema(
+        operation_id="deleteWebhook", summary="Delete a webhook", responses={200: WebhookDeletedOutput}
+    ),
+)
+class WebhookViewSet(viewsets.ViewSet):
+    required_permissions = {
+        "list": Permission.WEBHOOKS_READ,
+        "retrieve": Permission.WEBHOOKS_READ,
+        "deliveries": Permission.WEBHOOKS_READ,
+        "create": Permission.WEBHOOKS_MANAGE,
+        "partial_update": Permission.WEBHOOKS_MANAGE,
+        "destroy": Permission.WEBHOOKS_MANAGE,
+        "test": Permission.WEBHOOKS_MANAGE,
+        "redeliver": Permission.WEBHOOKS_MANAGE,
+    }
+    schema_tags = ["Webhooks"]
+    lookup_value_regex = "[^/]+"
+
+    def list(self, request: Request) -> Response:
+        webhooks = selectors.webhook_list(workspace=access_of(request).workspace)
+        return Response({"webhooks": WebhookOutput(webhooks, many=True).data})
+
+    @extend_schema(
+        operation_id="createWebhook",
+        summary="Register a webhook",
+        description="Every registered webhook receives every event (see the `WebhookEvent` schema and "
+        "`x-webhooks`). The `secret` is returned only here.",
+        request=WebhookCreateInput,
+        responses={201: WebhookCreatedOutput, 400: INVALID_URL, 409: DUPLICATE},
+    )
+    def create(self, request: Request) -> Response:
+        data = WebhookCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        webhook = services.webhook_create(workspace=access_of(request).workspace, url=data.validated_data["url"])
+        return Response(webhook_body(webhook, with_secret=True), status=201)
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        webhook = selectors.webhook_get(workspace=access_of(request).workspace, webhook_id=pk)
+        return Response(webhook_body(webhook))
+
+    @extend_schema(
+        operation_id="updateWebhook",
+        summary="Change a webhook's URL or re-enable it",
+        description="`active: true` re-enables a disabled webhook and resets its failure count; "
+        "`active: false` disables it and drops pending retries.",
+        request=WebhookUpdateInput,
+        responses={200: WebhookOutput, 400: INVALID_URL, 409: DUPLICATE},
+    )
+    def partial_update(self, request: Request, pk: str) -> Response:
+        data = WebhookUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        webhook = services.webhook_update(workspace=access_of(request).workspace, webhook_id=pk, **data.validated_data)
+        return Response(webhook_body(webhook))
+
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.webhook_delete(workspace=access_of(request).workspace, webhook_id=pk)
+        return Response({"deleted": True})
+
+    @extend_schema(
+        operation_id="testWebhook",
+        summary="Send a webhook.test event now",
+        description="Sent synchronously with the same URL guard, signature and 10 s deadline as real "
+        "deliveries; does not count toward automatic disabling.",
+        request=None,
+        responses={201: WebhookTestOutput},
+    )
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str) -> Response:
+        result = services.webhook_send_test(workspace=access_of(request).workspace, webhook_id=pk)
+        body = {"success": result.ok, "statusCode": result.status_code, "error": result.error or None}
+        return Response(body, status=201)
+
+    @extend_schema(
+        operation_id="listWebhookDeliveries",
+        summary="List a webhook's deliveries with their attempts",
+        parameters=[
+            OpenApiParameter("limit", int, description="1 to 100, default 20"),
+            OpenApiParameter("offset", int, description="default 0"),
+        ],
+        responses={200: DeliveryListOutput},
+    )
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request: Request, pk: str) -> Response:
+        query = parse_query(request.query_params, DeliveryListQuery)
+        page = selectors.delivery_page(workspace=access_of(request).workspace, webhook_id=pk, **query)
+        body = {"deliveries": DeliveryOutput(page.items, many=True).data, "total": page.total, "hasMore": page.has_more}
+        return Response(body)
+
+    @extend_schema(
+        operation_id="redeliverWebhookDelivery",
+        summary="Send a delivery's event again",
+        description="Creates a new delivery of the same event body (same event id) to this webhook. "
+        "400 `webhook_inactive` while the webhook is disabled.",
+        request=None,
+        responses={201: DeliveryOutput},
+    )
+    @action(detail=True, methods=["post"], url_path=r"deliveries/(?P<deliveryId>[^/]+)/redeliver")
+    def redeliver(self, request: Request, pk: str, deliveryId: str) -> Response:
+        delivery = services.delivery_redeliver(
+            workspace=access_of(request).workspace, webhook_id=pk, delivery_id=deliveryId
+        )
+        return Response(DeliveryOutput(delivery).data, status=201)

@@ -1,0 +1,174 @@
+"""Working through deliveries: claim, send, record, retry, auto-disable, and the sweeper.
+
+A delivery is claimed with a conditional UPDATE that sets a lease (``lease_until``); only the
+holder sends, so running the task twice sends once. The consecutive-failure counter moves with
+F() expressions, so concurrent attempts never lose a count.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from webhooks.delivery.signing import signed_headers
+from webhooks.delivery.transport import SendResult, post
+from webhooks.events import enqueue_deliveries
+from webhooks.models import Attempt, Delivery, DeliveryStatus, Webhook
+
+logger = logging.getLogger(__name__)
+
+# A retry task may fire a moment before ``next_attempt_at`` (clock skew between processes).
+EARLY_TOLERANCE = dt.timedelta(seconds=2)
+LEASE_MARGIN_SECONDS = 15.0
+SWEEP_OVERDUE_SECONDS = 60.0
+SWEEP_BATCH = 1000
+DISABLED_REASON = "webhook disabled; pending retries dropped"
+
+
+def timeout_seconds() -> float:
+    return float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 10.0))
+
+
+def retry_delays() -> list[float]:
+    return [float(d) for d in getattr(settings, "WEBHOOK_RETRY_DELAYS", [30, 120, 480, 1920, 7200])]
+
+
+def max_attempts() -> int:
+    return 1 + len(retry_delays())
+
+
+def disable_threshold() -> int:
+    return int(getattr(settings, "WEBHOOK_DISABLE_AFTER_FAILURES", 20))
+
+
+def lease_duration() -> dt.timedelta:
+    """Long enough for one send (bounded by the deadline) plus recording it."""
+    return dt.timedelta(seconds=timeout_seconds() * 2 + LEASE_MARGIN_SECONDS)
+
+
+def jittered(delay: float) -> float:
+    return delay * random.uniform(0.8, 1.2)
+
+
+def delivery_attempt(*, delivery_id: str) -> SendResult | None:
+    """Make the next attempt of a due delivery and record it.
+
+    Returns None, having sent nothing, when the delivery is not pending, not yet due, or held
+    by another worker. A delivery of an inactive webhook is closed as failed without a send."""
+    now = timezone.now()
+    lease_until = now + lease_duration()
+    claimed = (
+        Delivery.objects.filter(
+            pk=delivery_id, status=DeliveryStatus.PENDING, next_attempt_at__lte=now + EARLY_TOLERANCE
+        )
+        .filter(Q(lease_until__isnull=True) | Q(lease_until__lt=now))
+        .update(lease_until=lease_until)
+    )
+    if not claimed:
+        return None
+    delivery = Delivery.objects.select_related("webhook", "event").filter(pk=delivery_id).first()
+    if delivery is None:
+        return None
+    webhook = delivery.webhook
+    if not webhook.active:
+        Delivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING).update(
+            status=DeliveryStatus.FAILED, next_attempt_at=None, lease_until=None, last_error=DISABLED_REASON
+        )
+        return None
+    body = delivery.event.payload.encode("utf-8")
+    headers = signed_headers(secret=webhook.secret, webhook_id=webhook.id, event_name=delivery.event.name, body=body)
+    result = post(url=webhook.url, body=body, headers=headers, timeout=timeout_seconds())
+    _record(delivery=delivery, lease_until=lease_until, result=result)
+    return result
+
+
+def _record(*, delivery: Delivery, lease_until: dt.datetime, result: SendResult) -> None:
+    now = timezone.now()
+    attempt_number = delivery.attempt_count + 1
+    held = Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING, lease_until=lease_until)
+    with transaction.atomic():
+        Attempt.objects.create(
+            delivery_id=delivery.pk,
+            status_code=result.status_code,
+            duration_ms=result.duration_ms,
+            error=result.error,
+            response_body=result.response_body,
+            created_at=now,
+        )
+        common = {"attempt_count": F("attempt_count") + 1, "last_attempt_at": now, "lease_until": None}
+        if result.ok:
+            held.update(status=DeliveryStatus.SUCCEEDED, next_attempt_at=None, last_error="", **common)
+            Webhook.objects.filter(pk=delivery.webhook_id).update(consecutive_failures=0, last_success_at=now)
+            return
+        retry_in: float | None = None
+        if attempt_number < max_attempts():
+            retry_in = jittered(retry_delays()[attempt_number - 1])
+            held.update(next_attempt_at=now + dt.timedelta(seconds=retry_in), last_error=result.error, **common)
+        else:
+            held.update(status=DeliveryStatus.FAILED, next_attempt_at=None, last_error=result.error, **common)
+        Webhook.objects.filter(pk=delivery.webhook_id).update(
+            consecutive_failures=F("consecutive_failures") + 1, last_failure_at=now
+        )
+        if _disable_if_exhausted(webhook_id=delivery.webhook_id, now=now):
+            return
+        if retry_in is not None:
+            ids = [delivery.pk]
+            countdown = retry_in
+            transaction.on_commit(lambda: enqueue_deliveries(ids, countdown=countdown), robust=True)
+
+
+def _disable_if_exhausted(*, webhook_id: str, now: dt.datetime) -> bool:
+    disabled = Webhook.objects.filter(pk=webhook_id, active=True, consecutive_failures__gte=disable_threshold()).update(
+        active=False, disabled_at=now, updated_at=now
+    )
+    if disabled:
+        logger.warning("webhook %s disabled after %s consecutive failures", webhook_id, disable_threshold())
+        drop_pending_deliveries(webhook_id=webhook_id)
+    return bool(disabled)
+
+
+def drop_pending_deliveries(*, webhook_id: str) -> int:
+    """Close every pending delivery of a webhook that is no longer active."""
+    return Delivery.objects.filter(webhook_id=webhook_id, status=DeliveryStatus.PENDING).update(
+        status=DeliveryStatus.FAILED, next_attempt_at=None, lease_until=None, last_error=DISABLED_REASON
+    )
+
+
+_SWEEP_SQL = """
+UPDATE webhooks_delivery SET swept_at = %(now)s
+WHERE id IN (
+    SELECT id FROM webhooks_delivery
+    WHERE status = 'pending'
+      AND next_attempt_at <= %(overdue_before)s
+      AND (lease_until IS NULL OR lease_until < %(now)s)
+      AND (swept_at IS NULL OR swept_at < %(overdue_before)s)
+    ORDER BY next_attempt_at
+    LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING id
+"""
+
+
+def deliveries_sweep(*, overdue_seconds: float = SWEEP_OVERDUE_SECONDS, batch: int = SWEEP_BATCH) -> list[str]:
+    """Re-enqueue pending deliveries that are overdue and not held by a worker: their task was
+    lost (a killed worker, a broker hiccup). Each is claimed with a conditional UPDATE
+    (``swept_at``), so a second sweep right after changes nothing. Returns the ids enqueued."""
+    now = timezone.now()
+    params: dict[str, dt.datetime | int] = {
+        "now": now,
+        "overdue_before": now - dt.timedelta(seconds=overdue_seconds),
+        "batch": batch,
+    }
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_SWEEP_SQL, params)
+        ids = [row[0] for row in cursor.fetchall()]
+        if ids:
+            transaction.on_commit(lambda: enqueue_deliveries(ids), robust=True)
+    return ids

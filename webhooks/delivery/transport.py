@@ -1,0 +1,184 @@
+"""One POST to a vetted, pinned address under a total wall-clock deadline.
+
+The host is resolved once and every address checked (``url_safety.resolve_target``); the socket
+is opened to that address while the Host header, TLS SNI and certificate check use the name, so
+a second DNS answer cannot redirect the request. Nothing here reads proxy settings from the
+environment, and redirects are never followed. A watchdog shuts the socket down when the
+deadline passes, so a receiver that drips its headers or body a byte at a time is cut off at
+the deadline, not at a per-read timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+
+from webhooks.url_safety import Target, UnsafeUrl, resolve_target
+
+MAX_KEPT_BODY = 4096
+
+
+@dataclass(frozen=True)
+class SendResult:
+    status_code: int | None  # None: no HTTP response arrived
+    error: str  # empty on success
+    response_body: str  # at most the first 4 KB, decoded leniently
+    duration_ms: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.status_code is not None and 200 <= self.status_code < 300
+
+
+class _Deadline:
+    """Shuts down every socket registered with it when the time is up."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends_at = time.monotonic() + seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def remaining(self) -> float:
+        left = self.ends_at - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("deadline reached")
+        return left
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            if self.expired:
+                sock.close()
+                raise TimeoutError("deadline reached")
+            self._sockets.append(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, target: Target, address: str, deadline: _Deadline) -> None:
+        super().__init__(target.host, target.port, timeout=deadline.remaining())
+        self._address = address
+        self._deadline = deadline
+
+    def _open(self) -> socket.socket:
+        sock = socket.create_connection((self._address, self.port), self._deadline.remaining())
+        self._deadline.watch(sock)
+        return sock
+
+    def connect(self) -> None:
+        self.sock = self._open()
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, target: Target, address: str, deadline: _Deadline, context: ssl.SSLContext) -> None:
+        super().__init__(target.host, target.port, timeout=deadline.remaining(), context=context)
+        self._address = address
+        self._deadline = deadline
+        self._tls = context
+
+    def connect(self) -> None:
+        raw = socket.create_connection((self._address, self.port), self._deadline.remaining())
+        self._deadline.watch(raw)
+        self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
+
+
+def _connection(target: Target, address: str, deadline: _Deadline) -> http.client.HTTPConnection:
+    if target.scheme == "https":
+        return _PinnedHTTPSConnection(target, address, deadline, ssl.create_default_context())
+    return _PinnedHTTPConnection(target, address, deadline)
+
+
+def _clean(raw: bytes) -> str:
+    return raw[:MAX_KEPT_BODY].decode("utf-8", errors="replace").replace("\x00", "\ufffd")
+
+
+def post(*, url: str, body: bytes, headers: dict[str, str], timeout: float) -> SendResult:
+    """POST ``body`` to ``url``; never raises for anything the receiver or the network does."""
+    started = time.monotonic()
+
+    def done(status: int | None, error: str, kept: bytes = b"") -> SendResult:
+        return SendResult(status, error, _clean(kept), int((time.monotonic() - started) * 1000))
+
+    try:
+        target = resolve_target(url)
+    except UnsafeUrl as exc:
+        return done(None, f"refused: {exc}")
+    deadline = _Deadline(timeout)
+    status: int | None = None
+    kept = b""
+    try:
+        conn = _connect_first(target, deadline)
+        try:
+            conn.request("POST", target.path, body=body, headers=headers)
+            response = conn.getresponse()
+            status = response.status
+            while len(kept) < MAX_KEPT_BODY:
+                assert conn.sock is not None
+                conn.sock.settimeout(deadline.remaining())
+                piece = response.read1(MAX_KEPT_BODY - len(kept))
+                if not piece:
+                    break
+                kept += piece
+            if deadline.expired:
+                raise TimeoutError("deadline reached")
+        finally:
+            conn.close()
+    except TimeoutError:
+        return done(status, f"timed out: no complete response within {timeout:g} s", kept)
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        if deadline.expired:
+            return done(status, f"timed out: no complete response within {timeout:g} s", kept)
+        return done(status, _describe(exc), kept)
+    finally:
+        deadline.cancel()
+    assert status is not None
+    if 300 <= status < 400:
+        return done(status, f"redirect not followed (HTTP {status})", kept)
+    if not 200 <= status < 300:
+        return done(status, f"HTTP {status}", kept)
+    return done(status, "", kept)
+
+
+def _connect_first(target: Target, deadline: _Deadline) -> http.client.HTTPConnection:
+    """Connect to the first vetted address that accepts; only vetted addresses are tried."""
+    last_error: Exception | None = None
+    for address in target.addresses:
+        conn = _connection(target, address, deadline)
+        try:
+            conn.connect()
+            return conn
+        except TimeoutError:
+            conn.close()
+            raise
+        except OSError as exc:
+            conn.close()
+            last_error = exc
+    raise last_error or OSError("no address to connect to")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS error: {exc.reason or exc}"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, http.client.HTTPException):
+        return f"invalid HTTP response: {type(exc).__name__}"
+    return f"connection failed: {exc.strerror or exc}" if isinstance(exc, OSError) else f"error: {exc}"

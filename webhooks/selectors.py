@@ -1,0 +1,48 @@
+"""Reads of the webhooks app, always scoped by workspace."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+
+from core.errors import NotFound
+from core.pagination import Page, paginate
+from webhooks.models import Attempt, Delivery, Webhook
+from workspaces.models import Workspace
+
+WEBHOOK_NOT_FOUND = "Webhook not found"
+
+
+def webhook_list(*, workspace: Workspace) -> QuerySet[Webhook]:
+    return Webhook.objects.filter(workspace=workspace).order_by("created_at", "id")
+
+
+def webhook_get(*, workspace: Workspace, webhook_id: str, for_update: bool = False) -> Webhook:
+    queryset = Webhook.objects.filter(workspace=workspace, pk=webhook_id)
+    if for_update:
+        queryset = queryset.select_for_update()
+    webhook = queryset.first()
+    if webhook is None:
+        raise NotFound(WEBHOOK_NOT_FOUND)
+    return webhook
+
+
+def delivery_get(*, webhook: Webhook, delivery_id: str) -> Delivery:
+    delivery = Delivery.objects.filter(webhook=webhook, pk=delivery_id).first()
+    if delivery is None:
+        raise NotFound("Delivery not found")
+    return delivery
+
+
+def _with_attempts(queryset: QuerySet[Delivery]) -> QuerySet[Delivery]:
+    return (
+        queryset.select_related("event")
+        .defer("event__payload")
+        .prefetch_related(Prefetch("attempts", queryset=Attempt.objects.order_by("created_at", "id")))
+    )
+
+
+def delivery_page(*, workspace: Workspace, webhook_id: str, limit: int, offset: int) -> Page:
+    """Deliveries of one webhook, newest first, each with its attempts: a fixed number of queries."""
+    webhook = webhook_get(workspace=workspace, webhook_id=webhook_id)
+    queryset = _with_attempts(Delivery.objects.filter(webhook=webhook).order_by("-created_at", "-id"))
+    return paginate(queryset, limit=limit, offset=offset)

@@ -1,0 +1,137 @@
+"""Writes of the webhooks app: registering and changing webhooks, test sends, redelivery."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from core.errors import BadRequest, Conflict, ValidationFailed
+from core.ids import new_id
+from webhooks.delivery.engine import drop_pending_deliveries, timeout_seconds
+from webhooks.delivery.signing import signed_headers
+from webhooks.delivery.transport import SendResult, post
+from webhooks.events import EVENT_NAMES, enqueue_deliveries, serialize_envelope
+from webhooks.models import Delivery, DeliveryStatus, Webhook
+from webhooks.selectors import delivery_get, webhook_get
+from webhooks.url_safety import UnsafeUrl, check_url
+from workspaces.models import Workspace
+
+SECRET_PREFIX = "whsec_"
+DUPLICATE_MESSAGE = "A webhook with this URL already exists in this workspace"
+
+
+def new_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
+
+
+def _checked_url(url: str) -> str:
+    try:
+        return check_url(url)
+    except UnsafeUrl as exc:
+        raise ValidationFailed([str(exc)], code="invalid_webhook_url")
+
+
+def _lock_workspace_webhooks(workspace_id: str) -> None:
+    """Serialize webhook writes of one workspace (the limit and duplicate checks are exact)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"webhooks:{workspace_id}"])
+
+
+def _ensure_unique(*, workspace: Workspace, normalized_url: str, exclude_id: str | None = None) -> None:
+    duplicates = Webhook.objects.filter(workspace=workspace, normalized_url=normalized_url)
+    if exclude_id is not None:
+        duplicates = duplicates.exclude(pk=exclude_id)
+    if duplicates.exists():
+        raise Conflict(DUPLICATE_MESSAGE)
+
+
+def webhook_create(*, workspace: Workspace, url: str) -> Webhook:
+    """Register a webhook; the returned instance carries the plaintext ``secret`` (stored
+    encrypted, shown only now). At most WEBHOOK_MAX_PER_WORKSPACE per workspace, exact under
+    concurrency; 409 when the normalized URL is already registered here."""
+    normalized = _checked_url(url)
+    limit = int(getattr(settings, "WEBHOOK_MAX_PER_WORKSPACE", 10))
+    try:
+        with transaction.atomic():
+            _lock_workspace_webhooks(workspace.pk)
+            _ensure_unique(workspace=workspace, normalized_url=normalized)
+            if Webhook.objects.filter(workspace=workspace).count() >= limit:
+                raise BadRequest(
+                    f"Webhook limit reached: a workspace can have at most {limit} webhooks",
+                    code="webhook_limit_reached",
+                )
+            return Webhook.objects.create(workspace=workspace, url=url, normalized_url=normalized, secret=new_secret())
+    except IntegrityError:
+        raise Conflict(DUPLICATE_MESSAGE)
+
+
+def webhook_update(
+    *, workspace: Workspace, webhook_id: str, url: str | None = None, active: bool | None = None
+) -> Webhook:
+    """Change the URL and/or the active flag. ``active: true`` re-enables and resets the failure
+    counter; ``active: false`` disables and drops pending retries (events emitted while inactive
+    are never delivered to it)."""
+    normalized = _checked_url(url) if url is not None else None
+    try:
+        with transaction.atomic():
+            _lock_workspace_webhooks(workspace.pk)
+            webhook = webhook_get(workspace=workspace, webhook_id=webhook_id, for_update=True)
+            now = timezone.now()
+            if url is not None and normalized is not None:
+                _ensure_unique(workspace=workspace, normalized_url=normalized, exclude_id=webhook.pk)
+                webhook.url, webhook.normalized_url = url, normalized
+            if active is True and not webhook.active:
+                webhook.active, webhook.disabled_at, webhook.consecutive_failures = True, None, 0
+            elif active is True:
+                webhook.consecutive_failures = 0
+            elif active is False and webhook.active:
+                webhook.active, webhook.disabled_at = False, now
+                drop_pending_deliveries(webhook_id=webhook.pk)
+            webhook.save()
+            return webhook
+    except IntegrityError:
+        raise Conflict(DUPLICATE_MESSAGE)
+
+
+def webhook_delete(*, workspace: Workspace, webhook_id: str) -> None:
+    """Delete a webhook with its deliveries; queued tasks for them then find nothing to do."""
+    with transaction.atomic():
+        webhook = webhook_get(workspace=workspace, webhook_id=webhook_id, for_update=True)
+        webhook.delete()
+
+
+def webhook_send_test(*, workspace: Workspace, webhook_id: str) -> SendResult:
+    """Send ``webhook.test`` now, with the same URL guard, signature and deadline as deliveries.
+    Records nothing and does not count toward auto-disable."""
+    webhook = webhook_get(workspace=workspace, webhook_id=webhook_id)
+    payload = serialize_envelope(
+        event_id=new_id("evt"),
+        name="webhook.test",
+        created_at=timezone.now(),
+        data={"webhookId": webhook.pk, "events": list(EVENT_NAMES)},
+    )
+    body = payload.encode("utf-8")
+    headers = signed_headers(secret=webhook.secret, webhook_id=webhook.pk, event_name="webhook.test", body=body)
+    return post(url=webhook.url, body=body, headers=headers, timeout=timeout_seconds())
+
+
+def delivery_redeliver(*, workspace: Workspace, webhook_id: str, delivery_id: str) -> Delivery:
+    """A new delivery of the same event body to the same webhook, enqueued after commit.
+    Refused with 400 ``webhook_inactive`` while the webhook is disabled."""
+    with transaction.atomic():
+        webhook = webhook_get(workspace=workspace, webhook_id=webhook_id)
+        original = delivery_get(webhook=webhook, delivery_id=delivery_id)
+        if not webhook.active:
+            raise BadRequest(
+                "Webhook is disabled; re-enable it with PATCH active true before redelivering", code="webhook_inactive"
+            )
+        delivery = Delivery.objects.create(
+            webhook=webhook, event_id=original.event_id, status=DeliveryStatus.PENDING, next_attempt_at=timezone.now()
+        )
+        ids = [delivery.pk]
+        transaction.on_commit(lambda: enqueue_deliveries(ids), robust=True)
+    return Delivery.objects.select_related("event").prefetch_related("attempts").get(pk=delivery.pk)

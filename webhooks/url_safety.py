@@ -1,0 +1,260 @@
+"""Which webhook URLs the service will POST to (CONTRACT.md §10, DESIGN.md §10).
+
+A URL is http(s), has no userinfo, a valid port, and a host that is not ``localhost``; every
+address the host resolves to must be public. The check runs at registration (``check_url``) and
+again before every send (``resolve_target``), whose result is the address the sender connects
+to: the name is resolved once, so a second lookup cannot swap in a private address.
+
+``WEBHOOK_ALLOW_PRIVATE_URLS`` (sandbox only) admits loopback and private targets for local testing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from urllib.parse import SplitResult, urlsplit
+
+from django.conf import settings
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+MAX_URL_LENGTH = 2048
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# Ranges refused even where ``ipaddress`` calls them global (or in versions where it does).
+_EXTRA_BLOCKED = [
+    ipaddress.ip_network(net)
+    for net in (
+        "0.0.0.0/8",
+        "100.64.0.0/10",  # carrier-grade NAT
+        "192.0.0.0/24",
+        "192.0.2.0/24",
+        "198.18.0.0/15",
+        "198.51.100.0/24",
+        "203.0.113.0/24",
+        "224.0.0.0/4",
+        "240.0.0.0/4",
+        "::/8",
+        "64:ff9b::/96",  # NAT64
+        "64:ff9b:1::/48",
+        "100::/64",
+        "2001::/23",
+        "2001:db8::/32",
+        "2002::/16",  # 6to4
+        "3fff::/20",
+        "fc00::/7",
+        "fe80::/10",
+        "fec0::/10",
+        "ff00::/8",
+    )
+]
+# With WEBHOOK_ALLOW_PRIVATE_URLS: loopback and the private ranges a developer's receiver sits on.
+_LOCAL_TESTING = [
+    ipaddress.ip_network(net)
+    for net in ("127.0.0.0/8", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "::1/128", "fc00::/7")
+]
+
+_NUMERIC_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
+_HOST_CHARS = re.compile(r"^[a-z0-9.\-_]+$")
+
+
+class UnsafeUrl(ValueError):
+    """The URL is refused; the message says why (safe to show to the client)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to send: the URL's pieces plus the vetted addresses to connect to, in order."""
+
+    scheme: str
+    host: str  # the name for the Host header and TLS (IDNA, lower case)
+    port: int
+    path: str  # path and query, never empty
+    addresses: tuple[str, ...]
+
+    @property
+    def host_header(self) -> str:
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        return name if DEFAULT_PORTS[self.scheme] == self.port else f"{name}:{self.port}"
+
+
+def _private_allowed() -> bool:
+    return bool(getattr(settings, "WEBHOOK_ALLOW_PRIVATE_URLS", False))
+
+
+def parse_numeric_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address ``inet_aton`` would read from ``host`` (``127.1``, ``0x7f.1``, ``2130706433``,
+    ``017700000001``), or None when the host is not such a numeric spelling."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_NUMERIC_PART.match(part) for part in parts):
+        return None
+    try:
+        values = [int(part, 0) if part[:2].lower() == "0x" else int(part, 8 if len(part) > 1 else 10) for part in parts]
+    except ValueError:
+        return None
+    *head, last = values
+    if any(value > 255 for value in head) or last >= 256 ** (5 - len(parts)):
+        return None
+    number = 0
+    for value in head:
+        number = number * 256 + value
+    number = number * 256 ** (5 - len(parts)) + last
+    return ipaddress.IPv4Address(number)
+
+
+def refusal_reason(address: IPAddress) -> str | None:
+    """Why ``address`` may not be a webhook target, or None when it may."""
+    embedded = _embedded_ipv4(address)
+    if embedded is not None:
+        reason = refusal_reason(embedded)
+        if reason is not None:
+            return reason
+    if _private_allowed() and any(address in net for net in _LOCAL_TESTING if net.version == address.version):
+        return None
+    if address.is_loopback:
+        return f"{address} is a loopback address"
+    if address.is_link_local:
+        return f"{address} is a link-local address (cloud metadata lives there)"
+    if address.is_multicast:
+        return f"{address} is a multicast address"
+    if address.is_unspecified:
+        return f"{address} is an unspecified address"
+    blocked = any(address in net for net in _EXTRA_BLOCKED if net.version == address.version)
+    if address.is_private or address.is_reserved or blocked or not address.is_global:
+        return f"{address} is a private, reserved or otherwise non-public address"
+    return None
+
+
+def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address carried by an IPv4-mapped, 6to4 or NAT64 IPv6 address."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address in ipaddress.ip_network("64:ff9b::/96"):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def _split(url: str) -> tuple[SplitResult, str, int]:
+    if not isinstance(url, str) or not url:
+        raise UnsafeUrl("url must be a non-empty string")
+    if len(url) > MAX_URL_LENGTH:
+        raise UnsafeUrl(f"url must be at most {MAX_URL_LENGTH} characters")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise UnsafeUrl("url must not contain whitespace or control characters")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise UnsafeUrl("url is not a valid URL")
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise UnsafeUrl("url must use http or https")
+    if "@" in parts.netloc:
+        raise UnsafeUrl("url must not contain credentials (user or password)")
+    raw_host = parts.hostname or ""
+    if not raw_host:
+        raise UnsafeUrl("url must name a host")
+    try:
+        port = parts.port
+    except ValueError:
+        raise UnsafeUrl("url has an invalid port")
+    if port == 0:
+        raise UnsafeUrl("url has an invalid port")
+    if parts.netloc.endswith(":"):
+        raise UnsafeUrl("url has an invalid port")
+    return parts, _canonical_host(raw_host), port or DEFAULT_PORTS[scheme]
+
+
+def _canonical_host(raw_host: str) -> str:
+    host = raw_host.rstrip(".").lower()
+    if not host:
+        raise UnsafeUrl("url must name a host")
+    if ":" in host:
+        try:
+            return str(ipaddress.IPv6Address(host))
+        except ValueError:
+            raise UnsafeUrl("url has an invalid IPv6 address")
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise UnsafeUrl("url has an invalid host name")
+    if not _HOST_CHARS.match(ascii_host):
+        raise UnsafeUrl("url has an invalid host name")
+    return ascii_host
+
+
+def normalize_url(url: str) -> str:
+    """The form two URLs must share to count as the same webhook: scheme and host lower case,
+    the default port dropped, an empty path as ``/``."""
+    parts, host, port = _split(url)
+    scheme = parts.scheme.lower()
+    shown_host = f"[{host}]" if ":" in host else host
+    netloc = shown_host if port == DEFAULT_PORTS[scheme] else f"{shown_host}:{port}"
+    path = parts.path or "/"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{scheme}://{netloc}{path}{query}"
+
+
+def resolve_addresses(host: str, port: int) -> list[IPAddress]:
+    """Every address ``host`` resolves to (one DNS lookup), or the literal address itself."""
+    literal = _literal_address(host)
+    if literal is not None:
+        return [literal]
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, OSError):
+        raise UnsafeUrl(f"url host {host} does not resolve")
+    addresses: list[IPAddress] = []
+    for info in infos:
+        text = str(info[4][0]).split("%", 1)[0]
+        try:
+            address = ipaddress.ip_address(text)
+        except ValueError:
+            raise UnsafeUrl(f"url host {host} resolves to an unusable address")
+        if address not in addresses:
+            addresses.append(address)
+    if not addresses:
+        raise UnsafeUrl(f"url host {host} does not resolve")
+    return addresses
+
+
+def _literal_address(host: str) -> IPAddress | None:
+    if ":" in host:
+        return ipaddress.IPv6Address(host)
+    return parse_numeric_ipv4(host)
+
+
+def resolve_target(url: str) -> Target:
+    """Vet ``url`` and resolve its host once; every resulting address must be allowed.
+
+    Raises :class:`UnsafeUrl` saying why when it is not. Nothing is connected to here."""
+    parts, host, port = _split(url)
+    if (host == "localhost" or host.endswith(".localhost")) and not _private_allowed():
+        raise UnsafeUrl("url host must not be localhost")
+    addresses = resolve_addresses(host, port)
+    for address in addresses:
+        reason = refusal_reason(address)
+        if reason is not None:
+            shown = "" if _literal_address(host) is not None else f"url host {host} resolves to "
+            raise UnsafeUrl(f"url must be a public endpoint: {shown}{reason}")
+    path = parts.path or "/"
+    if parts.query:
+        path = f"{path}?{parts.query}"
+    return Target(
+        scheme=parts.scheme.lower(),
+        host=host,
+        port=port,
+        path=path,
+        addresses=tuple(str(a) for a in addresses),
+    )
+
+
+def check_url(url: str) -> str:
+    """Validate a URL for registration; returns its normalized form. Raises :class:`UnsafeUrl`."""
+    resolve_target(url)
+    return normalize_url(url)
