@@ -1,5 +1,9 @@
 from rest_framework.routers import SimpleRouter
 
+from media.api.views import AiImageViewSet, UploadUrlViewSet
+
 router = SimpleRouter(trailing_slash=False)
+router.register("upload-urls", UploadUrlViewSet, basename="upload-urls")
+router.register("ai/images", AiImageViewSet, basename="ai-images")
 
 urlpatterns = router.urls

@@ -1,0 +1,184 @@
+"""AI image jobs: creation, and the run that turns a job into a MediaFile of its workspace."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import logging
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from core.errors import ValidationFailed
+from core.ids import new_id
+from media.ai.providers import RATIOS, GeneratedImage, ProviderError, get_provider
+from media.files import new_key
+from media.models import AiImageJob, AiJobStatus, MediaFile, MediaKind, MediaSource
+from media.previews import previews_enqueue
+from media.storage import get_media_storage
+from webhooks.events import emit_event
+
+logger = logging.getLogger(__name__)
+
+PROMPT_MAX_LENGTH = 2000
+SESSION_ID_MAX_LENGTH = 200
+MAX_ATTEMPTS = 3
+LEASE = dt.timedelta(minutes=10)
+# "referenced-pending": a generated image is not collected for this long even if unused.
+KEEP_GENERATED_FOR = dt.timedelta(days=7)
+_UNEXPECTED_ERROR = "AI image generation failed unexpectedly"
+
+
+@transaction.atomic
+def ai_image_job_create(
+    *, workspace_id: str, prompt: str, aspect_ratio: str = "1:1", session_id: str | None = None
+) -> AiImageJob:
+    """Queue a job (status ``queued``) and enqueue ``media.generate_image`` after commit. Without
+    a ``session_id`` a new session id is made, so related generations can be grouped."""
+    errors = []
+    if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > PROMPT_MAX_LENGTH:
+        errors.append(f"prompt must be 1 to {PROMPT_MAX_LENGTH} characters")
+    if aspect_ratio not in RATIOS:
+        errors.append(f"aspectRatio must be one of: {', '.join(RATIOS)}")
+    if session_id is not None and not (1 <= len(session_id) <= SESSION_ID_MAX_LENGTH):
+        errors.append(f"sessionId must be 1 to {SESSION_ID_MAX_LENGTH} characters")
+    if errors:
+        raise ValidationFailed(errors)
+    job = AiImageJob.objects.create(
+        workspace_id=workspace_id,
+        prompt=prompt,
+        aspect_ratio=aspect_ratio,
+        session_id=session_id or new_id("sess"),
+    )
+    from media.tasks import generate_image
+
+    transaction.on_commit(lambda: generate_image.delay(job.id))
+    return job
+
+
+@dataclass(frozen=True)
+class JobRun:
+    status: str
+    retry_in_seconds: int | None = None
+
+
+def ai_image_job_run(*, job_id: str) -> JobRun:
+    """Claim the job (queued, or processing with an expired lease) with a conditional UPDATE,
+    call the provider outside any transaction, then finalize in one transaction that also
+    emits exactly one event: ``image.completed`` (the image stored as an uploaded MediaFile of
+    the workspace, kept at least 7 days) or ``image.failed``. A retryable provider error puts the
+    job back to ``queued`` and asks for a retry, up to 3 attempts. Running it again on a finished
+    job changes nothing."""
+    now = timezone.now()
+    claimed = (
+        AiImageJob.objects.filter(id=job_id)
+        .filter(Q(status=AiJobStatus.QUEUED) | Q(status=AiJobStatus.PROCESSING, lease_until__lt=now))
+        .update(status=AiJobStatus.PROCESSING, lease_until=now + LEASE, attempts=F("attempts") + 1, updated_at=now)
+    )
+    job = AiImageJob.objects.filter(id=job_id).first()
+    if job is None:
+        return JobRun(status="gone")
+    if not claimed:
+        return JobRun(status=job.status)
+    try:
+        image = get_provider().generate(prompt=job.prompt, aspect_ratio=job.aspect_ratio)
+    except ProviderError as exc:
+        if exc.retryable and job.attempts < MAX_ATTEMPTS:
+            AiImageJob.objects.filter(id=job.id, status=AiJobStatus.PROCESSING, attempts=job.attempts).update(
+                status=AiJobStatus.QUEUED, lease_until=None, updated_at=timezone.now()
+            )
+            return JobRun(status=AiJobStatus.QUEUED, retry_in_seconds=30 * job.attempts)
+        return JobRun(status=_finish_failed(job, exc.message))
+    except Exception:
+        logger.exception("AI image job %s: provider crashed", job.id)
+        return JobRun(status=_finish_failed(job, _UNEXPECTED_ERROR))
+    return JobRun(status=_finish_completed(job, image))
+
+
+def _still_ours(job: AiImageJob) -> AiImageJob | None:
+    current = AiImageJob.objects.select_for_update().get(id=job.id)
+    if current.status != AiJobStatus.PROCESSING or current.attempts != job.attempts:
+        return None
+    return current
+
+
+def _finish_failed(job: AiImageJob, error: str) -> str:
+    with transaction.atomic():
+        current = _still_ours(job)
+        if current is None:
+            return AiImageJob.objects.get(id=job.id).status
+        current.status, current.error = AiJobStatus.FAILED, error
+        current.finished_at, current.lease_until = timezone.now(), None
+        current.save(update_fields=["status", "error", "finished_at", "lease_until", "updated_at"])
+        emit_event(
+            workspace_id=current.workspace_id,
+            name="image.failed",
+            data={
+                "image": {
+                    "jobId": current.id,
+                    "sessionId": current.session_id,
+                    "prompt": current.prompt,
+                    "error": error,
+                }
+            },
+        )
+    return AiJobStatus.FAILED
+
+
+def _finish_completed(job: AiImageJob, image: GeneratedImage) -> str:
+    storage = get_media_storage()
+    key = new_key(workspace_id=job.workspace_id, file_name="ai-image.png")
+    storage.save(key, io.BytesIO(image.data), content_type=image.mime_type)
+    try:
+        with transaction.atomic():
+            current = _still_ours(job)
+            if current is None:
+                storage.delete(key)
+                return AiImageJob.objects.get(id=job.id).status
+            now = timezone.now()
+            media = MediaFile.objects.create(
+                workspace_id=current.workspace_id,
+                key=key,
+                public_url=storage.public_url(key),
+                file_name="ai-image.png",
+                mime_type=image.mime_type,
+                kind=MediaKind.IMAGE,
+                source=MediaSource.AI,
+                size=len(image.data),
+                uploaded_at=now,
+                keep_until=now + KEEP_GENERATED_FOR,
+            )
+            current.status, current.media_file = AiJobStatus.COMPLETED, media
+            current.image_url, current.image_id = media.public_url, media.id
+            current.finished_at, current.lease_until = now, None
+            current.save(
+                update_fields=[
+                    "status",
+                    "media_file",
+                    "image_url",
+                    "image_id",
+                    "finished_at",
+                    "lease_until",
+                    "updated_at",
+                ]
+            )
+            emit_event(
+                workspace_id=current.workspace_id,
+                name="image.completed",
+                data={
+                    "image": {
+                        "jobId": current.id,
+                        "sessionId": current.session_id,
+                        "prompt": current.prompt,
+                        "imageUrl": media.public_url,
+                        "imageId": media.id,
+                    }
+                },
+            )
+            previews_enqueue(media_file_ids=[media.id])
+    except BaseException:
+        storage.delete(key)
+        raise
+    return AiJobStatus.COMPLETED

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from core.fields import InstantField
+from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
+from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH
+from media.models import AiJobStatus, AspectRatio
+from media.services import MAX_FILES_PER_REQUEST
+
+
+class UploadFileInput(serializers.Serializer):
+    fileName = serializers.CharField(max_length=MAX_FILE_NAME_LENGTH, trim_whitespace=False)
+    mimeType = serializers.ChoiceField(choices=list(ALLOWED_MIME_TYPES))
+
+
+class UploadUrlsCreateInput(serializers.Serializer):
+    files = serializers.ListField(child=UploadFileInput(), min_length=1, max_length=MAX_FILES_PER_REQUEST)
+
+
+class UploadUrlItemOutput(serializers.Serializer):
+    fileName = serializers.CharField()
+    uploadUrl = serializers.URLField(help_text="PUT the bytes here with the same Content-Type; no Authorization.")
+    publicUrl = serializers.URLField(help_text="Reference this in mediaUrls of posts of this workspace.")
+    key = serializers.CharField()
+    expiresAt = InstantField()
+
+
+class UploadUrlsOutput(serializers.Serializer):
+    urls = UploadUrlItemOutput(many=True)
+
+
+class AiImageCreateInput(serializers.Serializer):
+    prompt = serializers.CharField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
+    aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
+    sessionId = serializers.CharField(max_length=SESSION_ID_MAX_LENGTH, required=False, allow_null=True)
+
+    def validate_prompt(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("must not be blank")
+        return value
+
+
+class AiImageCreatedOutput(serializers.Serializer):
+    jobId = serializers.CharField()
+    sessionId = serializers.CharField()
+    status = serializers.CharField(help_text="Always `queued` on creation")
+
+
+class AiImageJobOutput(serializers.Serializer):
+    jobId = serializers.CharField()
+    sessionId = serializers.CharField()
+    status = serializers.ChoiceField(choices=AiJobStatus.values)
+    imageUrl = serializers.URLField(allow_null=True)
+    imageId = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_null=True)

@@ -1,0 +1,154 @@
+"""The media lifecycle sweep: which files stay, which are collected.
+
+The only module of this app that reads the posts tables (read-only).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from media.models import MediaFile, MediaKind, PreviewStatus
+from media.previews import previews_enqueue
+from media.storage import get_media_storage
+from posts.models import Post, PostStatus, RecurringPost, RecurringStatus
+
+logger = logging.getLogger(__name__)
+
+UNREFERENCED_GRACE = dt.timedelta(days=7)
+FAILED_POST_GRACE = dt.timedelta(days=7)
+PREVIEW_REQUEUE_AFTER = dt.timedelta(minutes=30)
+BATCH_SIZE = 200
+PREVIEW_BATCH = 500
+
+UNFINISHED_POST_STATUSES = (PostStatus.DRAFT, PostStatus.SCHEDULED, PostStatus.PENDING, PostStatus.PUBLISHING)
+RETRYABLE_POST_STATUSES = (PostStatus.FAILED, PostStatus.PARTIAL_FAILURE)
+LIVE_SERIES_STATUSES = (RecurringStatus.ACTIVE, RecurringStatus.PAUSED)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    deleted: int
+    previews_queued: int
+
+
+def collect_garbage(*, now: dt.datetime | None = None) -> SweepResult:
+    """Delete (storage objects, preview included, then the row) every media file nothing needs
+    any more, and queue the previews that are missing. Idempotent: a second run finds nothing
+    left to delete.
+
+    A file is KEPT while any of these holds:
+
+    * a post in DRAFT, SCHEDULED, PENDING or PUBLISHING references it (``mediaUrls`` or
+      ``thumbnailUrl``);
+    * an ACTIVE or PAUSED recurring series references it in its template;
+    * a post in FAILED or PARTIAL_FAILURE that finished less than 7 days ago references it —
+      such a post may still be retried (``POST /social-posts/{id}/retry``), and a retry must
+      find its files, so they get the same 7 days an unreferenced upload gets;
+    * its ``keep_until`` is in the future (AI images: 7 days after they are made);
+    * it was created less than 7 days ago and no finished post references it yet (an upload
+      waiting for its post, or one whose draft was deleted and may be reused).
+
+    Otherwise it is deleted: once every post referencing it has finished publishing
+    (COMPLETED, PARTIAL_FAILURE, FAILED — the latter two after their 7 days), or 7 days after
+    upload when nothing ever referenced it. Rows are taken with ``FOR UPDATE SKIP LOCKED`` in
+    small batches, so a post being written (``media_mark_referenced`` holds the row lock until
+    its transaction ends) is never collected from under it, and two sweeps never collide.
+    """
+    now = now or timezone.now()
+    deleted = 0
+    after_id = ""
+    while True:
+        batch_deleted, last_id = _sweep_batch(now=now, after_id=after_id)
+        deleted += batch_deleted
+        if last_id is None:
+            break
+        after_id = last_id
+    previews_queued = _queue_missing_previews(now=now)
+    if deleted:
+        logger.info("media lifecycle: %d file(s) collected", deleted)
+    return SweepResult(deleted=deleted, previews_queued=previews_queued)
+
+
+def _sweep_batch(*, now: dt.datetime, after_id: str) -> tuple[int, str | None]:
+    with transaction.atomic():
+        candidates = list(
+            MediaFile.objects.select_for_update(skip_locked=True)
+            .filter(Q(created_at__lt=now - UNREFERENCED_GRACE) | Q(first_referenced_at__isnull=False))
+            .exclude(keep_until__gt=now)
+            .filter(id__gt=after_id)
+            .order_by("id")
+            .only("id", "workspace_id", "key", "public_url", "preview_key", "created_at")[:BATCH_SIZE]
+        )
+        if not candidates:
+            return 0, None
+        kept, released = _references(candidates, now=now)
+        doomed = [
+            row
+            for row in candidates
+            if row.public_url not in kept and (row.public_url in released or row.created_at < now - UNREFERENCED_GRACE)
+        ]
+        storage = get_media_storage()
+        for row in doomed:
+            for key in filter(None, (row.preview_key, row.key)):
+                storage.delete(key)
+        if doomed:
+            MediaFile.objects.filter(id__in=[row.id for row in doomed]).delete()
+        return len(doomed), candidates[-1].id
+
+
+def _references(candidates: list[MediaFile], *, now: dt.datetime) -> tuple[set[str], set[str]]:
+    """(URLs something still needs, URLs a finished post has released) among the candidates."""
+    urls = {row.public_url for row in candidates}
+    statuses: dict[str, list[tuple[str, dt.datetime]]] = defaultdict(list)
+    posts = Post.objects.filter(
+        Q(media_urls__has_any_keys=list(urls)) | Q(thumbnail_url__in=urls),
+        workspace_id__in={row.workspace_id for row in candidates},
+    ).values_list("status", "media_urls", "thumbnail_url", "finished_at", "updated_at")
+    for status, media_urls, thumbnail_url, finished_at, updated_at in posts:
+        referenced = {u for u in (media_urls or []) if isinstance(u, str)} | {thumbnail_url}
+        for url in referenced & urls:
+            statuses[url].append((status, finished_at or updated_at))
+    kept: set[str] = set()
+    released: set[str] = set()
+    for url, entries in statuses.items():
+        for status, finished in entries:
+            if status in UNFINISHED_POST_STATUSES or (
+                status in RETRYABLE_POST_STATUSES and finished > now - FAILED_POST_GRACE
+            ):
+                kept.add(url)
+            else:
+                released.add(url)
+    templates = RecurringPost.objects.filter(
+        status__in=LIVE_SERIES_STATUSES,
+        workspace_id__in={row.workspace_id for row in candidates},
+    ).filter(Q(template__mediaUrls__has_any_keys=list(urls)) | Q(template__thumbnailUrl__in=list(urls)))
+    for template in templates.values_list("template", flat=True):
+        media_urls = template.get("mediaUrls") or [] if isinstance(template, dict) else []
+        thumbnail = template.get("thumbnailUrl") if isinstance(template, dict) else None
+        kept.update(urls & ({u for u in media_urls if isinstance(u, str)} | {thumbnail}))
+    return kept, released
+
+
+def _queue_missing_previews(*, now: dt.datetime) -> int:
+    """Uploaded images without a preview, and previews queued long ago whose task was lost."""
+    ids = list(
+        MediaFile.objects.filter(kind=MediaKind.IMAGE, uploaded_at__isnull=False)
+        .filter(
+            Q(preview_status=PreviewStatus.NONE)
+            | Q(preview_status=PreviewStatus.QUEUED, preview_queued_at__lt=now - PREVIEW_REQUEUE_AFTER)
+        )
+        .values_list("id", flat=True)[:PREVIEW_BATCH]
+    )
+    if ids:
+        MediaFile.objects.filter(id__in=ids, preview_status=PreviewStatus.QUEUED).update(
+            preview_status=PreviewStatus.NONE
+        )
+        previews_enqueue(media_file_ids=ids)
+    return len(ids)

@@ -1,0 +1,93 @@
+"""WebP previews (≤ 720 px on the long side) of uploaded images, made in the background and
+stored next to the original (``<key>.preview.webp``)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import warnings
+
+from django.db import transaction
+from django.utils import timezone
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from media.files import preview_key_of
+from media.models import MediaFile, MediaKind, PreviewStatus
+from media.storage import get_media_storage
+
+logger = logging.getLogger(__name__)
+
+PREVIEW_MAX_SIDE = 720
+PREVIEW_QUALITY = 80
+
+
+def previews_enqueue(*, media_file_ids: list[str]) -> None:
+    """Mark these images' previews as queued (only those with none yet) and enqueue one
+    ``media.make_preview`` each after the caller's transaction commits."""
+    if not media_file_ids:
+        return
+    MediaFile.objects.filter(id__in=media_file_ids, preview_status=PreviewStatus.NONE).update(
+        preview_status=PreviewStatus.QUEUED, preview_queued_at=timezone.now()
+    )
+    _enqueue_after_commit(list(media_file_ids))
+
+
+def _enqueue_after_commit(media_file_ids: list[str]) -> None:
+    from media.tasks import make_preview
+
+    def send() -> None:
+        for media_file_id in media_file_ids:
+            make_preview.delay(media_file_id)
+
+    transaction.on_commit(send)
+
+
+def render_preview(original: bytes) -> bytes:
+    """The WebP bytes of ``original`` scaled to fit 720 x 720 (never enlarged), EXIF rotation
+    applied. Raises ``ValueError`` for bytes that are not a decodable image."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(original)) as image:
+                image.draft("RGB", (PREVIEW_MAX_SIDE, PREVIEW_MAX_SIDE))
+                picture = ImageOps.exif_transpose(image)
+                picture = picture.convert("RGBA" if "A" in picture.getbands() else "RGB")
+                picture.thumbnail((PREVIEW_MAX_SIDE, PREVIEW_MAX_SIDE), Image.Resampling.LANCZOS)
+                out = io.BytesIO()
+                picture.save(out, format="WEBP", quality=PREVIEW_QUALITY)
+                return out.getvalue()
+    except (UnidentifiedImageError, OSError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise ValueError("not a decodable image")
+
+
+def preview_make(*, media_file_id: str) -> str:
+    """Make the preview of one uploaded image unless it already has one (or is not an image).
+    Idempotent: a second run finds the status ``ready`` or ``failed`` and does nothing. Returns the
+    resulting preview status."""
+    row = MediaFile.objects.filter(id=media_file_id).first()
+    if row is None:
+        return "gone"
+    if row.kind != MediaKind.IMAGE:
+        MediaFile.objects.filter(id=row.id).update(preview_status=PreviewStatus.NOT_APPLICABLE)
+        return PreviewStatus.NOT_APPLICABLE
+    if row.preview_status in (PreviewStatus.READY, PreviewStatus.FAILED) or row.uploaded_at is None:
+        return row.preview_status
+    storage = get_media_storage()
+    try:
+        with storage.open(row.key) as original:
+            data = original.read()
+    except (FileNotFoundError, OSError):
+        logger.warning("preview of %s skipped: original not readable", row.id)
+        return row.preview_status
+    try:
+        webp = render_preview(data)
+    except ValueError:
+        MediaFile.objects.filter(id=row.id).update(preview_status=PreviewStatus.FAILED)
+        return PreviewStatus.FAILED
+    preview_key = preview_key_of(row.key)
+    storage.save(preview_key, io.BytesIO(webp), content_type="image/webp")
+    updated = MediaFile.objects.filter(id=row.id).update(preview_key=preview_key, preview_status=PreviewStatus.READY)
+    if not updated:  # the file was collected while we worked: do not leave an orphan behind
+        storage.delete(preview_key)
+        return "gone"
+    return PreviewStatus.READY

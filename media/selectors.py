@@ -1,0 +1,38 @@
+"""Media reads."""
+
+from __future__ import annotations
+
+from media.models import AiImageJob, MediaFile, PreviewStatus
+from media.storage import get_media_storage
+
+
+def media_previews(*, urls: list[str]) -> dict[str, str]:
+    """url → the public URL of its WebP preview, or "" where there is none (not an image, not
+    made yet, or the URL is not one of ours). One query for any number of URLs. Public URLs are
+    unguessable and carry their workspace id, so this needs no workspace argument."""
+    if not urls:
+        return {}
+    ready = dict(
+        MediaFile.objects.filter(public_url__in=set(urls), preview_status=PreviewStatus.READY).values_list(
+            "public_url", "preview_key"
+        )
+    )
+    storage = get_media_storage()
+    return {url: storage.public_url(ready[url]) if url in ready else "" for url in urls}
+
+
+def ai_image_job_get(*, workspace_id: str, job_id: str) -> AiImageJob | None:
+    return AiImageJob.objects.filter(workspace_id=workspace_id, id=job_id).first()
+
+
+def media_file_for_serving(*, key: str) -> tuple[str, str] | None:
+    """(storage key, mime type) of an uploaded original or a ready preview at ``key``."""
+    row = MediaFile.objects.filter(key=key, uploaded_at__isnull=False).values_list("key", "mime_type").first()
+    if row is not None:
+        return row
+    preview = (
+        MediaFile.objects.filter(preview_key=key, preview_status=PreviewStatus.READY)
+        .values_list("preview_key", flat=True)
+        .first()
+    )
+    return (preview, "image/webp") if preview else None

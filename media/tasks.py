@@ -1,0 +1,52 @@
+"""Celery tasks of the media app: thin wrappers, ids in, idempotent."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from celery import shared_task
+from django.db.models import Q
+from django.utils import timezone
+
+from media.models import AiImageJob, AiJobStatus
+
+STALE_QUEUED_JOB = dt.timedelta(minutes=5)
+
+
+@shared_task(name="media.make_preview")
+def make_preview(media_file_id: str) -> str:
+    from media.previews import preview_make
+
+    return preview_make(media_file_id=media_file_id)
+
+
+@shared_task(name="media.collect_garbage")
+def collect_garbage() -> int:
+    from media.lifecycle import collect_garbage as sweep
+
+    return sweep().deleted
+
+
+@shared_task(name="media.generate_image", bind=True, max_retries=5)
+def generate_image(self: Any, job_id: str) -> str:
+    from media.ai.services import ai_image_job_run
+
+    run = ai_image_job_run(job_id=job_id)
+    if run.retry_in_seconds is not None:
+        raise self.retry(countdown=run.retry_in_seconds)
+    return run.status
+
+
+@shared_task(name="media.resume_image_jobs")
+def resume_image_jobs() -> int:
+    """Re-enqueue jobs whose task was lost (queued for minutes, or processing past its lease);
+    the job's own claim makes a duplicate run harmless."""
+    now = timezone.now()
+    stale = Q(status=AiJobStatus.QUEUED, updated_at__lt=now - STALE_QUEUED_JOB) | Q(
+        status=AiJobStatus.PROCESSING, lease_until__lt=now
+    )
+    job_ids = list(AiImageJob.objects.filter(stale).values_list("id", flat=True)[:200])
+    for job_id in job_ids:
+        generate_image.delay(job_id)
+    return len(job_ids)
