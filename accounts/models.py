@@ -60,3 +60,39 @@ class SocialAccount(models.Model):
             expires_at=self.token_expires_at,
             extra={str(k): str(v) for k, v in (self.credentials_extra or {}).items()},
         )
+
+
+class ConnectLink(models.Model):
+    """A white-label link that lets an end user connect accounts into one workspace for 24 h.
+    Only a hash of the token is kept; the token itself is shown once, at creation."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("cl"), editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="connect_links")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    connections = models.PositiveIntegerField(default=0, help_text="Accounts connected through this link")
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"connect link {self.id}"
+
+
+class ConnectAttempt(models.Model):
+    """One trip to a platform's consent screen: the signed ``state`` names it, and it is claimed
+    once by the callback (single use). The PKCE verifier stays here, encrypted."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("cat"), editable=False)
+    link = models.ForeignKey(ConnectLink, on_delete=models.CASCADE, related_name="attempts")
+    platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
+    nonce = models.CharField(max_length=64)
+    code_verifier = EncryptedTextField(blank=True, default="")
+    link_token = EncryptedTextField(blank=True, default="", help_text="To offer 'connect another' afterwards")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.platform} attempt {self.id}"

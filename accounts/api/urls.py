@@ -1,5 +1,9 @@
 from rest_framework.routers import SimpleRouter
 
+from accounts.api.views import ConnectLinkViewSet, SocialAccountViewSet
+
 router = SimpleRouter(trailing_slash=False)
+router.register("social-accounts", SocialAccountViewSet, basename="social-accounts")
+router.register("connect-links", ConnectLinkViewSet, basename="connect-links")
 
 urlpatterns = router.urls

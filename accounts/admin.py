@@ -1,0 +1,77 @@
+"""Staff admin: accounts (never their tokens) with check-now and disconnect actions."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from accounts import services
+from accounts.models import ConnectLink, SocialAccount
+from core.errors import ApplicationError
+from platforms.base import PlatformError
+
+
+@admin.register(SocialAccount)
+class SocialAccountAdmin(admin.ModelAdmin):
+    list_display = ["display_name", "platform", "status", "workspace", "page_id", "connected_at", "last_checked_at"]
+    list_filter = ["status", "platform", "workspace"]
+    search_fields = ["id", "display_name", "username", "external_id", "page_id", "workspace__name", "workspace__id"]
+    list_select_related = ["workspace"]
+    exclude = ["access_token", "refresh_token"]
+    readonly_fields = [
+        "id",
+        "workspace",
+        "platform",
+        "external_id",
+        "page_id",
+        "display_name",
+        "username",
+        "avatar_url",
+        "status",
+        "unauthorized_reason",
+        "supports_instagram_audio",
+        "scopes",
+        "token_expires_at",
+        "credentials_extra",
+        "connected_at",
+        "updated_at",
+        "last_checked_at",
+    ]
+    actions = ["check_now", "disconnect"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # accounts are connected through connect links
+
+    def has_delete_permission(self, request: HttpRequest, obj: SocialAccount | None = None) -> bool:
+        return False  # use the "disconnect" action, which goes through the service
+
+    @admin.action(description="Check now (ask the platform whether the token works)")
+    def check_now(self, request: HttpRequest, queryset: QuerySet[SocialAccount]) -> None:
+        for account in queryset:
+            try:
+                checked = services.account_verify(account_id=account.id)
+            except (ApplicationError, PlatformError) as exc:
+                self.message_user(request, f"{account}: check failed ({exc})", messages.WARNING)
+                continue
+            self.message_user(request, f"{checked}: {checked.status}", messages.INFO)
+
+    @admin.action(description="Disconnect (delete the account)")
+    def disconnect(self, request: HttpRequest, queryset: QuerySet[SocialAccount]) -> None:
+        count = 0
+        for account in queryset:
+            services.account_disconnect(workspace_id=account.workspace_id, account_id=account.id)
+            count += 1
+        self.message_user(request, f"Disconnected {count} account(s).", messages.SUCCESS)
+
+
+@admin.register(ConnectLink)
+class ConnectLinkAdmin(admin.ModelAdmin):
+    list_display = ["id", "workspace", "created_at", "expires_at", "connections"]
+    list_filter = ["workspace"]
+    search_fields = ["id", "workspace__name", "workspace__id"]
+    readonly_fields = ["id", "workspace", "created_at", "expires_at", "connections"]
+    exclude = ["token_hash"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

@@ -1,0 +1,144 @@
+"""Social accounts and connect links (spec §4, CONTRACT.md §7). Thin: parse, one service or
+selector call, render."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from accounts import services
+from accounts.api.serializers import (
+    AccountCheckOutput,
+    AudioListOutput,
+    BoardListOutput,
+    ConnectLinkOutput,
+    InstagramAudioQuery,
+    NoQuery,
+    SocialAccountListOutput,
+    SocialAccountOutput,
+    SuccessOutput,
+)
+from accounts.connect import connect_link_create, connect_link_delete
+from accounts.selectors import account_list
+from core.query import parse_query
+from workspaces.authentication import access_of
+from workspaces.roles import Permission
+
+ID_PARAM = OpenApiParameter("id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Account id")
+
+
+class SocialAccountViewSet(viewsets.GenericViewSet):
+    schema_tags = ["Social accounts"]
+    lookup_value_regex = "[^/]+"
+    required_permissions = {
+        "list": Permission.ACCOUNTS_READ,
+        "check": Permission.ACCOUNTS_MANAGE,
+        "instagram_audio": Permission.POSTS_DRAFT,
+        "pinterest_boards": Permission.POSTS_DRAFT,
+    }
+
+    @extend_schema(
+        operation_id="listSocialAccounts",
+        summary="List connected social accounts",
+        description="Every account of the workspace, oldest first. Tokens are never returned.",
+        responses={200: SocialAccountListOutput},
+    )
+    def list(self, request: Request) -> Response:
+        parse_query(request.query_params, NoQuery)
+        accounts = account_list(workspace_id=access_of(request).workspace.id)
+        return Response({"accounts": SocialAccountOutput(accounts, many=True).data})
+
+    @extend_schema(
+        operation_id="checkSocialAccount",
+        summary="Check a FACEBOOK page account's token now",
+        description=(
+            "`id` is the account id or the FACEBOOK `pageId` (the result carries the account's own `id`). "
+            "A rejected token marks the account `unauthorized` and emits `account.unauthorized` once; a working "
+            "token clears the mark. 400 `not_facebook_page` for other platforms; 502 when the platform is "
+            "unreachable."
+        ),
+        parameters=[
+            OpenApiParameter("id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Account id or FACEBOOK pageId")
+        ],
+        request=None,
+        responses={200: AccountCheckOutput},
+    )
+    @action(detail=True, methods=["post"])
+    def check(self, request: Request, pk: str) -> Response:
+        result = services.account_check(workspace_id=access_of(request).workspace.id, id_or_page_id=pk)
+        return Response(AccountCheckOutput(result).data)
+
+    @extend_schema(
+        operation_id="searchInstagramAudio",
+        summary="Search audio for INSTAGRAM Reels",
+        description=(
+            "Audio cleared for third-party publishing; trending audio when `searchQuery` is omitted. Only for "
+            "INSTAGRAM accounts with `supportsInstagramAudio` (connected through FACEBOOK login); otherwise 400 "
+            "`instagram_audio_unavailable`. 400 `audio_search_rejected` when the platform rejects the search."
+        ),
+        parameters=[ID_PARAM, InstagramAudioQuery],
+        responses={200: AudioListOutput},
+    )
+    @action(detail=True, methods=["get"], url_path="instagram-audio")
+    def instagram_audio(self, request: Request, pk: str) -> Response:
+        query = parse_query(request.query_params, InstagramAudioQuery)
+        items = services.account_instagram_audio(
+            workspace_id=access_of(request).workspace.id,
+            account_id=pk,
+            audio_type=query["audioType"],
+            query=query.get("searchQuery", ""),
+        )
+        return Response(AudioListOutput({"audio": items}).data)
+
+    @extend_schema(
+        operation_id="listPinterestBoards",
+        summary="List the boards a PINTEREST account can pin to",
+        description=(
+            "Every board, secret ones included. 404 when the account is not found or not PINTEREST; 400 "
+            "`account_unauthorized` (reconnect the account) or `board_request_refused` when the platform refuses."
+        ),
+        parameters=[ID_PARAM],
+        responses={200: BoardListOutput},
+    )
+    @action(detail=True, methods=["get"], url_path="pinterest-boards")
+    def pinterest_boards(self, request: Request, pk: str) -> Response:
+        parse_query(request.query_params, NoQuery)
+        boards = services.account_pinterest_boards(workspace_id=access_of(request).workspace.id, account_id=pk)
+        return Response(BoardListOutput({"boards": boards}).data)
+
+
+class ConnectLinkViewSet(viewsets.GenericViewSet):
+    schema_tags = ["Connect links"]
+    lookup_field = "token"
+    lookup_value_regex = "[^/]+"
+    required_permissions = {"create": Permission.ACCOUNTS_MANAGE, "destroy": Permission.ACCOUNTS_MANAGE}
+
+    @extend_schema(
+        operation_id="createConnectLink",
+        summary="Create a white-label connect link",
+        description=(
+            "A page at `url` where an end user connects accounts into this workspace, valid 24 hours. "
+            "The token is shown only here."
+        ),
+        request=None,
+        responses={201: ConnectLinkOutput},
+    )
+    def create(self, request: Request) -> Response:
+        issued = connect_link_create(workspace_id=access_of(request).workspace.id)
+        body = ConnectLinkOutput({"url": issued.url, "token": issued.token, "expiresAt": issued.expires_at}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="deleteConnectLink",
+        summary="Delete a connect link",
+        description="Its pages answer 404 from now on. 404 when unknown or of another workspace.",
+        parameters=[OpenApiParameter("token", OpenApiTypes.STR, OpenApiParameter.PATH)],
+        responses={200: SuccessOutput},
+    )
+    def destroy(self, request: Request, token: str) -> Response:
+        connect_link_delete(workspace_id=access_of(request).workspace.id, token=token)
+        return Response({"success": True})
