@@ -1,0 +1,276 @@
+"""Shared pieces of the Meta clients (Facebook Pages, Instagram via Facebook Login, Threads):
+the versioned Graph base, the transport wrapper that tells "never sent" from "maybe sent",
+the Graph error envelope mapped onto the taxonomy, rate-limit headers and cursor paging.
+
+The transport wrapper :func:`send` is generic (TikTok uses it too): it only classifies failures
+that happen below HTTP."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import requests
+from urllib3.exceptions import NameResolutionError, NewConnectionError
+
+from platforms.base import (
+    AuthError,
+    ErrorCode,
+    Permanent,
+    PlatformError,
+    QuotaExhausted,
+    RateLimited,
+    Transient,
+    UnknownOutcome,
+)
+
+GRAPH_VERSION = "v21.0"
+FACEBOOK_DIALOG_HOST = "https://www.facebook.com"
+MAX_PAGES = 50  # bound on cursor paging: a runaway "next" link must not loop forever
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _sent_before_failure(exc: requests.RequestException) -> bool:
+    """True when the request may have reached the platform before the failure."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return False
+    if isinstance(exc, requests.ReadTimeout):
+        return True
+    if isinstance(exc, requests.ConnectionError):
+        reason: Any = exc.args[0] if exc.args else None
+        inner = getattr(reason, "reason", reason)
+        if isinstance(inner, NewConnectionError | NameResolutionError) or isinstance(
+            reason, NewConnectionError | NameResolutionError
+        ):
+            return False
+        text = str(exc)
+        return not ("Failed to establish a new connection" in text or "Name or service not known" in text)
+    return False
+
+
+def send(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    timeout: float,
+    creates: bool = False,
+    **kwargs: Any,
+) -> requests.Response:
+    """One HTTP call. Failures below HTTP become Transient, except a create call that may have
+    been received (read timeout, connection dropped after sending): that is UnknownOutcome."""
+    try:
+        return session.request(method, url, timeout=timeout, **kwargs)
+    except requests.RequestException as exc:
+        if creates and _sent_before_failure(exc):
+            raise UnknownOutcome(f"No answer after sending {method} {urlsplit(url).path}: {exc.__class__.__name__}")
+        raise Transient(f"Could not reach {urlsplit(url).netloc}: {exc.__class__.__name__}") from exc
+
+
+def json_or_empty(response: requests.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# --- rate-limit headers ------------------------------------------------------------------
+
+
+def _usage_percent(raw: str | None) -> int:
+    """Highest percentage in an X-App-Usage / X-Page-Usage style header (0 when absent)."""
+    if not raw:
+        return 0
+    try:
+        usage = json.loads(raw)
+    except ValueError:
+        return 0
+    if not isinstance(usage, dict):
+        return 0
+    values = [v for k, v in usage.items() if k in {"call_count", "total_cputime", "total_time"}]
+    return max((int(v) for v in values if isinstance(v, int | float)), default=0)
+
+
+def retry_at_from_headers(headers: Any) -> dt.datetime | None:
+    """When the caller may try again: Retry-After (seconds), or the longest
+    ``estimated_time_to_regain_access`` (minutes) of X-Business-Use-Case-Usage."""
+    now = utcnow()
+    retry_after = headers.get("Retry-After")
+    if retry_after and str(retry_after).isdigit():
+        return now + dt.timedelta(seconds=int(retry_after))
+    buc = headers.get("X-Business-Use-Case-Usage")
+    if buc:
+        try:
+            parsed = json.loads(buc)
+        except ValueError:
+            parsed = {}
+        minutes = 0
+        if isinstance(parsed, dict):
+            for entries in parsed.values():
+                for entry in entries if isinstance(entries, list) else []:
+                    if isinstance(entry, dict):
+                        minutes = max(minutes, int(entry.get("estimated_time_to_regain_access") or 0))
+        if minutes:
+            return now + dt.timedelta(minutes=minutes)
+    if max(_usage_percent(headers.get("X-App-Usage")), _usage_percent(headers.get("X-Page-Usage"))) >= 100:
+        # Platform-level usage is computed over a rolling hour; Meta advises waiting it out.
+        return now + dt.timedelta(minutes=60)
+    return None
+
+
+# --- the Graph error envelope -------------------------------------------------------------
+
+_AUTH_CODES = {102, 190, 463, 467}
+_RATE_CODES = {4, 17, 32, 613, 80001, 80002, 80003, 80004, 80005, 80006, 80008, 80009, 80014}
+_PERMISSION_CODES = {10, 3, *range(200, 300)}
+_MEDIA_CODES = {324, 352, 381, 6000, 9004, 36000, 36001, 36003, 2207026, 2207052}
+# Instagram/Threads subcodes of code 4 / 9 / 100 with a meaning of their own
+_IG_QUOTA_SUBCODES = {2207042}
+_MEDIA_SUBCODES = {2207003, 2207004, 2207005, 2207009, 2207010, 2207026, 2207052, 2207053}
+_NOT_READY_CODES = {9007}
+
+
+def graph_error(response: requests.Response) -> PlatformError:
+    """Map a Graph API error response ({"error": {message, type, code, error_subcode, ...}})."""
+    status = response.status_code
+    body = json_or_empty(response)
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    assert isinstance(error, dict)
+    message = str(error.get("error_user_msg") or error.get("message") or f"HTTP {status}")
+    code = _int(error.get("code"))
+    subcode = _int(error.get("error_subcode"))
+    retry_at = retry_at_from_headers(response.headers)
+    if code in _AUTH_CODES or (error.get("type") == "OAuthException" and code in (None, 0) and status == 401):
+        return AuthError(message, http_status=status)
+    if subcode in _IG_QUOTA_SUBCODES:
+        return QuotaExhausted(message, http_status=status, retry_at=retry_at or utcnow() + dt.timedelta(hours=1))
+    if code in _RATE_CODES or status == 429:
+        return RateLimited(message, http_status=status, retry_at=retry_at)
+    if code == 506:
+        return Permanent(message, error_code=ErrorCode.DUPLICATE, http_status=status)
+    if code == 368:
+        return Permanent(message, error_code=ErrorCode.CONTENT_REJECTED, http_status=status)
+    if code in _NOT_READY_CODES:
+        return Transient(message, http_status=status)
+    if code in (1, 2) or error.get("is_transient") is True or (status >= 500 and code is None):
+        return Transient(message, http_status=status, retry_at=retry_at)
+    if code in _MEDIA_CODES or subcode in _MEDIA_SUBCODES:
+        return Permanent(message, error_code=ErrorCode.MEDIA_REJECTED, http_status=status)
+    if code in _PERMISSION_CODES:
+        return Permanent(message, error_code=ErrorCode.PERMISSION_MISSING, http_status=status)
+    if status == 401:
+        return AuthError(message, http_status=status)
+    if status >= 500:
+        return Transient(message, http_status=status)
+    return Permanent(message, error_code=ErrorCode.INVALID_REQUEST, http_status=status)
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class GraphApi:
+    """A Graph API host (graph.facebook.com or graph.threads.net) at one version."""
+
+    def __init__(self, *, base_url: str, version: str, session: requests.Session, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.version = version
+        self.session = session
+        self.timeout = timeout
+
+    def url(self, path: str, *, versioned: bool = True) -> str:
+        prefix = f"{self.base_url}/{self.version}" if versioned else self.base_url
+        return f"{prefix}/{path.lstrip('/')}"
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str = "",
+        params: dict[str, Any] | None = None,
+        data: dict[str, Any] | None = None,
+        creates: bool = False,
+        versioned: bool = True,
+        absolute_url: str = "",
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Send one call; the JSON body on 2xx, else the mapped PlatformError is raised."""
+        all_headers = dict(headers or {})
+        if token:
+            all_headers["Authorization"] = f"Bearer {token}"
+        url = absolute_url or self.url(path, versioned=versioned)
+        response = send(
+            self.session,
+            method,
+            url,
+            timeout=self.timeout,
+            creates=creates,
+            params=params,
+            data=data,
+            headers=all_headers,
+        )
+        if response.status_code >= 400:
+            raise graph_error(response)
+        body = json_or_empty(response)
+        if isinstance(body.get("error"), dict):
+            raise graph_error(response)
+        return body
+
+    def pages(
+        self, path: str, *, token: str, params: dict[str, Any], limit_pages: int = MAX_PAGES
+    ) -> Iterator[dict[str, Any]]:
+        """Every item of a cursor-paged edge, following ``paging.next`` links."""
+        body = self.call("GET", path, token=token, params=params)
+        for _ in range(limit_pages):
+            yield from (item for item in body.get("data") or [] if isinstance(item, dict))
+            next_url = (body.get("paging") or {}).get("next")
+            if not next_url or not body.get("data"):
+                return
+            body = self.call("GET", "", token=token, absolute_url=str(next_url))
+
+
+def dialog_url(*, api_base_url: str, live_host: str, dialog_host: str, path: str, query: dict[str, str]) -> str:
+    """OAuth consent page: the platform's web host in live mode, the simulator's base otherwise
+    (any base that is not the live API host is a simulator or a test double)."""
+    host = dialog_host if api_base_url.rstrip("/") == live_host else api_base_url.rstrip("/")
+    return f"{host}/{path.lstrip('/')}?{urlencode(query)}"
+
+
+def parse_time(value: Any) -> dt.datetime:
+    """Graph timestamps ("2024-05-01T10:00:00+0000") or unix seconds."""
+    if isinstance(value, int | float):
+        return dt.datetime.fromtimestamp(value, dt.UTC)
+    text = str(value or "")
+    if not text:
+        return utcnow()
+    if len(text) >= 5 and text[-5] in "+-" and text[-3] != ":":
+        text = f"{text[:-2]}:{text[-2:]}"
+    parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def insight_values(body: dict[str, Any]) -> dict[str, int]:
+    """{"data":[{"name":..., "values":[{"value":N}]} | {"name":..., "total_value":{"value":N}}]}."""
+    found: dict[str, int] = {}
+    for entry in body.get("data") or []:
+        if not isinstance(entry, dict) or "name" not in entry:
+            continue
+        value: Any = None
+        if isinstance(entry.get("total_value"), dict):
+            value = entry["total_value"].get("value")
+        elif entry.get("values"):
+            value = entry["values"][-1].get("value")
+        if isinstance(value, int | float):
+            found[str(entry["name"])] = int(value)
+    return found

@@ -1,0 +1,351 @@
+"""Facebook Pages through the Graph API.
+
+Connect: Facebook Login dialog → code → user token → long-lived user token → ``/me/accounts``;
+every managed page becomes one account holding the page's own access token.
+Publish (``options``: ``postType`` POST | REEL | STORY, ``videoTitle``, ``link``):
+text/link → ``/{page}/feed``; one image → ``/{page}/photos``; several images → each uploaded
+unpublished, then ``/{page}/feed`` with ``attached_media``; video → ``/{page}/videos`` (then a
+status poll); reels and video stories → ``video_reels`` / ``video_stories`` phases start →
+rupload (``file_url`` header) → finish → status poll; photo stories → unpublished photo →
+``/{page}/photo_stories``. Each step that creates something remote returns its ids in ``state``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from platforms._meta_common import (
+    FACEBOOK_DIALOG_HOST,
+    GRAPH_VERSION,
+    GraphApi,
+    dialog_url,
+    insight_values,
+    parse_time,
+    utcnow,
+)
+from platforms.base import (
+    AccountProfile,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    NotSupported,
+    Permanent,
+    Platform,
+    PlatformClient,
+    PublishRequest,
+    PublishResult,
+    RemotePost,
+)
+
+LIVE_BASE_URL = "https://graph.facebook.com"
+SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "read_insights", "business_management")
+VIDEO_POLL_SECONDS = 10.0
+METRIC_FIELDS = (
+    "reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),shares,"
+    "insights.metric(post_impressions)"
+)
+POST_FIELDS = f"id,message,created_time,permalink_url,full_picture,{METRIC_FIELDS}"
+
+
+def metrics_of(node: dict[str, Any]) -> Metrics:
+    """Metrics from a post node read with :data:`METRIC_FIELDS`."""
+    views = insight_values(node.get("insights") or {}).get("post_impressions")
+    reactions = ((node.get("reactions") or {}).get("summary") or {}).get("total_count")
+    comments = ((node.get("comments") or {}).get("summary") or {}).get("total_count")
+    shares = (node.get("shares") or {}).get("count", 0)
+    return Metrics(views=views, likes=reactions, comments=comments, shares=shares)
+
+
+def remote_post_of(node: dict[str, Any]) -> RemotePost:
+    return RemotePost(
+        platform_post_id=str(node["id"]),
+        published_at=parse_time(node.get("created_time")),
+        text=str(node.get("message") or ""),
+        permalink=str(node.get("permalink_url") or ""),
+        thumbnail_url=str(node.get("full_picture") or ""),
+        metrics=metrics_of(node),
+    )
+
+
+class Client(PlatformClient):
+    platform = Platform.FACEBOOK
+    version = GRAPH_VERSION
+
+    @property
+    def graph(self) -> GraphApi:
+        return GraphApi(base_url=self.base_url, version=self.version, session=self.session, timeout=self.timeout)
+
+    # --- connect ----------------------------------------------------------------------
+    def authorize_url(self, *, redirect_uri: str, state: str, code_challenge: str = "") -> str:
+        query = {
+            "client_id": self.app.client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "scope": ",".join(self.scopes()),
+            "response_type": "code",
+        }
+        return dialog_url(
+            api_base_url=self.base_url,
+            live_host=LIVE_BASE_URL,
+            dialog_host=FACEBOOK_DIALOG_HOST,
+            path=f"{self.version}/dialog/oauth",
+            query=query,
+        )
+
+    def scopes(self) -> tuple[str, ...]:
+        return SCOPES
+
+    def long_lived_user_token(self, *, code: str, redirect_uri: str) -> tuple[str, dt.datetime | None]:
+        """Code → short-lived user token → long-lived user token (and when it expires)."""
+        app = {"client_id": self.app.client_id, "client_secret": self.app.client_secret}
+        short = self.graph.call("GET", "oauth/access_token", params={**app, "redirect_uri": redirect_uri, "code": code})
+        long = self.graph.call(
+            "GET",
+            "oauth/access_token",
+            params={**app, "grant_type": "fb_exchange_token", "fb_exchange_token": short["access_token"]},
+        )
+        expires_in = long.get("expires_in")
+        expires_at = utcnow() + dt.timedelta(seconds=int(expires_in)) if expires_in else None
+        return str(long["access_token"]), expires_at
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        user_token, _ = self.long_lived_user_token(code=code, redirect_uri=redirect_uri)
+        me = self.graph.call("GET", "me", token=user_token, params={"fields": "id,name"})
+        identities = []
+        for page in self.graph.pages(
+            "me/accounts", token=user_token, params={"fields": "id,name,access_token,tasks,picture{url}", "limit": 100}
+        ):
+            page_id = str(page["id"])
+            profile = AccountProfile(
+                external_id=page_id,
+                display_name=str(page.get("name") or page_id),
+                avatar_url=str(((page.get("picture") or {}).get("data") or {}).get("url") or ""),
+                page_id=page_id,
+            )
+            credentials = Credentials(
+                access_token=str(page["access_token"]), external_id=page_id, extra={"user_id": str(me.get("id", ""))}
+            )
+            identities.append(ConnectedIdentity(profile=profile, credentials=credentials, scopes=SCOPES))
+        return identities
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        page = self.graph.call(
+            "GET",
+            creds.external_id,
+            token=creds.access_token,
+            params={"fields": "id,name,username,followers_count,picture{url}"},
+        )
+        return AccountProfile(
+            external_id=str(page["id"]),
+            display_name=str(page.get("name") or ""),
+            username=str(page.get("username") or ""),
+            avatar_url=str(((page.get("picture") or {}).get("data") or {}).get("url") or ""),
+            page_id=str(page["id"]),
+        )
+
+    # --- publish ----------------------------------------------------------------------
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        step = state.get("step") or self._first_step(request)
+        handler = getattr(self, f"_step_{step}", None)
+        if handler is None:
+            raise Permanent(f"Unknown publishing step {step!r}", error_code=ErrorCode.INVALID_REQUEST)
+        result: PublishResult = handler(creds, request, state)
+        return result
+
+    @staticmethod
+    def _first_step(request: PublishRequest) -> str:
+        post_type = str(request.options.get("postType") or "POST").upper()
+        images = [m for m in request.media if m.kind == "image"]
+        videos = [m for m in request.media if m.kind == "video"]
+        if videos:
+            return {"REEL": "reel_start", "STORY": "video_story_start"}.get(post_type, "video_upload")
+        if images:
+            if post_type == "STORY":
+                return "story_photo_upload"
+            return "single_photo" if len(images) == 1 else "photos_upload"
+        return "feed"
+
+    def _done(self, post_id: str) -> PublishResult:
+        return PublishResult(
+            done=True,
+            platform_post_id=post_id,
+            url=f"https://www.facebook.com/{post_id}",
+            published_at=utcnow(),
+        )
+
+    def _step_feed(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        data: dict[str, Any] = {"message": request.text}
+        if request.options.get("link"):
+            data["link"] = request.options["link"]
+        for index, photo_id in enumerate(state.get("photo_ids") or []):
+            data[f"attached_media[{index}]"] = f'{{"media_fbid":"{photo_id}"}}'
+        body = self.graph.call("POST", f"{creds.external_id}/feed", token=creds.access_token, data=data, creates=True)
+        return self._done(str(body["id"]))
+
+    def _upload_photo(self, creds: Credentials, url: str, *, published: bool, caption: str = "") -> dict[str, Any]:
+        data = {"url": url, "published": "true" if published else "false"}
+        if caption:
+            data["caption"] = caption
+        return self.graph.call(
+            "POST", f"{creds.external_id}/photos", token=creds.access_token, data=data, creates=published
+        )
+
+    def _step_single_photo(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        body = self._upload_photo(creds, request.media[0].url, published=True, caption=request.text)
+        return self._done(str(body.get("post_id") or body["id"]))
+
+    def _step_photos_upload(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        photo_ids = [
+            str(self._upload_photo(creds, m.url, published=False)["id"]) for m in request.media if m.kind == "image"
+        ]
+        return PublishResult(done=False, state={"step": "feed", "photo_ids": photo_ids}, poll_after=0)
+
+    def _step_story_photo_upload(
+        self, creds: Credentials, request: PublishRequest, state: dict[str, Any]
+    ) -> PublishResult:
+        photo_id = str(self._upload_photo(creds, request.media[0].url, published=False)["id"])
+        return PublishResult(done=False, state={"step": "photo_story", "photo_id": photo_id}, poll_after=0)
+
+    def _step_photo_story(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        body = self.graph.call(
+            "POST",
+            f"{creds.external_id}/photo_stories",
+            token=creds.access_token,
+            data={"photo_id": state["photo_id"]},
+            creates=True,
+        )
+        return self._done(str(body["post_id"]))
+
+    def _step_video_upload(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        video = next(m for m in request.media if m.kind == "video")
+        data = {"file_url": video.url, "description": request.text}
+        if request.options.get("videoTitle"):
+            data["title"] = str(request.options["videoTitle"])
+        if request.thumbnail_url:
+            data["thumb"] = request.thumbnail_url
+        body = self.graph.call("POST", f"{creds.external_id}/videos", token=creds.access_token, data=data, creates=True)
+        return PublishResult(
+            done=False, state={"step": "video_status", "video_id": str(body["id"])}, poll_after=VIDEO_POLL_SECONDS
+        )
+
+    def _phase_start(self, creds: Credentials, edge: str, next_step: str) -> PublishResult:
+        body = self.graph.call(
+            "POST", f"{creds.external_id}/{edge}", token=creds.access_token, data={"upload_phase": "start"}
+        )
+        new_state = {
+            "step": next_step,
+            "edge": edge,
+            "video_id": str(body["video_id"]),
+            "upload_url": body["upload_url"],
+        }
+        return PublishResult(done=False, state=new_state, poll_after=0)
+
+    def _step_reel_start(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        return self._phase_start(creds, "video_reels", "phase_upload")
+
+    def _step_video_story_start(
+        self, creds: Credentials, request: PublishRequest, state: dict[str, Any]
+    ) -> PublishResult:
+        return self._phase_start(creds, "video_stories", "phase_upload")
+
+    def _step_phase_upload(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        video = next(m for m in request.media if m.kind == "video")
+        self.graph.call(
+            "POST",
+            "",
+            absolute_url=str(state["upload_url"]),
+            # ``file_url`` is the documented header; many proxies and WSGI servers drop header names
+            # with underscores, so the hyphenated twin travels too (unknown headers are ignored).
+            headers={"Authorization": f"OAuth {creds.access_token}", "file_url": video.url, "file-url": video.url},
+        )
+        return PublishResult(done=False, state={**state, "step": "phase_finish"}, poll_after=0)
+
+    def _step_phase_finish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        data = {"upload_phase": "finish", "video_id": state["video_id"], "video_state": "PUBLISHED"}
+        if request.text:
+            data["description"] = request.text
+        self.graph.call(
+            "POST", f"{creds.external_id}/{state['edge']}", token=creds.access_token, data=data, creates=True
+        )
+        return PublishResult(
+            done=False, state={"step": "video_status", "video_id": state["video_id"]}, poll_after=VIDEO_POLL_SECONDS
+        )
+
+    def _step_video_status(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        body = self.graph.call(
+            "GET", state["video_id"], token=creds.access_token, params={"fields": "status,post_id,permalink_url"}
+        )
+        status = body.get("status") or {}
+        if status.get("video_status") == "error":
+            message = str((status.get("processing_phase") or {}).get("error", {}).get("message") or "processing failed")
+            raise Permanent(f"Facebook could not process the video: {message}", error_code=ErrorCode.MEDIA_REJECTED)
+        if status.get("video_status") != "ready" or not body.get("post_id"):
+            return PublishResult(done=False, state=state, poll_after=VIDEO_POLL_SECONDS)
+        result = self._done(str(body["post_id"]))
+        permalink = str(body.get("permalink_url") or "")
+        if permalink:
+            url = permalink if permalink.startswith("http") else f"https://www.facebook.com{permalink}"
+            return PublishResult(done=True, platform_post_id=result.platform_post_id, url=url, published_at=utcnow())
+        return result
+
+    def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
+        """A page post from the last day whose message is exactly ours (Pages have no
+        idempotency key); an empty text cannot be matched."""
+        if not request.text:
+            raise NotSupported
+        since = utcnow() - dt.timedelta(days=1)
+        for post in self._posts(creds, since, fields="id,message,created_time,permalink_url", limit_pages=4):
+            if post.get("message") == request.text:
+                return PublishResult(
+                    done=True,
+                    platform_post_id=str(post["id"]),
+                    url=str(post.get("permalink_url") or ""),
+                    published_at=parse_time(post.get("created_time")),
+                )
+        return None
+
+    # --- analytics --------------------------------------------------------------------
+    def _posts(
+        self, creds: Credentials, since: dt.datetime, *, fields: str, limit_pages: int = 50
+    ) -> list[dict[str, Any]]:
+        params = {"fields": fields, "since": int(since.timestamp()), "limit": 100}
+        return list(
+            self.graph.pages(
+                f"{creds.external_id}/published_posts", token=creds.access_token, params=params, limit_pages=limit_pages
+            )
+        )
+
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        posts = [remote_post_of(p) for p in self._posts(creds, since, fields=POST_FIELDS)]
+        return [p for p in posts if p.published_at >= since]
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        found: dict[str, Metrics] = {}
+        for start in range(0, len(platform_post_ids), 50):
+            chunk = platform_post_ids[start : start + 50]
+            try:
+                body = self.graph.call(
+                    "GET", "", token=creds.access_token, params={"ids": ",".join(chunk), "fields": METRIC_FIELDS}
+                )
+            except Permanent:
+                body = {}
+                for post_id in chunk:  # one missing post fails the whole batch: ask one by one
+                    try:
+                        body[post_id] = self.graph.call(
+                            "GET", post_id, token=creds.access_token, params={"fields": METRIC_FIELDS}
+                        )
+                    except Permanent:
+                        continue
+            for post_id, node in body.items():
+                if isinstance(node, dict):
+                    found[post_id] = metrics_of(node)
+        return found
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        page = self.graph.call(
+            "GET", creds.external_id, token=creds.access_token, params={"fields": "followers_count,fan_count"}
+        )
+        value = page.get("followers_count", page.get("fan_count"))
+        return int(value) if value is not None else None

@@ -1,0 +1,458 @@
+"""Facebook Graph API simulator (Pages): OAuth dialog and token exchange, /me/accounts, page
+feed/photos/videos, reels and stories upload phases, the rupload host, insights and field reads.
+
+Every authorization creates a user who manages one page. Videos and reels are "processing" on
+the first status read and "ready" afterwards."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import re_path
+
+from platforms.sandbox import _meta_common as meta
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import simulator_view
+
+SLUG = "facebook"
+V = r"^(?P<version>v\d+\.\d+)/"
+
+
+def _store() -> SandboxStore:
+    return SandboxStore(SLUG)
+
+
+def _create_user() -> str:
+    s = _store()
+    user_id = meta.new_numeric_id(s, "10")
+    page_id = meta.new_numeric_id(s, "61")
+    s.put(
+        "page",
+        page_id,
+        {
+            "id": page_id,
+            "name": f"Sandbox Page {page_id[-4:]}",
+            "username": f"sandboxpage{page_id[-6:]}",
+            "category": "Brand",
+            "followers_count": 120 + int(page_id[-2:]),
+            "user_id": user_id,
+        },
+    )
+    s.put("user", user_id, {"id": user_id, "name": f"Sandbox User {user_id[-4:]}", "pages": [page_id]})
+    return user_id
+
+
+def _auth(request: HttpRequest, *, page_id: str | None = None) -> tuple[dict[str, Any] | None, JsonResponse | None]:
+    payload, error = meta.authenticate(_store(), request)
+    if error or payload is None:
+        return None, error
+    if page_id is not None and (payload.get("kind") != "page" or payload["account_id"] != page_id):
+        return None, meta.graph_error(
+            "(#200) The user hasn't authorized the application to perform this action", code=200
+        )
+    return payload, None
+
+
+def _json(body: dict[str, Any], status: int = 200) -> JsonResponse:
+    response = JsonResponse(body, status=status)
+    response["X-App-Usage"] = json.dumps({"call_count": 1, "total_cputime": 1, "total_time": 1})
+    return response
+
+
+@simulator_view(SLUG, log=False)
+def dialog(request: HttpRequest, version: str) -> HttpResponse:
+    return meta.dialog_view(_store(), _create_user)(request)
+
+
+@simulator_view(SLUG)
+def access_token(request: HttpRequest, version: str) -> JsonResponse:
+    s = _store()
+    if meta.param(request, "grant_type") == "fb_exchange_token":
+        payload = s.token(meta.param(request, "fb_exchange_token"))
+        if payload is None or payload.get("kind") != "user" or not meta.param(request, "client_secret"):
+            return meta.invalid_token()
+        token = s.issue_token(payload["account_id"], kind="user", ttl=meta.LONG_LIVED_SECONDS, long_lived=True)
+        return _json(meta.token_body(token, meta.LONG_LIVED_SECONDS))
+    user_id, error = meta.exchange_code(s, request)
+    if error or user_id is None:
+        return error or meta.invalid_token()
+    token = s.issue_token(user_id, kind="user", ttl=meta.SHORT_LIVED_SECONDS)
+    return _json(meta.token_body(token, meta.SHORT_LIVED_SECONDS))
+
+
+@simulator_view(SLUG)
+def me(request: HttpRequest, version: str) -> JsonResponse:
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    if payload["kind"] == "page":
+        page = _store().get("page", payload["account_id"]) or {}
+        return _json({"id": page.get("id"), "name": page.get("name")})
+    user = _store().get("user", payload["account_id"]) or {}
+    return _json({"id": user.get("id"), "name": user.get("name")})
+
+
+@simulator_view(SLUG)
+def accounts(request: HttpRequest, version: str) -> JsonResponse:
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    s = _store()
+    user = s.get("user", payload["account_id"]) if payload["kind"] == "user" else None
+    if user is None:
+        return meta.graph_error("(#100) Tried accessing nonexisting field (accounts) on node type (Page)", code=100)
+    pages = []
+    for page_id in user["pages"]:
+        page = s.get("page", page_id) or {}
+        token = s.issue_token(page_id, kind="page", user_id=user["id"])
+        pages.append(
+            {
+                "access_token": token,
+                "category": page.get("category"),
+                "name": page.get("name"),
+                "id": page_id,
+                "tasks": ["ADVERTISE", "ANALYZE", "CREATE_CONTENT", "MODERATE", "MANAGE"],
+                "picture": {"data": {"url": f"https://sandbox.invalid/pages/{page_id}.jpg"}},
+            }
+        )
+    return _json(meta.paged(request, pages))
+
+
+@simulator_view(SLUG)
+def debug_token(request: HttpRequest, version: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    s = _store()
+    payload = s.token(request.GET.get("input_token", ""))
+    if payload is None or s.is_revoked(str(payload["account_id"])):
+        return _json({"data": {"is_valid": False, "error": {"code": 190, "message": "Invalid OAuth access token."}}})
+    data = {
+        "app_id": "sandbox-facebook-app",
+        "type": payload["kind"].upper(),
+        "is_valid": True,
+        "expires_at": 0,
+        "scopes": ["pages_show_list", "pages_manage_posts", "pages_read_engagement", "read_insights"],
+        "user_id": payload.get("user_id", payload["account_id"]),
+    }
+    if payload["kind"] == "page":
+        data["profile_id"] = payload["account_id"]
+    return _json({"data": data})
+
+
+def _post_view(post: dict[str, Any]) -> dict[str, Any]:
+    grown = meta.grown_metrics(post["created"])
+    return {
+        "id": post["id"],
+        "message": post.get("message", ""),
+        "created_time": meta.iso(post["created"]),
+        "permalink_url": f"https://www.facebook.com/{post['id']}",
+        "full_picture": post.get("picture", ""),
+        "reactions": {"data": [], "summary": {"total_count": grown["likes"]}},
+        "comments": {"data": [], "summary": {"order": "ranked", "total_count": grown["comments"]}},
+        "shares": {"count": grown["shares"]},
+        "insights": {
+            "data": [
+                {
+                    "name": "post_impressions",
+                    "period": "lifetime",
+                    "values": [{"value": grown["views"]}],
+                    "id": f"{post['id']}/insights/post_impressions",
+                }
+            ]
+        },
+    }
+
+
+def _video_view(video: dict[str, Any]) -> dict[str, Any]:
+    processing = video.get("polls_left", 0) > 0
+    published = video.get("phase") == "published"
+    if processing:
+        _store().update("video", video["id"], polls_left=video["polls_left"] - 1)
+    phase_status = "in_progress" if processing else "complete"
+    status = {
+        "video_status": "processing" if processing else ("ready" if published else "upload_complete"),
+        "uploading_phase": {"status": "complete" if video.get("file_url") else "not_started"},
+        "processing_phase": {"status": phase_status if video.get("file_url") else "not_started"},
+        "publishing_phase": {
+            "status": "complete" if published and not processing else "not_started",
+            "publish_status": "published" if published else "not_published",
+        },
+    }
+    body: dict[str, Any] = {"id": video["id"], "status": status, "title": video.get("title", "")}
+    if video.get("post_id"):
+        body["post_id"] = video["post_id"]
+        body["permalink_url"] = f"/reel/{video['id']}" if video["kind"] == "reel" else f"/{video['post_id']}"
+    return body
+
+
+def _node(node_id: str) -> dict[str, Any] | None:
+    s = _store()
+    page = s.get("page", node_id)
+    if page:
+        return {
+            "id": page["id"],
+            "name": page["name"],
+            "username": page["username"],
+            "followers_count": page["followers_count"],
+            "fan_count": page["followers_count"],
+            "link": f"https://www.facebook.com/{page['id']}",
+            "picture": {"data": {"url": f"https://sandbox.invalid/pages/{page['id']}.jpg"}},
+        }
+    post = s.get("post", node_id)
+    if post:
+        return _post_view(post)
+    video = s.get("video", node_id)
+    if video:
+        return _video_view(video)
+    photo = s.get("photo", node_id)
+    if photo:
+        return {"id": photo["id"], "link": photo["url"], "created_time": meta.iso(photo["created"])}
+    return None
+
+
+@simulator_view(SLUG)
+def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    if request.method != "GET":
+        return meta.bad_method()
+    _, error = _auth(request)
+    if error:
+        return error
+    found = _node(node_id)
+    if found is None:
+        return meta.graph_error(
+            f"Unsupported get request. Object with ID '{node_id}' does not exist, cannot be "
+            "loaded due to missing permissions, or does not support this operation",
+            code=100,
+            subcode=33,
+        )
+    return _json(found)
+
+
+@simulator_view(SLUG)
+def root(request: HttpRequest, version: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    ids = [i for i in request.GET.get("ids", "").split(",") if i]
+    if not ids:
+        return meta.graph_error("(#100) Missing ids parameter", code=100)
+    found = {i: _node(i) for i in ids}
+    missing = [i for i, n in found.items() if n is None]
+    if missing:
+        return meta.graph_error(f"(#803) Some of the aliases you requested do not exist: {','.join(missing)}", code=803)
+    return _json({i: n for i, n in found.items() if n is not None})
+
+
+def _new_post(
+    page_id: str, *, message: str, kind: str, object_id: str = "", picture: str = "", link: str = ""
+) -> dict[str, Any]:
+    s = _store()
+    post_id = f"{page_id}_{object_id or meta.new_numeric_id(s, '12')}"
+    doc = {
+        "id": post_id,
+        "page_id": page_id,
+        "message": message,
+        "kind": kind,
+        "created": time.time(),
+        "picture": picture,
+        "link": link,
+    }
+    stored, _ = s.create_once("post", post_id, doc)
+    return stored
+
+
+def _media_fbid(raw: str) -> str:
+    try:
+        item = json.loads(raw)
+    except ValueError:
+        return ""
+    return str(item.get("media_fbid", "")) if isinstance(item, dict) else ""
+
+
+@simulator_view(SLUG)
+def feed(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
+    _, error = _auth(request, page_id=page_id if request.method == "POST" else None)
+    if error:
+        return error
+    s = _store()
+    if request.method == "GET":
+        since, until = meta.since_until(request)
+        posts = [p for p in s.all("post") if p["page_id"] == page_id and since <= p["created"] <= until]
+        posts.sort(key=lambda p: p["created"], reverse=True)
+        return _json(meta.paged(request, [_post_view(p) for p in posts]))
+    message = meta.param(request, "message")
+    if (scenario := meta.scenario_error(s, message, f"feed:{page_id}")) is not None:
+        return scenario
+    attached = [_media_fbid(str(v)) for k, v in request.POST.items() if k.startswith("attached_media[")]
+    if not message and not attached and not meta.param(request, "link"):
+        return meta.graph_error("(#100) Missing message or attachment", code=100)
+    for media_fbid in attached:
+        photo = s.get("photo", media_fbid)
+        if photo is None or photo["page_id"] != page_id:
+            return meta.graph_error("(#100) param attached_media must be an array of unpublished photo ids", code=100)
+    post = _new_post(page_id, message=message, kind="status", link=meta.param(request, "link"))
+    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    return _json({"id": post["id"]})
+
+
+@simulator_view(SLUG)
+def photos(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
+    _, error = _auth(request, page_id=page_id)
+    if error:
+        return error
+    s = _store()
+    caption = meta.param(request, "caption") or meta.param(request, "message")
+    published = meta.param(request, "published", "true").lower() != "false"
+    if published and (scenario := meta.scenario_error(s, caption, f"photos:{page_id}")) is not None:
+        return scenario
+    url = meta.param(request, "url")
+    if (problem := meta.fetch_media(url, kinds=("image",))) is not None:
+        return meta.graph_error(f"(#324) Missing or invalid image file: {problem}", code=324)
+    photo_id = meta.new_numeric_id(s, "13")
+    s.put("photo", photo_id, {"id": photo_id, "page_id": page_id, "url": url, "created": time.time()})
+    if not published:
+        return _json({"id": photo_id})
+    post = _new_post(page_id, message=caption, kind="photo", object_id=photo_id, picture=url)
+    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    return _json({"id": photo_id, "post_id": post["id"]})
+
+
+@simulator_view(SLUG)
+def photo_stories(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
+    _, error = _auth(request, page_id=page_id)
+    if error:
+        return error
+    photo = _store().get("photo", meta.param(request, "photo_id"))
+    if photo is None or photo["page_id"] != page_id:
+        return meta.graph_error("(#100) Invalid photo_id", code=100)
+    post = _new_post(page_id, message="", kind="story", object_id=photo["id"], picture=photo["url"])
+    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    return _json({"success": True, "post_id": post["id"]})
+
+
+@simulator_view(SLUG)
+def videos(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
+    _, error = _auth(request, page_id=page_id)
+    if error:
+        return error
+    s = _store()
+    description = meta.param(request, "description")
+    if (scenario := meta.scenario_error(s, description, f"videos:{page_id}")) is not None:
+        return scenario
+    file_url = meta.param(request, "file_url")
+    if (problem := meta.fetch_media(file_url, kinds=("video",))) is not None:
+        return meta.graph_error(
+            f"(#352) Sorry, the video file you selected is in a format that we don't support: {problem}", code=352
+        )
+    video_id = meta.new_numeric_id(s, "14")
+    post = _new_post(page_id, message=description, kind="video", object_id=video_id)
+    s.put(
+        "video",
+        video_id,
+        {
+            "id": video_id,
+            "page_id": page_id,
+            "kind": "video",
+            "file_url": file_url,
+            "title": meta.param(request, "title"),
+            "phase": "published",
+            "polls_left": 1,
+            "post_id": post["id"],
+        },
+    )
+    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    return _json({"id": video_id})
+
+
+@simulator_view(SLUG)
+def upload_phases(request: HttpRequest, version: str, page_id: str, edge: str) -> JsonResponse:
+    """``video_reels`` / ``video_stories``: upload_phase start → (rupload) → finish."""
+    _, error = _auth(request, page_id=page_id)
+    if error:
+        return error
+    s = _store()
+    kind = "reel" if edge == "video_reels" else "video_story"
+    phase = meta.param(request, "upload_phase")
+    if phase == "start":
+        video_id = meta.new_numeric_id(s, "15")
+        s.put("video", video_id, {"id": video_id, "page_id": page_id, "kind": kind, "phase": "started"})
+        upload_url = request.build_absolute_uri(f"/sandbox/{SLUG}/video-upload/{version}/{video_id}")
+        return _json({"video_id": video_id, "upload_url": upload_url})
+    if phase != "finish":
+        return meta.graph_error("(#100) upload_phase must be one of start, finish", code=100)
+    video = s.get("video", meta.param(request, "video_id"))
+    if video is None or video["page_id"] != page_id or video["kind"] != kind:
+        return meta.graph_error("(#100) Invalid video_id", code=100)
+    if not video.get("file_url"):
+        return meta.graph_error(
+            "(#6000) There was a problem uploading your video file: no file was uploaded", code=6000
+        )
+    description = meta.param(request, "description")
+    scenario = meta.scenario_error(s, description, f"{edge}:{video['id']}")
+    if video["phase"] != "published" and scenario is not None:
+        return scenario
+    post = _new_post(page_id, message=description, kind=kind, object_id=video["id"])
+    if video["phase"] != "published":
+        s.update("video", video["id"], phase="published", polls_left=1, post_id=post["id"], title=description)
+    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    body: dict[str, Any] = {"success": True}
+    if kind == "video_story":
+        body["post_id"] = post["id"]
+    return _json(body)
+
+
+@simulator_view(SLUG)
+def rupload(request: HttpRequest, version: str, video_id: str) -> JsonResponse:
+    if request.method != "POST":
+        return meta.bad_method()
+    _, error = _auth(request)
+    if error:
+        return error
+    s = _store()
+    video = s.get("video", video_id)
+    if video is None:
+        return meta.graph_error("(#100) Invalid video id", code=100)
+    # the documented header is ``file_url``; the WSGI server drops names with "_", so read its twin
+    file_url = request.headers.get("file-url", "")
+    if file_url:
+        if (problem := meta.fetch_media(file_url, kinds=("video",))) is not None:
+            return meta.graph_error(f"(#352) {problem}", code=352)
+    elif not request.body:
+        return meta.graph_error("(#100) Either file_url header or the video bytes are required", code=100)
+    s.update("video", video_id, file_url=file_url or "uploaded-bytes")
+    return _json({"success": True})
+
+
+@simulator_view(SLUG)
+def insights(request: HttpRequest, version: str, post_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    post = _store().get("post", post_id)
+    if post is None:
+        return meta.graph_error(
+            f"Unsupported get request. Object with ID '{post_id}' does not exist", code=100, subcode=33
+        )
+    return _json(_post_view(post)["insights"])
+
+
+urlpatterns = [
+    re_path(V + r"dialog/oauth/?$", dialog),
+    re_path(V + r"oauth/access_token$", access_token),
+    re_path(V + r"me$", me),
+    re_path(V + r"me/accounts$", accounts),
+    re_path(V + r"debug_token$", debug_token),
+    re_path(r"^video-upload/(?P<version>v\d+\.\d+)/(?P<video_id>\d+)$", rupload),
+    re_path(V + r"(?P<page_id>\d+)/(?:feed|published_posts)$", feed),
+    re_path(V + r"(?P<page_id>\d+)/photos$", photos),
+    re_path(V + r"(?P<page_id>\d+)/photo_stories$", photo_stories),
+    re_path(V + r"(?P<page_id>\d+)/videos$", videos),
+    re_path(V + r"(?P<page_id>\d+)/(?P<edge>video_reels|video_stories)$", upload_phases),
+    re_path(V + r"(?P<post_id>\d+_\d+)/insights$", insights),
+    re_path(V + r"(?P<node_id>[\d_]+)$", node),
+    re_path(V + r"?$", root),
+]

@@ -1,0 +1,370 @@
+"""The Facebook Pages client against its simulator over real HTTP, and against recorded
+Graph API bodies for the error classes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+import responses
+
+from platforms.base import (
+    AuthError,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    MediaItem,
+    Metrics,
+    NotSupported,
+    Permanent,
+    PublishRequest,
+    PublishResult,
+    RateLimited,
+    Transient,
+    UnknownOutcome,
+)
+from platforms.facebook import LIVE_BASE_URL, Client
+from platforms.registry import get_client
+
+RECORDED = Path(__file__).parent / "recorded" / "facebook"
+GRAPH = f"{LIVE_BASE_URL}/v21.0"
+
+
+def recorded(name: str) -> Any:
+    return json.loads((RECORDED / name).read_text())
+
+
+def image(url: str) -> MediaItem:
+    return MediaItem(url=url, kind="image", mime_type="image/jpeg")
+
+
+def video(url: str) -> MediaItem:
+    return MediaItem(url=url, kind="video", mime_type="video/mp4")
+
+
+def drive(client: Any, creds: Credentials, request: PublishRequest) -> list[PublishResult]:
+    """Call publish until done, feeding back the state each time (as the worker does)."""
+    results = [client.publish(creds, request, {})]
+    while not results[-1].done:
+        assert len(results) < 10, results
+        results.append(client.publish(creds, request, results[-1].state))
+    return results
+
+
+def publishes(sandbox: str) -> list[dict[str, Any]]:
+    log = requests.get(f"{sandbox}/_control/facebook/requests", timeout=10).json()["requests"]
+    return [entry for entry in log if entry.get("publish")]
+
+
+@pytest.fixture
+def page(connect: Any) -> ConnectedIdentity:
+    identities = connect("FACEBOOK")
+    assert len(identities) >= 1
+    return identities[0]
+
+
+def test_connect_yields_each_managed_page_with_its_page_token(connect: Any) -> None:
+    identities = connect("FACEBOOK")
+    assert len(identities) == 1
+    identity = identities[0]
+    assert identity.profile.page_id == identity.profile.external_id == identity.credentials.external_id
+    assert identity.credentials.access_token.startswith("sbx-facebook-page-")
+    assert identity.profile.display_name.startswith("Sandbox Page ")
+    assert "pages_manage_posts" in identity.scopes
+    again = connect("FACEBOOK")
+    assert again[0].profile.page_id != identity.profile.page_id  # each authorization: a new user and page
+
+
+def test_authorize_url_live_points_at_the_facebook_dialog() -> None:
+    client = Client(base_url=LIVE_BASE_URL, app=get_client("FACEBOOK").app, session=requests.Session(), timeout=5)
+    url = client.authorize_url(redirect_uri="https://app.example/cb", state="s1")
+    assert url.startswith("https://www.facebook.com/v21.0/dialog/oauth?client_id=")
+    assert "redirect_uri=https%3A%2F%2Fapp.example%2Fcb" in url and "state=s1" in url
+
+
+def test_text_post_is_listed_with_growing_metrics(sandbox: str, page: ConnectedIdentity) -> None:
+    client = get_client("FACEBOOK")
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)
+    results = drive(client, page.credentials, PublishRequest(target_id="t1", content_type="TEXT", text="Hello page"))
+    assert len(results) == 1
+    post_id = results[0].platform_post_id
+    assert post_id.startswith(f"{page.profile.page_id}_")
+    assert results[0].url == f"https://www.facebook.com/{post_id}"
+    listed = client.list_recent_posts(page.credentials, since)
+    assert [p.platform_post_id for p in listed] == [post_id]
+    assert listed[0].text == "Hello page"
+    metrics = client.fetch_post_metrics(page.credentials, [post_id, f"{page.profile.page_id}_999"])
+    assert set(metrics) == {post_id}
+    assert metrics[post_id].views is not None and metrics[post_id].views >= 5
+    assert metrics[post_id].likes == metrics[post_id].views // 5
+    assert [e["remoteId"] for e in publishes(sandbox)] == [post_id]
+
+
+def test_single_image_post(sandbox: str, page: ConnectedIdentity, media_server: str) -> None:
+    client = get_client("FACEBOOK")
+    request = PublishRequest(
+        target_id="t2", content_type="IMAGE", text="A photo", media=(image(f"{media_server}/sample.jpg"),)
+    )
+    results = drive(client, page.credentials, request)
+    assert len(results) == 1 and results[0].platform_post_id.startswith(f"{page.profile.page_id}_")
+    assert len(publishes(sandbox)) == 1
+
+
+def test_multi_image_post_resumes_from_state_without_a_second_post(
+    sandbox: str, page: ConnectedIdentity, media_server: str
+) -> None:
+    client = get_client("FACEBOOK")
+    media = (image(f"{media_server}/sample.jpg"), image(f"{media_server}/sample.png"))
+    request = PublishRequest(target_id="t3", content_type="CAROUSEL", text="Two photos", media=media)
+    first = client.publish(page.credentials, request, {})
+    assert not first.done and first.state["step"] == "feed" and len(first.state["photo_ids"]) == 2
+    assert publishes(sandbox) == []  # unpublished photos are not posts
+    final = client.publish(page.credentials, request, first.state)
+    assert final.done
+    assert [e["remoteId"] for e in publishes(sandbox)] == [final.platform_post_id]
+
+
+def test_video_post_polls_processing_then_ready(sandbox: str, page: ConnectedIdentity, media_server: str) -> None:
+    client = get_client("FACEBOOK")
+    request = PublishRequest(
+        target_id="t4",
+        content_type="VIDEO",
+        text="A video",
+        media=(video(f"{media_server}/sample.mp4"),),
+        options={"videoTitle": "My title"},
+    )
+    results = drive(client, page.credentials, request)
+    assert [r.done for r in results] == [False, False, True]
+    assert results[0].state["step"] == "video_status" and results[0].poll_after > 0
+    video_id = results[0].state["video_id"]
+    assert results[-1].platform_post_id == f"{page.profile.page_id}_{video_id}"
+    assert len(publishes(sandbox)) == 1
+
+
+@pytest.mark.parametrize("post_type", ["REEL", "STORY"])
+def test_reel_and_video_story_phases_resume_without_a_second_post(
+    sandbox: str, page: ConnectedIdentity, media_server: str, post_type: str
+) -> None:
+    client = get_client("FACEBOOK")
+    request = PublishRequest(
+        target_id="t5",
+        content_type="VIDEO",
+        text="Short one",
+        media=(video(f"{media_server}/sample.mp4"),),
+        options={"postType": post_type},
+    )
+    start = client.publish(page.credentials, request, {})
+    assert start.state["step"] == "phase_upload"
+    assert start.state["edge"] == ("video_reels" if post_type == "REEL" else "video_stories")
+    uploaded = client.publish(page.credentials, request, start.state)
+    assert uploaded.state["step"] == "phase_finish"
+    finished = client.publish(page.credentials, request, uploaded.state)
+    assert finished.state == {"step": "video_status", "video_id": start.state["video_id"]}
+    # the worker crashed after finish: the status step runs again, never a second finish
+    done = client.publish(page.credentials, request, finished.state)
+    while not done.done:
+        done = client.publish(page.credentials, request, done.state)
+    assert done.platform_post_id == f"{page.profile.page_id}_{start.state['video_id']}"
+    assert len(publishes(sandbox)) == 1
+
+
+def test_photo_story(sandbox: str, page: ConnectedIdentity, media_server: str) -> None:
+    client = get_client("FACEBOOK")
+    request = PublishRequest(
+        target_id="t6",
+        content_type="IMAGE",
+        text="",
+        media=(image(f"{media_server}/sample.jpg"),),
+        options={"postType": "STORY"},
+    )
+    results = drive(client, page.credentials, request)
+    assert [r.done for r in results] == [False, True]
+    assert results[0].state["step"] == "photo_story"
+    assert len(publishes(sandbox)) == 1
+
+
+def test_unreachable_image_is_media_rejected(sandbox: str, page: ConnectedIdentity, media_server: str) -> None:
+    request = PublishRequest(
+        target_id="t7", content_type="IMAGE", text="x", media=(image(f"{media_server}/missing.jpg"),)
+    )
+    with pytest.raises(Permanent) as raised:
+        get_client("FACEBOOK").publish(page.credentials, request, {})
+    assert raised.value.error_code == ErrorCode.MEDIA_REJECTED
+    assert "HTTP 404" in raised.value.message
+
+
+def test_check_token_valid_then_revoked(sandbox: str, page: ConnectedIdentity) -> None:
+    client = get_client("FACEBOOK")
+    profile = client.check_token(page.credentials)
+    assert profile.page_id == page.profile.page_id and profile.display_name == page.profile.display_name
+    revoke = requests.post(
+        f"{sandbox}/_control/facebook/accounts/{page.profile.page_id}/revoke", json={"revoked": True}, timeout=10
+    )
+    assert revoke.status_code == 200
+    with pytest.raises(AuthError) as raised:
+        client.check_token(page.credentials)
+    assert "session has been invalidated" in raised.value.message
+    assert raised.value.error_code == ErrorCode.AUTH_EXPIRED
+
+
+def test_scenario_markers(sandbox: str, page: ConnectedIdentity) -> None:
+    client = get_client("FACEBOOK")
+    with pytest.raises(AuthError):
+        client.publish(page.credentials, PublishRequest("t8", "TEXT", "hi #sandbox-unauthorized"), {})
+    with pytest.raises(Permanent) as failed:
+        client.publish(page.credentials, PublishRequest("t9", "TEXT", "hi #sandbox-fail"), {})
+    assert failed.value.error_code == ErrorCode.CONTENT_REJECTED
+    flaky = PublishRequest("t10", "TEXT", "hi #sandbox-flaky")
+    with pytest.raises(Transient):
+        client.publish(page.credentials, flaky, {})
+    assert client.publish(page.credentials, flaky, {}).done
+    assert len(publishes(sandbox)) == 1
+
+
+def test_lookup_finds_our_post_by_its_text(sandbox: str, page: ConnectedIdentity) -> None:
+    client = get_client("FACEBOOK")
+    request = PublishRequest("t11", "TEXT", "Exactly this text")
+    assert client.lookup(page.credentials, request) is None
+    posted = client.publish(page.credentials, request, {})
+    found = client.lookup(page.credentials, request)
+    assert found is not None and found.platform_post_id == posted.platform_post_id
+    with pytest.raises(NotSupported):
+        client.lookup(page.credentials, PublishRequest("t12", "IMAGE", ""))
+
+
+def test_followers(sandbox: str, page: ConnectedIdentity) -> None:
+    followers = get_client("FACEBOOK").fetch_followers(page.credentials)
+    assert isinstance(followers, int) and followers >= 120
+
+
+# --- recorded real-API bodies: the client parses them and maps every error class ----------
+
+CREDS = Credentials(access_token="page-token", external_id="1234567890")
+
+
+def live_client() -> Client:
+    return Client(base_url=LIVE_BASE_URL, app=get_client("FACEBOOK").app, session=requests.Session(), timeout=5)
+
+
+@responses.activate
+def test_recorded_connect_flow_parses() -> None:
+    responses.get(f"{GRAPH}/oauth/access_token", json=recorded("oauth_access_token.json"))
+    responses.get(f"{GRAPH}/me", json=recorded("me.json"))
+    responses.get(f"{GRAPH}/me/accounts", json=recorded("me_accounts.json"))
+    identities = live_client().exchange_code(code="c", redirect_uri="https://app.example/cb")
+    assert [(i.profile.page_id, i.profile.display_name, i.credentials.access_token) for i in identities] == [
+        ("1234567890", "Cisco Systems", "EAAJjmJ...")
+    ]
+    assert identities[0].credentials.extra == {"user_id": "10158000000000000"}
+
+
+@responses.activate
+def test_recorded_posts_metrics_and_page_parse() -> None:
+    responses.get(f"{GRAPH}/1234567890/published_posts", json=recorded("published_posts.json"))
+    responses.get(f"{GRAPH}/1234567890", json=recorded("page_fields.json"))
+    client = live_client()
+    posts = client.list_recent_posts(CREDS, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
+    assert len(posts) == 1
+    assert posts[0].published_at == dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC)
+    assert posts[0].metrics == Metrics(views=410, likes=12, comments=3, shares=2)
+    assert client.fetch_followers(CREDS) == 1523
+    assert client.check_token(CREDS).username == "cisco"
+
+
+@responses.activate
+def test_recorded_reel_and_photo_bodies_parse() -> None:
+    start = recorded("video_reels_start.json")
+    responses.post(f"{GRAPH}/1234567890/video_reels", json=start)
+    responses.get(f"{GRAPH}/1122334455667788", json=recorded("video_status_ready.json"))
+    responses.post(f"{GRAPH}/1234567890/photos", json=recorded("photos_create.json"))
+    client = live_client()
+    request = PublishRequest(
+        "t", "VIDEO", "x", media=(video("https://cdn.example/v.mp4"),), options={"postType": "REEL"}
+    )
+    first = client.publish(CREDS, request, {})
+    assert first.state["upload_url"] == start["upload_url"]
+    done = client.publish(CREDS, request, {"step": "video_status", "video_id": "1122334455667788"})
+    assert done.platform_post_id == "1234567890_1122334455667788"
+    assert done.url == "https://www.facebook.com/reel/1122334455667788"
+    photo = client.publish(CREDS, PublishRequest("t", "IMAGE", "x", media=(image("https://cdn.example/a.jpg"),)), {})
+    assert photo.platform_post_id == "1234567890_10161000000000000"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "headers", "error_class", "code"),
+    [
+        ("error_invalid_token.json", 400, {}, AuthError, ErrorCode.AUTH_EXPIRED),
+        ("error_transient.json", 500, {}, Transient, ErrorCode.PLATFORM_UNAVAILABLE),
+        ("error_duplicate.json", 400, {}, Permanent, ErrorCode.DUPLICATE),
+        ("error_permission.json", 403, {}, Permanent, ErrorCode.PERMISSION_MISSING),
+        ("error_invalid_parameter.json", 400, {}, Permanent, ErrorCode.INVALID_REQUEST),
+        (
+            "error_app_limit.json",
+            403,
+            {"X-App-Usage": '{"call_count":100,"total_cputime":20,"total_time":30}'},
+            RateLimited,
+            ErrorCode.RATE_LIMITED,
+        ),
+    ],
+)
+@responses.activate
+def test_recorded_errors_map_to_the_taxonomy(
+    body: str, status: int, headers: dict[str, str], error_class: type, code: ErrorCode
+) -> None:
+    payload = recorded(body)
+    responses.post(f"{GRAPH}/1234567890/feed", json=payload, status=status, headers=headers)
+    with pytest.raises(error_class) as raised:
+        live_client().publish(CREDS, PublishRequest("t", "TEXT", "hello"), {})
+    assert raised.value.error_code == code
+    assert raised.value.message == payload["error"]["message"]
+    if error_class is RateLimited:
+        assert raised.value.retry_at > dt.datetime.now(dt.UTC) + dt.timedelta(minutes=59)
+
+
+@responses.activate
+def test_business_use_case_header_gives_the_retry_time() -> None:
+    usage = {
+        "1234567890": [
+            {
+                "type": "pages",
+                "call_count": 100,
+                "total_cputime": 10,
+                "total_time": 10,
+                "estimated_time_to_regain_access": 7,
+            }
+        ]
+    }
+    responses.post(
+        f"{GRAPH}/1234567890/feed",
+        json=recorded("error_rate_limit.json"),
+        status=400,
+        headers={"X-Business-Use-Case-Usage": json.dumps(usage)},
+    )
+    before = dt.datetime.now(dt.UTC)
+    with pytest.raises(RateLimited) as raised:
+        live_client().publish(CREDS, PublishRequest("t", "TEXT", "hello"), {})
+    assert raised.value.retry_at is not None
+    assert before + dt.timedelta(minutes=7) <= raised.value.retry_at <= before + dt.timedelta(minutes=8)
+
+
+@responses.activate
+def test_timeout_after_sending_a_create_is_unknown_outcome_but_a_read_is_transient() -> None:
+    responses.post(f"{GRAPH}/1234567890/feed", body=requests.ReadTimeout("read timed out"))
+    responses.get(f"{GRAPH}/1234567890", body=requests.ReadTimeout("read timed out"))
+    client = live_client()
+    with pytest.raises(UnknownOutcome):
+        client.publish(CREDS, PublishRequest("t", "TEXT", "hello"), {})
+    with pytest.raises(Transient):
+        client.check_token(CREDS)
+
+
+def test_connection_refused_before_sending_is_transient() -> None:
+    client = Client(
+        base_url="http://127.0.0.1:9", app=get_client("FACEBOOK").app, session=requests.Session(), timeout=2
+    )
+    with pytest.raises(Transient):
+        client.publish(CREDS, PublishRequest("t", "TEXT", "hello"), {})
