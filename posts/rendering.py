@@ -4,13 +4,13 @@ queries (targets prefetched once, media previews looked up once)."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import prefetch_related_objects
 
 from core.fields import format_instant
+from media.selectors import media_previews
 from posts.models import Post, PostTarget
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
@@ -66,7 +66,7 @@ PLATFORM_CONFIG_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
 }
-_LIST_CONFIG_FIELDS = {("YOUTUBE", "tags")}
+LIST_CONFIG_FIELDS = {("YOUTUBE", "tags")}
 
 
 def record_field_name(platform: str, key: str) -> str:
@@ -74,24 +74,9 @@ def record_field_name(platform: str, key: str) -> str:
     return prefix + key[0].upper() + key[1:]
 
 
-def _preview_lookup() -> Callable[..., dict[str, str]] | None:
-    for module_name in ("media.selectors", "media.services"):
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        found = getattr(module, "media_previews", None)
-        if callable(found):
-            return found  # type: ignore[no-any-return]
-    return None
-
-
 def _previews(urls: Iterable[str]) -> dict[str, str]:
     wanted = sorted(set(urls))
-    lookup = _preview_lookup()
-    if not wanted or lookup is None:
-        return {}
-    return dict(lookup(urls=wanted))
+    return media_previews(urls=wanted) if wanted else {}
 
 
 def _none_if_blank(value: str) -> str | None:
@@ -120,7 +105,7 @@ def entry_record(target: PostTarget) -> dict[str, Any]:
         config = target.config or {}
         for key in PLATFORM_CONFIG_FIELDS[target.platform][1]:
             value = config.get(key)
-            if (target.platform, key) in _LIST_CONFIG_FIELDS:
+            if (target.platform, key) in LIST_CONFIG_FIELDS:
                 value = list(value or [])
             record[record_field_name(target.platform, key)] = value
     return record
@@ -137,7 +122,7 @@ def _record(post: Post, previews: dict[str, str]) -> dict[str, Any]:
         "scheduledAt": format_instant(post.scheduled_at),
         "mediaUrls": media_urls,
         "mediaAltTexts": list(post.media_alt_texts or []),
-        "previewUrls": [previews.get(url) for url in media_urls],
+        "previewUrls": [previews.get(url) or None for url in media_urls],
         "thumbnailUrl": post.thumbnail_url or None,
         "recurringPostId": post.recurring_post_id,
         "occurrenceAt": format_instant(post.occurrence_at),

@@ -1,0 +1,269 @@
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.exception_handler import flatten_validation_detail
+from core.idempotency import idempotent
+from core.pagination import paginate
+from core.query import parse_query
+from posts.api.serializers import (
+    RESULT_FIELDS,
+    BulkOutput,
+    PostCreateOutput,
+    PostDeleteOutput,
+    PostListOutput,
+    PostListQuery,
+    PostOutput,
+    PostPublishInput,
+    PostPublishOutput,
+    PostResultsOutput,
+    PostRetryInput,
+    PostRetryOutput,
+    PostValidateOutput,
+)
+from posts.rendering import entry_record, post_record, post_records
+from posts.selectors import post_get, post_list
+from posts.services import (
+    creation_result,
+    post_create,
+    post_delete,
+    post_publish,
+    post_retry,
+    post_unschedule,
+    post_update,
+    posts_bulk_create,
+    require_for_timing,
+    timing_of,
+)
+from posts.services.creation import DRAFT
+from posts.services.payloads import BulkBatchInput, PostCreateInput, PostUpdateInput
+from posts.validation import Issue, build_plan
+from workspaces.authentication import access_of
+from workspaces.roles import Permission
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Repeat within 24 h returns the first response and never acts twice.",
+)
+_ID = OpenApiParameter("id", str, OpenApiParameter.PATH, description="Post id")
+
+
+def _valid(serializer_class: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data, **kwargs)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class PostViewSet(viewsets.GenericViewSet):
+    """Posts: create, list, read, change, delete and their transitions."""
+
+    schema_tags = ["Posts"]
+    lookup_field = "id"
+    required_permissions = {
+        "list": Permission.POSTS_READ,
+        "retrieve": Permission.POSTS_READ,
+        "results": Permission.POSTS_READ,
+        "create": Permission.POSTS_DRAFT,
+        "partial_update": Permission.POSTS_DRAFT,
+        "destroy": Permission.POSTS_DRAFT,
+        "publish": Permission.POSTS_DRAFT,
+        "unschedule": Permission.POSTS_DRAFT,
+        "validate": Permission.POSTS_DRAFT,
+        "retry": Permission.POSTS_PUBLISH,
+        "bulk": Permission.POSTS_SCHEDULE,
+    }
+
+    @extend_schema(
+        operation_id="listPosts",
+        summary="List posts",
+        description="Newest first by default (`sortOrder=OLDEST` is the exact reverse, ties broken by id). "
+        "`startDate`/`endDate` are inclusive and bound `scheduledAt`, or `createdAt` for posts never "
+        "scheduled. Arrays may be repeated or bracket-indexed; `status` is an alias of `statuses`.",
+        parameters=[PostListQuery],
+        responses={200: PostListOutput},
+    )
+    def list(self, request: Request) -> Response:
+        query = parse_query(request.query_params, PostListQuery, {"status": "statuses"})
+        posts = post_list(
+            workspace_id=access_of(request).workspace.id,
+            statuses=query.get("statuses"),
+            platforms=query.get("platforms"),
+            start=query.get("startDate"),
+            end=query.get("endDate"),
+            oldest_first=query["sortOrder"] == "OLDEST",
+        )
+        page = paginate(posts, limit=query["limit"], offset=query["offset"])
+        return Response({"posts": post_records(page.items), "total": page.total, "hasMore": page.has_more})
+
+    @extend_schema(
+        operation_id="createPost",
+        summary="Create a post (now, scheduled, draft, or the start of a series)",
+        description="Needs posts.draft, plus posts.schedule for a future `scheduledAt`, or posts.publish "
+        "when it publishes now.",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=PostCreateInput,
+        responses={201: PostCreateOutput},
+    )
+    @idempotent
+    def create(self, request: Request) -> Response:
+        access = access_of(request)
+        data = _valid(PostCreateInput, request.data)
+        timing = timing_of(save_as_draft=data["saveAsDraft"], scheduled_at=data.get("scheduledAt"))
+        require_for_timing(access, timing)
+        plan = build_plan(workspace_id=access.workspace.id, data=data, full=timing != DRAFT)
+        post = post_create(workspace_id=access.workspace.id, plan=plan)
+        return Response(creation_result(post, plan), status=201)
+
+    @extend_schema(operation_id="getPost", summary="Get a post", parameters=[_ID], responses={200: PostOutput})
+    def retrieve(self, request: Request, id: str) -> Response:
+        return Response(post_record(post_get(workspace_id=access_of(request).workspace.id, post_id=id)))
+
+    @extend_schema(
+        operation_id="updatePost",
+        summary="Change a draft or scheduled post",
+        description="Omitted fields keep their values. Sending `platforms` rebuilds every platform entry, "
+        "config and the media from this request alone; `mediaUrls`/`mediaAltTexts` without it are ignored.",
+        parameters=[_ID],
+        request=PostUpdateInput,
+        responses={200: PostOutput},
+    )
+    def partial_update(self, request: Request, id: str) -> Response:
+        changes = _valid(PostUpdateInput, request.data, partial=True)
+        post = post_update(workspace_id=access_of(request).workspace.id, post_id=id, changes=changes)
+        return Response(post_record(post))
+
+    @extend_schema(
+        operation_id="deletePost",
+        summary="Delete a post",
+        description="409 `conflict` while any platform entry is being published.",
+        parameters=[_ID],
+        request=None,
+        responses={200: PostDeleteOutput},
+    )
+    def destroy(self, request: Request, id: str) -> Response:
+        post_delete(workspace_id=access_of(request).workspace.id, post_id=id)
+        return Response({"deleted": True})
+
+    @extend_schema(
+        operation_id="getPostResults",
+        summary="Per-platform results of a post",
+        parameters=[_ID],
+        responses={200: PostResultsOutput},
+    )
+    @action(detail=True, methods=["get"])
+    def results(self, request: Request, id: str) -> Response:
+        post = post_get(workspace_id=access_of(request).workspace.id, post_id=id)
+        entries = [entry_record(t) for t in post.targets.all()]
+        results = [{name: entry[name] for name in RESULT_FIELDS} for entry in entries]
+        return Response({"postId": post.id, "status": post.status, "results": results})
+
+    @extend_schema(
+        operation_id="publishPost",
+        summary="Publish or schedule a draft",
+        description="Runs the create validation now. A future `scheduledAt` (given, or the dated draft's) "
+        "schedules it (posts.schedule); otherwise it is queued now (posts.publish). 400 `post_not_draft` "
+        "for any other post.",
+        parameters=[_ID, IDEMPOTENCY_HEADER],
+        request=PostPublishInput,
+        responses={201: PostPublishOutput},
+    )
+    @action(detail=True, methods=["post"])
+    @idempotent
+    def publish(self, request: Request, id: str) -> Response:
+        data = _valid(PostPublishInput, request.data)
+        outcome = post_publish(
+            access=access_of(request),
+            post_id=id,
+            timezone_name=data.get("timezone"),
+            scheduled_at=data.get("scheduledAt"),
+        )
+        return Response(outcome.body(), status=201)
+
+    @extend_schema(
+        operation_id="unschedulePost",
+        summary="Make a scheduled post or dated draft an undated draft",
+        parameters=[_ID, IDEMPOTENCY_HEADER],
+        request=None,
+        responses={200: PostOutput},
+    )
+    @action(detail=True, methods=["post"])
+    @idempotent
+    def unschedule(self, request: Request, id: str) -> Response:
+        post = post_unschedule(workspace_id=access_of(request).workspace.id, post_id=id)
+        return Response(post_record(post))
+
+    @extend_schema(
+        operation_id="retryPost",
+        summary="Queue failed platform entries again",
+        description="`platformIds` values are entry ids or platform names; missing or empty retries every "
+        "FAILED entry. The matched entries are PENDING when this answers.",
+        parameters=[_ID, IDEMPOTENCY_HEADER],
+        request=PostRetryInput,
+        responses={201: PostRetryOutput},
+    )
+    @action(detail=True, methods=["post"])
+    @idempotent
+    def retry(self, request: Request, id: str) -> Response:
+        data = _valid(PostRetryInput, request.data)
+        retried = post_retry(
+            workspace_id=access_of(request).workspace.id, post_id=id, platform_ids=data.get("platformIds")
+        )
+        body = {"postId": id, "queuedPlatforms": [t.platform for t in retried], "isScheduled": False}
+        return Response(body, status=201)
+
+    @extend_schema(
+        operation_id="bulkCreatePosts",
+        summary="Create up to 100 posts sharing their platforms",
+        description="Each item is validated and created on its own; one bad item never sinks the others. "
+        "Needs posts.schedule, plus posts.publish when an item is due now. `posts[].idempotencyKey` makes "
+        "an item's creation happen at most once.",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=BulkBatchInput,
+        responses={201: BulkOutput},
+    )
+    @action(detail=False, methods=["post"])
+    @idempotent
+    def bulk(self, request: Request) -> Response:
+        batch = _valid(BulkBatchInput, request.data)
+        body = posts_bulk_create(
+            access=access_of(request), batch=batch, raw_batch=request.data if isinstance(request.data, dict) else {}
+        )
+        return Response(body, status=201)
+
+    @extend_schema(
+        operation_id="validatePost",
+        summary="Check a create payload without creating anything",
+        description="Runs exactly the create validation and answers every problem found, per platform.",
+        parameters=[IDEMPOTENCY_HEADER],
+        request=PostCreateInput,
+        responses={200: PostValidateOutput},
+    )
+    @action(detail=False, methods=["post"])
+    @idempotent
+    def validate(self, request: Request) -> Response:
+        serializer = PostCreateInput(data=request.data)
+        if not serializer.is_valid():
+            issues = [Issue(message, None, _field_of(message)) for message in _messages(serializer.errors)]
+            return Response({"valid": False, "issues": [i.as_dict() for i in issues], "skippedPlatforms": []})
+        data = dict(serializer.validated_data)
+        plan = build_plan(workspace_id=access_of(request).workspace.id, data=data, full=not data["saveAsDraft"])
+        body = {"valid": plan.valid, "issues": [i.as_dict() for i in plan.issues], "skippedPlatforms": plan.skipped}
+        return Response(body)
+
+
+def _messages(errors: Any) -> list[str]:
+    return flatten_validation_detail(errors)
+
+
+def _field_of(message: str) -> str | None:
+    head, sep, _ = message.partition(":")
+    return head if sep and " " not in head else None

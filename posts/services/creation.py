@@ -1,0 +1,152 @@
+"""Creating posts from a validated plan, and the pieces publish and change reuse."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.errors import ValidationFailed
+from core.fields import format_instant
+from media.services import media_mark_referenced
+from posts.models import Post, PostStatus, PostTarget, TargetStatus
+from posts.pipeline.enqueue import enqueue_targets
+from posts.rendering import post_record
+from posts.services.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
+from posts.validation import PostPlan, TargetPlan
+from webhooks.events import emit_event
+from workspaces.access import Access
+from workspaces.roles import Permission
+
+DRAFT, SCHEDULED, NOW = "draft", "scheduled", "now"
+
+
+def timing_of(*, save_as_draft: bool, scheduled_at: dt.datetime | None, now: dt.datetime | None = None) -> str:
+    """draft, scheduled (a future ``scheduledAt``) or now (missing or past ``scheduledAt``)."""
+    if save_as_draft:
+        return DRAFT
+    if scheduled_at is not None and scheduled_at > (now or timezone.now()):
+        return SCHEDULED
+    return NOW
+
+
+def require_for_timing(access: Access, timing: str) -> None:
+    """posts.draft is checked by the view; scheduling and publishing now need more (spec §3)."""
+    if timing == SCHEDULED:
+        access.require(Permission.POSTS_SCHEDULE)
+    elif timing == NOW:
+        access.require(Permission.POSTS_PUBLISH)
+
+
+def build_targets(post: Post, plan: PostPlan) -> list[PostTarget]:
+    return PostTarget.objects.bulk_create([_target_row(post, t) for t in plan.targets])
+
+
+def _target_row(post: Post, target: TargetPlan) -> PostTarget:
+    account = target.account
+    return PostTarget(
+        post=post,
+        platform=target.platform,
+        account=account,
+        account_name=account.display_name or account.username or account.external_id,
+        page_id=target.page_id,
+        status=TargetStatus.PENDING,
+        text=target.text,
+        config=target.config,
+    )
+
+
+def go_live(post: Post, *, timing: str, target_ids: list[str]) -> None:
+    """Emit post.scheduled for a scheduled post, or queue the targets of a post due now once
+    the surrounding transaction commits."""
+    if timing == SCHEDULED:
+        emit_event(workspace_id=post.workspace_id, name="post.scheduled", data={"post": post_record(post)})
+    elif timing == NOW:
+        transaction.on_commit(lambda: enqueue_targets(target_ids))
+
+
+@transaction.atomic
+def post_create(*, workspace_id: str, plan: PostPlan, now: dt.datetime | None = None) -> Post:
+    """Create the post and its targets from a valid plan (400 otherwise) in one transaction:
+    DRAFT (a dated draft keeps a future ``scheduledAt``), SCHEDULED (post.scheduled emitted in
+    the same transaction) or PENDING (targets queued after commit). Media is marked referenced."""
+    plan.raise_if_invalid()
+    now = now or timezone.now()
+    timing = timing_of(save_as_draft=plan.save_as_draft, scheduled_at=plan.scheduled_at, now=now)
+    future = plan.scheduled_at if plan.scheduled_at is not None and plan.scheduled_at > now else None
+    status = {DRAFT: PostStatus.DRAFT, SCHEDULED: PostStatus.SCHEDULED, NOW: PostStatus.PENDING}[timing]
+    post = Post.objects.create(
+        workspace_id=workspace_id,
+        status=status,
+        content_type=plan.content_type,
+        text=plan.text,
+        timezone=plan.timezone,
+        scheduled_at=future,
+        media_urls=plan.media_urls,
+        media_alt_texts=plan.media_alt_texts,
+        thumbnail_url=plan.thumbnail_url,
+        thumbnail_timestamp_ms=plan.thumbnail_timestamp_ms,
+    )
+    targets = build_targets(post, plan)
+    media_mark_referenced(workspace_id=workspace_id, urls=plan.media_urls)
+    if plan.recurrence:
+        _start_series(post, plan)
+    go_live(post, timing=timing, target_ids=[t.id for t in targets])
+    return post
+
+
+def _start_series(post: Post, plan: PostPlan) -> None:
+    """Hook for the recurrence engine: ``posts.recurrence.series_start(post=, plan=)`` validates
+    ``plan.recurrence``, creates the RecurringPost and links ``post`` as its first occurrence."""
+    try:
+        recurrence: Any = importlib.import_module("posts.recurrence")
+    except ImportError:
+        recurrence = None
+    series_start = getattr(recurrence, "series_start", None)
+    if series_start is None:
+        raise ValidationFailed(["recurrence: recurring series are not available yet"])
+    series_start(post=post, plan=plan)
+
+
+def creation_result(post: Post, plan: PostPlan) -> dict[str, Any]:
+    """The 201 body of POST /social-posts."""
+    body: dict[str, Any] = {
+        "postId": post.id,
+        "status": post.status,
+        "queuedPlatforms": [] if post.status == PostStatus.DRAFT else [t.platform for t in plan.targets],
+        "skippedPlatforms": list(plan.skipped),
+        "isScheduled": post.status == PostStatus.SCHEDULED,
+        "scheduledAt": format_instant(post.scheduled_at),
+    }
+    if post.recurring_post_id:
+        body["recurringPostId"] = post.recurring_post_id
+    return body
+
+
+def payload_of(post: Post) -> dict[str, Any]:
+    """The create payload that would rebuild ``post`` as it stands (targets, configs, texts):
+    what publish re-validates and what a change is merged into."""
+    targets = list(post.targets.all())
+    data: dict[str, Any] = {
+        "contentType": post.content_type,
+        "text": post.text,
+        "timezone": post.timezone,
+        "scheduledAt": post.scheduled_at,
+        "mediaUrls": list(post.media_urls or []),
+        "mediaAltTexts": list(post.media_alt_texts or []),
+        "thumbnailUrl": post.thumbnail_url,
+        "thumbnailTimestampMs": post.thumbnail_timestamp_ms,
+        "platforms": list(dict.fromkeys(t.platform for t in targets)),
+        "platformTexts": [{"platform": t.platform, "text": t.text} for t in targets if t.text != post.text],
+    }
+    for target in targets:
+        data.setdefault(CONNECTION_FIELDS[target.platform], [])
+        if target.account_id:
+            data[CONNECTION_FIELDS[target.platform]].append(target.account_id)
+        if target.platform in CONFIG_FIELDS and target.config and target.account_id:
+            key = "pageId" if target.platform == "FACEBOOK" else "connectionId"
+            data.setdefault(CONFIG_FIELDS[target.platform], []).append({key: target.account_id, **target.config})
+    return data

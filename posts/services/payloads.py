@@ -1,0 +1,253 @@
+"""Shape of the create / change / bulk payloads (CONTRACT.md §5): types, enums and the limits
+that are not a platform's (those live in ``platforms.capabilities`` only)."""
+
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from core.fields import InstantField
+from platforms.base import Platform
+from posts.models import ContentType
+
+PLATFORM_VALUES = [p.value for p in Platform]
+
+# The payload field that lists each platform's accounts.
+CONNECTION_FIELDS: dict[str, str] = {
+    "FACEBOOK": "pageIds",
+    "INSTAGRAM": "instagramConnectionIds",
+    "THREADS": "threadsConnectionIds",
+    "TIKTOK": "tiktokConnectionIds",
+    "TWITTER": "twitterConnectionIds",
+    "BLUESKY": "blueskyConnectionIds",
+    "LINKEDIN": "linkedinConnectionIds",
+    "PINTEREST": "pinterestConnectionIds",
+    "YOUTUBE": "youtubeConnectionIds",
+    "MASTODON": "mastodonConnectionIds",
+    "TELEGRAM": "telegramConnectionIds",
+    "GOOGLE_BUSINESS": "googleBusinessConnectionIds",
+}
+CONFIG_FIELDS: dict[str, str] = {
+    "INSTAGRAM": "instagramConfigs",
+    "FACEBOOK": "facebookConfigs",
+    "TIKTOK": "tiktokConfigs",
+    "YOUTUBE": "youtubeConfigs",
+    "PINTEREST": "pinterestConfigs",
+    "LINKEDIN": "linkedinConfigs",
+    "GOOGLE_BUSINESS": "googleBusinessConfigs",
+}
+
+
+def choice(values: list[str], **kwargs: Any) -> serializers.ChoiceField:
+    """A choice field whose OpenAPI enum stays inline (nested in ``allOf`` so that no shared enum
+    component is made from it, whose name would collide with another field's of the same name)."""
+    field_class = extend_schema_field({"type": "string", "allOf": [{"enum": list(values)}]})(
+        type("InlineChoiceField", (serializers.ChoiceField,), {})
+    )
+    return field_class(choices=values, **kwargs)  # type: ignore[no-any-return]
+
+
+def _id_field(**kwargs: Any) -> serializers.CharField:
+    return serializers.CharField(max_length=255, **kwargs)
+
+
+def _configs(serializer_class: type[serializers.Serializer]) -> serializers.ListSerializer[Any]:
+    return serializers.ListSerializer(child=serializer_class(), required=False, max_length=50)
+
+
+def _ids() -> serializers.ListField:
+    return serializers.ListField(child=_id_field(), required=False, max_length=50)
+
+
+class _ConnectionConfig(serializers.Serializer):
+    connectionId = _id_field(required=False)
+
+
+class InstagramConfigInput(_ConnectionConfig):
+    postType = choice(["FEED", "REEL", "STORY"], required=False)
+    trialGraduation = choice(["MANUAL", "SS_PERFORMANCE"], required=False, allow_null=True)
+    audio = _id_field(required=False, allow_null=True)
+
+
+class FacebookConfigInput(serializers.Serializer):
+    pageId = _id_field(required=False)
+    postType = choice(["FEED", "REEL", "STORY"], required=False)
+    videoTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+
+
+class TiktokConfigInput(_ConnectionConfig):
+    privacyLevel = choice(
+        ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
+        required=False,
+        allow_null=True,
+    )
+    title = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+    caption = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=100_000)
+    allowComments = serializers.BooleanField(required=False)
+    allowDuet = serializers.BooleanField(required=False)
+    allowStitch = serializers.BooleanField(required=False)
+    sendAsDraft = serializers.BooleanField(required=False)
+    aiGenerated = serializers.BooleanField(required=False)
+    brandedContent = serializers.BooleanField(required=False)
+    brandedContentOwnBrand = serializers.BooleanField(required=False)
+    autoAddMusic = serializers.BooleanField(required=False)
+
+
+class YoutubeConfigInput(_ConnectionConfig):
+    postType = choice(["VIDEO", "SHORTS"], required=False)
+    videoTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+    tags = serializers.ListField(child=serializers.CharField(max_length=500), required=False, max_length=20)
+    privacyStatus = choice(["public", "private", "unlisted"], required=False)
+    license = choice(["youtube", "creativeCommon"], required=False)
+    notifySubscribers = serializers.BooleanField(required=False)
+    allowEmbedding = serializers.BooleanField(required=False)
+    madeForKids = serializers.BooleanField(required=False)
+    categoryId = _id_field(required=False, allow_null=True)
+    playlistId = _id_field(required=False, allow_null=True)
+
+
+class PinterestConfigInput(_ConnectionConfig):
+    boardId = _id_field(required=False, allow_blank=True, allow_null=True)
+    title = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+    link = serializers.URLField(required=False, allow_null=True, max_length=2000)
+
+
+class LinkedinConfigInput(_ConnectionConfig):
+    documentTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+
+
+class GoogleBusinessConfigInput(_ConnectionConfig):
+    topicType = choice(["STANDARD", "EVENT", "OFFER"], required=False)
+    callToActionType = choice(
+        ["BOOK", "ORDER", "SHOP", "LEARN_MORE", "SIGN_UP", "CALL"], required=False, allow_null=True
+    )
+    callToActionUrl = serializers.URLField(required=False, allow_null=True, max_length=2000)
+    eventTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    eventStart = InstantField(required=False, allow_null=True)
+    eventEnd = InstantField(required=False, allow_null=True)
+    offerCouponCode = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
+    offerRedeemUrl = serializers.URLField(required=False, allow_null=True, max_length=2000)
+    offerTerms = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+
+
+CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
+    "INSTAGRAM": InstagramConfigInput,
+    "FACEBOOK": FacebookConfigInput,
+    "TIKTOK": TiktokConfigInput,
+    "YOUTUBE": YoutubeConfigInput,
+    "PINTEREST": PinterestConfigInput,
+    "LINKEDIN": LinkedinConfigInput,
+    "GOOGLE_BUSINESS": GoogleBusinessConfigInput,
+}
+
+
+class PlatformTextInput(serializers.Serializer):
+    platform = choice(PLATFORM_VALUES)
+    text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
+
+
+def validate_timezone(value: str) -> None:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise serializers.ValidationError("must be an IANA time zone name such as Europe/Paris") from None
+
+
+class PostContentInput(serializers.Serializer):
+    """Fields shared by create, change and bulk items."""
+
+    contentType = choice(ContentType.values)
+    text = serializers.CharField(required=False, allow_blank=True, max_length=100_000, trim_whitespace=False)
+    platformTexts: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=PlatformTextInput(), required=False, max_length=12
+    )
+    mediaUrls = serializers.ListField(child=serializers.CharField(max_length=2000), required=False, max_length=35)
+    mediaAltTexts = serializers.ListField(
+        child=serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False),
+        required=False,
+        max_length=35,
+    )
+    thumbnailUrl = serializers.URLField(required=False, allow_blank=True, allow_null=True, max_length=2000)
+    thumbnailTimestampMs = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
+    scheduledAt = InstantField(required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        alt_texts, urls = attrs.get("mediaAltTexts"), attrs.get("mediaUrls")
+        if alt_texts and len(alt_texts) > len(urls or []):
+            raise serializers.ValidationError({"mediaAltTexts": "must not have more items than mediaUrls"})
+        texts = attrs.get("platformTexts") or []
+        if len({t["platform"] for t in texts}) != len(texts):
+            raise serializers.ValidationError({"platformTexts": "must name each platform once"})
+        return attrs
+
+
+class PostTargetsInput(serializers.Serializer):
+    """Where a post goes: platforms, connection arrays and config arrays."""
+
+    platforms = serializers.ListField(child=choice(PLATFORM_VALUES), min_length=1, max_length=12)
+    pageIds = _ids()
+    instagramConnectionIds = _ids()
+    threadsConnectionIds = _ids()
+    tiktokConnectionIds = _ids()
+    twitterConnectionIds = _ids()
+    blueskyConnectionIds = _ids()
+    linkedinConnectionIds = _ids()
+    pinterestConnectionIds = _ids()
+    youtubeConnectionIds = _ids()
+    mastodonConnectionIds = _ids()
+    telegramConnectionIds = _ids()
+    googleBusinessConnectionIds = _ids()
+    instagramConfigs = _configs(InstagramConfigInput)
+    facebookConfigs = _configs(FacebookConfigInput)
+    tiktokConfigs = _configs(TiktokConfigInput)
+    youtubeConfigs = _configs(YoutubeConfigInput)
+    pinterestConfigs = _configs(PinterestConfigInput)
+    linkedinConfigs = _configs(LinkedinConfigInput)
+    googleBusinessConfigs = _configs(GoogleBusinessConfigInput)
+
+
+class PostCreateInput(PostContentInput, PostTargetsInput):
+    timezone = serializers.CharField(max_length=64, validators=[validate_timezone])
+    saveAsDraft = serializers.BooleanField(required=False, default=False)
+    recurrence = serializers.DictField(required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return PostContentInput.validate(self, attrs)
+
+
+class PostUpdateInput(PostCreateInput):
+    """Same fields as create but ``saveAsDraft`` and ``recurrence``; every field optional."""
+
+    saveAsDraft = None  # type: ignore[assignment]
+    recurrence = None  # type: ignore[assignment]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
+
+
+class BulkItemInput(PostContentInput):
+    """One item of ``posts``: its content, its time, optional per-item config arrays."""
+
+    contentType = choice([c for c in ContentType.values if c != ContentType.DOCUMENT])
+    scheduledAt = InstantField()
+    idempotencyKey = serializers.CharField(required=False, max_length=255)
+    instagramConfigs = _configs(InstagramConfigInput)
+    facebookConfigs = _configs(FacebookConfigInput)
+    tiktokConfigs = _configs(TiktokConfigInput)
+    youtubeConfigs = _configs(YoutubeConfigInput)
+    pinterestConfigs = _configs(PinterestConfigInput)
+    googleBusinessConfigs = _configs(GoogleBusinessConfigInput)
+
+
+class BulkBatchInput(PostTargetsInput):
+    """Batch-level fields (no ``linkedinConfigs``); ``posts`` is kept raw so that each item is
+    validated on its own and one bad item never sinks the others."""
+
+    linkedinConfigs = None  # type: ignore[assignment]
+    timezone = serializers.CharField(max_length=64, validators=[validate_timezone])
+    posts = serializers.ListField(child=serializers.JSONField(), min_length=1, max_length=100)

@@ -1,0 +1,312 @@
+"""Payload → normalized plan. The one validation shared by create, publish, bulk and
+``/validate``: accounts are resolved, media looked up, and (unless the post is a draft, whose
+platform validation waits for publish) every platform's rules checked through
+``platforms.capabilities``. Problems are collected as :class:`Issue`s, never raised here."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from accounts.models import AccountStatus, SocialAccount
+from accounts.selectors import account_by_page_id, accounts_by_ids
+from core.errors import ValidationFailed
+from core.fields import format_instant
+from media.services import media_resolve
+from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES, text_length, validate_content
+from posts.models import ContentType
+from posts.services.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
+
+NO_CONNECTION = "No valid connection found"
+TIKTOK_PRIVACY_REQUIRED = "Privacy level is required for TikTok posts"
+_TITLE_KEYS = {"TIKTOK": "title", "YOUTUBE": "videoTitle", "PINTEREST": "title", "LINKEDIN": "documentTitle"}
+_TITLE_KEYS["FACEBOOK"] = "videoTitle"
+# When several issues carry codes, the error answered names the first of these that occurs.
+_CODE_PRIORITY = ("connection_not_found", "account_unauthorized", "media_not_found", "media_too_large")
+
+
+@dataclass(frozen=True)
+class Issue:
+    message: str
+    platform: str | None = None
+    field: str | None = None
+    code: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"platform": self.platform, "message": self.message}
+        if self.field:
+            body["field"] = self.field
+        return body
+
+
+@dataclass
+class TargetPlan:
+    platform: str
+    account: SocialAccount
+    requested_id: str
+    page_id: str
+    text: str
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PostPlan:
+    content_type: str
+    text: str
+    timezone: str
+    scheduled_at: dt.datetime | None
+    save_as_draft: bool
+    media_urls: list[str]
+    media_alt_texts: list[str]
+    thumbnail_url: str
+    thumbnail_timestamp_ms: int | None
+    targets: list[TargetPlan] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+    recurrence: dict[str, Any] | None = None
+
+    @property
+    def valid(self) -> bool:
+        return not self.issues
+
+    def raise_if_invalid(self) -> None:
+        """400 listing every issue; its code is the most telling one (connection_not_found,
+        account_unauthorized, media_not_found) or validation_error."""
+        if not self.issues:
+            return
+        codes = {i.code for i in self.issues if i.code}
+        code = next((c for c in _CODE_PRIORITY if c in codes), None)
+        raise ValidationFailed([i.message for i in self.issues], code=code)
+
+
+def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPlan:
+    """``data`` is validated by ``PostCreateInput``. ``full=False`` (drafts) resolves accounts and
+    media but postpones the platform rules and the account-authorization check to publish."""
+    plan = PostPlan(
+        content_type=data["contentType"],
+        text=data.get("text") or "",
+        timezone=data["timezone"],
+        scheduled_at=data.get("scheduledAt"),
+        save_as_draft=bool(data.get("saveAsDraft")),
+        media_urls=list(data.get("mediaUrls") or []),
+        media_alt_texts=list(data.get("mediaAltTexts") or []),
+        thumbnail_url=data.get("thumbnailUrl") or "",
+        thumbnail_timestamp_ms=data.get("thumbnailTimestampMs"),
+        recurrence=data.get("recurrence"),
+    )
+    _resolve_targets(plan, workspace_id, data, full)
+    media_kinds = _resolve_media(plan, workspace_id)
+    _attach_configs(plan, data)
+    if full:
+        _check_content(plan, media_kinds)
+        for target in plan.targets:
+            _check_target(plan, target, media_kinds)
+    return plan
+
+
+def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], full: bool) -> None:
+    platforms = list(dict.fromkeys(data["platforms"]))
+    requested = {p: list(dict.fromkeys(data.get(CONNECTION_FIELDS[p]) or [])) for p in platforms}
+    known = accounts_by_ids(workspace_id=workspace_id, ids=[i for ids in requested.values() for i in ids])
+    overrides = {t["platform"]: t["text"] for t in data.get("platformTexts") or []}
+    for platform in platforms:
+        ids = requested[platform]
+        if len(ids) > 1:
+            plan.issues.append(
+                Issue(
+                    f"{CONNECTION_FIELDS[platform]}: one account per platform per post",
+                    platform,
+                    CONNECTION_FIELDS[platform],
+                )
+            )
+            continue
+        account = _account_for(workspace_id, platform, ids[0], known) if ids else None
+        if account is None:
+            plan.skipped.append({"platform": platform, "reason": NO_CONNECTION})
+            continue
+        if full and account.status == AccountStatus.UNAUTHORIZED:
+            plan.issues.append(
+                Issue(
+                    f"{CONNECTION_FIELDS[platform]}: the {platform} account {account.id} is unauthorized; reconnect it",
+                    platform,
+                    CONNECTION_FIELDS[platform],
+                    "account_unauthorized",
+                )
+            )
+        plan.targets.append(
+            TargetPlan(
+                platform=platform,
+                account=account,
+                requested_id=ids[0],
+                page_id=account.page_id if platform == Platform.FACEBOOK else "",
+                text=overrides.get(platform, plan.text),
+            )
+        )
+    if not plan.targets and not any(i.platform for i in plan.issues):
+        plan.issues.append(
+            Issue(
+                "platforms: no valid connection found for any requested platform",
+                None,
+                "platforms",
+                "connection_not_found",
+            )
+        )
+
+
+def _account_for(
+    workspace_id: str, platform: str, requested_id: str, known: dict[str, SocialAccount]
+) -> SocialAccount | None:
+    account = known.get(requested_id)
+    if account is None and platform == Platform.FACEBOOK:
+        account = account_by_page_id(workspace_id=workspace_id, page_id=requested_id)
+    if account is None or account.platform != platform:
+        return None
+    return account
+
+
+def _resolve_media(plan: PostPlan, workspace_id: str) -> list[str] | None:
+    if not plan.media_urls:
+        return []
+    try:
+        return [m.kind for m in media_resolve(workspace_id=workspace_id, urls=plan.media_urls)]
+    except ValidationFailed as exc:
+        messages = exc.message if isinstance(exc.message, list) else [exc.message]
+        plan.issues.extend(Issue(m, None, "mediaUrls", exc.code) for m in messages)
+        return None
+
+
+def _attach_configs(plan: PostPlan, data: dict[str, Any]) -> None:
+    for platform, field_name in CONFIG_FIELDS.items():
+        targets = [t for t in plan.targets if t.platform == platform]
+        requested = list(dict.fromkeys(data.get(CONNECTION_FIELDS[platform]) or []))
+        key = "pageId" if platform == Platform.FACEBOOK else "connectionId"
+        for index, config in enumerate(data.get(field_name) or []):
+            wanted = config.get(key)
+            if wanted is not None and wanted not in requested:
+                plan.issues.append(
+                    Issue(
+                        f"{field_name}[{index}].{key}: {wanted} is not among {CONNECTION_FIELDS[platform]}",
+                        platform,
+                        f"{field_name}.{key}",
+                    )
+                )
+                continue
+            for target in targets:
+                if wanted is None or wanted == target.requested_id:
+                    target.config = _stored_config(config, key)
+
+
+def _stored_config(config: dict[str, Any], key: str) -> dict[str, Any]:
+    stored: dict[str, Any] = {}
+    for name, value in config.items():
+        if name == key or value is None:
+            continue
+        stored[name] = format_instant(value) if isinstance(value, dt.datetime) else value
+    return stored
+
+
+def _check_content(plan: PostPlan, kinds: list[str] | None) -> None:
+    if kinds is None:
+        return  # media could not be resolved; already reported
+    issue = _content_type_issue(plan.content_type, kinds)
+    if issue:
+        plan.issues.append(Issue(issue, None, "contentType" if kinds else "mediaUrls"))
+    if plan.content_type == ContentType.DOCUMENT:
+        for target in plan.targets:
+            if target.platform != Platform.LINKEDIN:
+                plan.issues.append(
+                    Issue(
+                        f"contentType: DOCUMENT posts go to LINKEDIN only, not {target.platform}",
+                        target.platform,
+                        "contentType",
+                    )
+                )
+
+
+def _content_type_issue(content_type: str, kinds: list[str]) -> str | None:
+    if content_type == ContentType.TEXT and kinds:
+        return "mediaUrls: TEXT posts take no media (use IMAGE, VIDEO, CAROUSEL or DOCUMENT)"
+    if content_type == ContentType.CAROUSEL and len(kinds) < 2:
+        return "mediaUrls: CAROUSEL posts need at least 2 media items"
+    if content_type in (ContentType.IMAGE, ContentType.VIDEO, ContentType.DOCUMENT):
+        kind = content_type.lower()
+        if not kinds:
+            return f"mediaUrls: {content_type} posts need media"
+        if any(k != kind for k in kinds):
+            return f"mediaUrls: every media item of a {content_type} post must be a {kind}"
+        if content_type == ContentType.DOCUMENT and len(kinds) != 1:
+            return "mediaUrls: DOCUMENT posts take exactly one document"
+    return None
+
+
+def _check_target(plan: PostPlan, target: TargetPlan, kinds: list[str] | None) -> None:
+    platform, config = target.platform, target.config
+    title_key = _TITLE_KEYS.get(platform)
+    title = config.get(title_key) if title_key else None
+    if kinds is not None:
+        for message in validate_content(
+            Platform(platform), content_type=plan.content_type, text=target.text, media_kinds=kinds, title=title
+        ):
+            plan.issues.append(Issue(message, platform, "text" if "text is" in message else None))
+    for message, field_name in _config_rules(plan, target, kinds or []):
+        plan.issues.append(Issue(message, platform, field_name))
+
+
+def _config_rules(plan: PostPlan, target: TargetPlan, kinds: list[str]) -> list[tuple[str, str]]:
+    platform, config, content = target.platform, target.config, plan.content_type
+    field_name = CONFIG_FIELDS.get(platform, "")
+    found: list[tuple[str, str]] = []
+    post_type = config.get("postType")
+    if platform in (Platform.INSTAGRAM, Platform.FACEBOOK):
+        if post_type == "REEL" and content != ContentType.VIDEO:
+            found.append((f"{field_name}.postType: REEL needs a VIDEO post", f"{field_name}.postType"))
+        if post_type == "STORY" and content not in (ContentType.IMAGE, ContentType.VIDEO):
+            found.append((f"{field_name}.postType: STORY needs an IMAGE or VIDEO post", f"{field_name}.postType"))
+    if platform == Platform.INSTAGRAM and config.get("trialGraduation"):
+        single_video = content == ContentType.VIDEO and len(kinds) == 1
+        if not single_video or post_type not in (None, "FEED", "REEL"):
+            found.append(
+                (
+                    f"{field_name}.trialGraduation: only for a single video posted as REEL or FEED",
+                    f"{field_name}.trialGraduation",
+                )
+            )
+    if platform == Platform.TIKTOK:
+        if not config.get("privacyLevel"):
+            found.append((TIKTOK_PRIVACY_REQUIRED, f"{field_name}.privacyLevel"))
+        caption = config.get("caption")
+        limit = CAPABILITIES[Platform.TIKTOK].text_limit
+        if caption and text_length(Platform.TIKTOK, caption) > limit:
+            found.append(
+                (f"{field_name}.caption: TIKTOK caption is longer than {limit} characters", f"{field_name}.caption")
+            )
+    if platform == Platform.PINTEREST and not config.get("boardId"):
+        found.append((f"{field_name}.boardId: boardId is required for PINTEREST posts", f"{field_name}.boardId"))
+    if platform == Platform.LINKEDIN and config.get("documentTitle") and content != ContentType.DOCUMENT:
+        found.append((f"{field_name}.documentTitle: only for DOCUMENT posts", f"{field_name}.documentTitle"))
+    if platform == Platform.GOOGLE_BUSINESS:
+        found.extend(_google_business_rules(config, field_name))
+    return found
+
+
+def _google_business_rules(config: dict[str, Any], field_name: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if config.get("topicType") in ("EVENT", "OFFER"):
+        for key in ("eventTitle", "eventStart", "eventEnd"):
+            if not config.get(key):
+                found.append((f"{field_name}.{key}: required for {config['topicType']} posts", f"{field_name}.{key}"))
+        start, end = config.get("eventStart"), config.get("eventEnd")
+        if start and end and end < start:
+            found.append((f"{field_name}.eventEnd: must not be before eventStart", f"{field_name}.eventEnd"))
+    cta = config.get("callToActionType")
+    if cta and cta != "CALL" and not config.get("callToActionUrl"):
+        found.append(
+            (f"{field_name}.callToActionUrl: required with callToActionType {cta}", f"{field_name}.callToActionUrl")
+        )
+    if config.get("callToActionUrl") and not cta:
+        found.append(
+            (f"{field_name}.callToActionType: required with callToActionUrl", f"{field_name}.callToActionType")
+        )
+    return found
