@@ -91,7 +91,7 @@ def parse_numeric_ipv4(host: str) -> ipaddress.IPv4Address | None:
     if not 1 <= len(parts) <= 4 or not all(_NUMERIC_PART.match(part) for part in parts):
         return None
     try:
-        values = [int(part, 0) if part[:2].lower() == "0x" else int(part, 8 if len(part) > 1 else 10) for part in parts]
+        values = [int(part, _base(part)) for part in parts]
     except ValueError:
         return None
     *head, last = values
@@ -102,6 +102,12 @@ def parse_numeric_ipv4(host: str) -> ipaddress.IPv4Address | None:
         number = number * 256 + value
     number = number * 256 ** (5 - len(parts)) + last
     return ipaddress.IPv4Address(number)
+
+
+def _base(part: str) -> int:
+    if part[:2].lower() == "0x":
+        return 16
+    return 8 if len(part) > 1 and part.startswith("0") else 10
 
 
 def refusal_reason(address: IPAddress) -> str | None:

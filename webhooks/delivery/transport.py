@@ -73,6 +73,8 @@ class _Deadline:
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
+    io_sock: socket.socket
+
     def __init__(self, target: Target, address: str, deadline: _Deadline) -> None:
         super().__init__(target.host, target.port, timeout=deadline.remaining())
         self._address = address
@@ -84,10 +86,12 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
         return sock
 
     def connect(self) -> None:
-        self.sock = self._open()
+        self.sock = self.io_sock = self._open()
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    io_sock: socket.socket
+
     def __init__(self, target: Target, address: str, deadline: _Deadline, context: ssl.SSLContext) -> None:
         super().__init__(target.host, target.port, timeout=deadline.remaining(), context=context)
         self._address = address
@@ -97,10 +101,10 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     def connect(self) -> None:
         raw = socket.create_connection((self._address, self.port), self._deadline.remaining())
         self._deadline.watch(raw)
-        self.sock = self._tls.wrap_socket(raw, server_hostname=self.host)
+        self.sock = self.io_sock = self._tls.wrap_socket(raw, server_hostname=self.host)
 
 
-def _connection(target: Target, address: str, deadline: _Deadline) -> http.client.HTTPConnection:
+def _connection(target: Target, address: str, deadline: _Deadline) -> _PinnedHTTPConnection | _PinnedHTTPSConnection:
     if target.scheme == "https":
         return _PinnedHTTPSConnection(target, address, deadline, ssl.create_default_context())
     return _PinnedHTTPConnection(target, address, deadline)
@@ -131,8 +135,8 @@ def post(*, url: str, body: bytes, headers: dict[str, str], timeout: float) -> S
             response = conn.getresponse()
             status = response.status
             while len(kept) < MAX_KEPT_BODY:
-                assert conn.sock is not None
-                conn.sock.settimeout(deadline.remaining())
+                # http.client drops conn.sock once the response owns the stream; the socket lives on.
+                conn.io_sock.settimeout(deadline.remaining())
                 piece = response.read1(MAX_KEPT_BODY - len(kept))
                 if not piece:
                     break
@@ -157,7 +161,7 @@ def post(*, url: str, body: bytes, headers: dict[str, str], timeout: float) -> S
     return done(status, "", kept)
 
 
-def _connect_first(target: Target, deadline: _Deadline) -> http.client.HTTPConnection:
+def _connect_first(target: Target, deadline: _Deadline) -> _PinnedHTTPConnection | _PinnedHTTPSConnection:
     """Connect to the first vetted address that accepts; only vetted addresses are tried."""
     last_error: Exception | None = None
     for address in target.addresses:

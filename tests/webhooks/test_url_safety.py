@@ -1,0 +1,240 @@
+"""The URL table: everything non-public is refused, at registration and at delivery, and no
+socket is ever opened to it."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Any
+
+import pytest
+
+from webhooks.delivery.transport import post
+from webhooks.url_safety import UnsafeUrl, check_url, normalize_url, parse_numeric_ipv4, resolve_target
+
+REFUSED_LITERALS = [
+    # loopback, every numeric spelling
+    "http://127.0.0.1/",
+    "http://127.1/",
+    "http://0x7f.1/",
+    "http://0x7f000001/",
+    "http://2130706433/",
+    "http://017700000001/",
+    "http://0177.0.0.1/",
+    "http://127.000.000.001/",
+    "http://[::1]/",
+    # private
+    "http://10.0.0.1/",
+    "http://10.1/",
+    "http://172.16.5.4/",
+    "http://192.168.1.1/",
+    "http://3232235777/",
+    "http://0xc0.0xa8.1.1/",
+    # link-local and cloud metadata
+    "http://169.254.169.254/latest/meta-data/",
+    "http://2852039166/",
+    "http://[fe80::1]/",
+    "http://[fd00:ec2::254]/",
+    # unspecified, "this network"
+    "http://0.0.0.0/",
+    "http://0/",
+    "http://[::]/",
+    # carrier-grade NAT
+    "http://100.64.0.1/",
+    "http://100.127.255.254/",
+    # multicast, reserved, broadcast
+    "http://224.0.0.1/",
+    "http://239.255.255.250/",
+    "http://240.0.0.1/",
+    "http://255.255.255.255/",
+    "http://[ff02::1]/",
+    # documentation and benchmarking ranges
+    "http://192.0.2.10/",
+    "http://198.51.100.7/",
+    "http://203.0.113.9/",
+    "http://198.18.0.1/",
+    "http://192.0.0.8/",
+    "http://[2001:db8::1]/",
+    # IPv6 forms of private IPv4 addresses
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:7f00:1]/",
+    "http://[::ffff:169.254.169.254]/",
+    "http://[::ffff:10.0.0.1]/",
+    "http://[2002:7f00:1::]/",
+    "http://[2002:a9fe:a9fe::1]/",
+    "http://[64:ff9b::127.0.0.1]/",
+    "http://[64:ff9b::a9fe:a9fe]/",
+    "http://[::127.0.0.1]/",
+    "http://[fc00::1]/",
+    "https://[::1]:8443/",
+]
+
+REFUSED_OTHER = [
+    ("http://localhost/", "localhost"),
+    ("http://LOCALHOST./", "localhost"),
+    ("http://api.localhost/", "localhost"),
+    ("ftp://example.com/", "http or https"),
+    ("file:///etc/passwd", "http or https"),
+    ("gopher://example.com/", "http or https"),
+    ("javascript:alert(1)", "http or https"),
+    ("example.com/hook", "http or https"),
+    ("http://user:pass@example.com/", "credentials"),
+    ("http://user@example.com/", "credentials"),
+    ("http://@example.com/", "credentials"),
+    ("http://example.com:99999/", "port"),
+    ("http://example.com:0/", "port"),
+    ("http://example.com:abc/", "port"),
+    ("http://example.com:/", "port"),
+    ("http:///nohost", "host"),
+    ("http://exa mple.com/", "whitespace"),
+    ("", "non-empty"),
+    ("http://" + "a" * 2050 + ".com/", "at most"),
+]
+
+
+@pytest.fixture
+def no_sockets(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Count every outgoing connection attempt (there must be none)."""
+    opened: list[Any] = []
+
+    def refuse(address: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(address)
+        raise AssertionError(f"socket opened to {address}")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    return opened
+
+
+@pytest.mark.parametrize("url", REFUSED_LITERALS)
+def test_non_public_literal_addresses_are_refused_without_a_socket(
+    url: str, no_sockets: list[Any], public_dns: Any
+) -> None:
+    with pytest.raises(UnsafeUrl, match="public endpoint"):
+        check_url(url)
+    result = post(url=url, body=b"{}", headers={}, timeout=1)
+    assert result.status_code is None
+    assert result.error.startswith("refused: url must be a public endpoint")
+    assert no_sockets == []
+
+
+@pytest.mark.parametrize(("url", "reason"), REFUSED_OTHER)
+def test_malformed_or_local_urls_are_refused_with_the_reason(
+    url: str, reason: str, no_sockets: list[Any], public_dns: Any
+) -> None:
+    public_dns({"example.com": ["93.184.216.34"], "api.localhost": ["93.184.216.34"]})
+    with pytest.raises(UnsafeUrl, match=reason):
+        check_url(url)
+    assert not post(url=url, body=b"{}", headers={}, timeout=1).ok
+    assert no_sockets == []
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        ["10.0.0.5"],
+        ["127.0.0.1"],
+        ["169.254.169.254"],
+        ["100.64.1.1"],
+        ["93.184.216.34", "192.168.0.1"],  # one bad address among good ones is enough
+        ["2606:2800:220:1::1", "::1"],
+        ["::ffff:10.0.0.1"],
+    ],
+)
+def test_names_resolving_to_private_addresses_are_refused(
+    answers: list[str], no_sockets: list[Any], public_dns: Any
+) -> None:
+    public_dns({"hooks.example.com": answers})
+    with pytest.raises(UnsafeUrl, match="hooks.example.com resolves to"):
+        check_url("https://hooks.example.com/in")
+    assert post(url="https://hooks.example.com/in", body=b"{}", headers={}, timeout=1).error.startswith("refused")
+    assert no_sockets == []
+
+
+def test_unresolvable_name_is_refused(public_dns: Any) -> None:
+    public_dns({})
+    with pytest.raises(UnsafeUrl, match="does not resolve"):
+        check_url("https://nowhere.example.com/")
+
+
+def test_public_name_is_accepted_and_pinned_to_its_checked_addresses(public_dns: Any) -> None:
+    public_dns({"hooks.example.com": ["93.184.216.34", "2606:2800:220:1::1"]})
+    target = resolve_target("HTTPS://Hooks.Example.COM:443/in?x=1")
+    assert (target.scheme, target.host, target.port, target.path) == ("https", "hooks.example.com", 443, "/in?x=1")
+    assert target.addresses == ("93.184.216.34", "2606:2800:220:1::1")
+    assert target.host_header == "hooks.example.com"
+    assert check_url("http://93.184.216.34:8080/x") == "http://93.184.216.34:8080/x"
+
+
+def test_name_public_at_registration_private_at_delivery_gets_no_socket(public_dns: Any, no_sockets: list[Any]) -> None:
+    public_dns({"rebind.example.com": ["93.184.216.34"]})
+    check_url("https://rebind.example.com/hook")
+    public_dns({"rebind.example.com": ["127.0.0.1"]})
+    result = post(url="https://rebind.example.com/hook", body=b"{}", headers={}, timeout=1)
+    assert result.status_code is None
+    assert "127.0.0.1 is a loopback address" in result.error
+    assert no_sockets == []
+
+
+def test_connection_goes_only_to_the_address_resolved_once(public_dns: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One lookup per send, and the socket opens to exactly that address (no second lookup the
+    attacker's DNS could answer differently)."""
+    lookups: list[str] = []
+    real_getaddrinfo = socket.getaddrinfo
+
+    def counting(host: Any, *args: Any, **kwargs: Any) -> Any:
+        lookups.append(host)
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    public_dns({"pinned.example.com": ["93.184.216.34"]})
+    monkeypatch.setattr(socket, "getaddrinfo", counting)
+    connected: list[Any] = []
+
+    def fake_connect(address: Any, *args: Any, **kwargs: Any) -> Any:
+        connected.append(address)
+        raise ConnectionRefusedError(111, "refused")
+
+    monkeypatch.setattr(socket, "create_connection", fake_connect)
+    result = post(url="http://pinned.example.com:8080/x", body=b"{}", headers={}, timeout=1)
+    assert lookups == ["pinned.example.com"]
+    assert connected == [("93.184.216.34", 8080)]
+    assert (result.status_code, result.error) == (None, "connection refused")
+
+
+def test_private_urls_allowed_only_for_loopback_and_private_ranges_in_local_testing(
+    settings: Any, public_dns: Any
+) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    for url in ("http://127.0.0.1:9000/", "http://localhost:9000/", "http://10.0.0.2/", "http://[::1]/"):
+        check_url(url)
+    for url in ("http://169.254.169.254/", "http://224.0.0.1/", "http://0.0.0.0/", "http://100.64.0.1/"):
+        with pytest.raises(UnsafeUrl):
+            check_url(url)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("127.1", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+        ("017700000001", "127.0.0.1"),
+        ("0177.0.0.01", "127.0.0.1"),
+        ("10.1.2", "10.1.0.2"),
+        ("0", "0.0.0.0"),
+        ("256.1.1.1", None),
+        ("1.2.3.4.5", None),
+        ("08.1.1.1", None),
+        ("example.com", None),
+        ("4294967296", None),
+    ],
+)
+def test_numeric_ipv4_spellings_are_read_like_inet_aton(text: str, expected: str | None) -> None:
+    parsed = parse_numeric_ipv4(text)
+    assert parsed == (ipaddress.IPv4Address(expected) if expected else None)
+
+
+def test_normalized_form_ignores_scheme_host_case_and_default_port(public_dns: Any) -> None:
+    assert normalize_url("HTTPS://Example.COM:443/Path?q=1") == "https://example.com/Path?q=1"
+    assert normalize_url("http://example.com:80") == "http://example.com/"
+    assert normalize_url("http://example.com.:8080/a") == "http://example.com:8080/a"
+    assert normalize_url("https://[2606:2800:220:1::1]:443/") == "https://[2606:2800:220:1::1]/"
