@@ -182,6 +182,8 @@ OAUTH2_PROVIDER = {
     "SCOPES": {"api": "Act on your workspaces through the API"},
     "DEFAULT_SCOPES": ["api"],
     "PKCE_REQUIRED": True,
+    # Keep only the checksum of access tokens at rest (RFC 9700), like our API keys.
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
 }
 
 # --- Rate limits ------------------------------------------------------------------------

@@ -78,4 +78,8 @@ def handle_exception(exc: Exception, context: dict[str, Any]) -> Response:
     if error is None:
         logger.exception("Unhandled error in %s", context.get("view").__class__.__name__)
         error = errors.ServerError()
-    return error_response(error)
+    response = error_response(error)
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        response["WWW-Authenticate"] = auth_header
+    return response

@@ -74,9 +74,7 @@ def _claim(workspace_id: str, key: str, fingerprint: str) -> IdempotencyRecord |
         return None
 
 
-def run_once(
-    *, workspace_id: str, key: str, fingerprint: str, execute: Callable[[], tuple[int, Any]]
-) -> Outcome:
+def run_once(*, workspace_id: str, key: str, fingerprint: str, execute: Callable[[], tuple[int, Any]]) -> Outcome:
     """Run ``execute`` (returning status and JSON-ready body) at most once per (workspace, key)."""
     record = _claim(workspace_id, key, fingerprint)
     if record is None:

@@ -47,13 +47,22 @@ SHARED_ERRORS = {
 
 
 class ServiceAutoSchema(AutoSchema):
-    def get_description(self) -> str:  # type: ignore[override]
-        base = super().get_description() or ""
+    def get_operation(self, *args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        operation = super().get_operation(*args, **kwargs)
+        if operation is None:
+            return None
         permission = required_permission(self.view, self.method)
-        if permission is _UNDECLARED:
-            return base
-        line = f"**Permission:** `{permission}`." if permission else "**Permission:** any valid key, whatever its role."
-        return f"{base}\n\n{line}".strip()
+        if permission is not _UNDECLARED:
+            line = (
+                f"**Permission:** `{permission}`."
+                if permission
+                else "**Permission:** any valid key, whatever its role."
+            )
+            base = operation.get("description", "")
+            if "**Permission:**" not in base:
+                operation["description"] = f"{base}\n\n{line}".strip()
+            operation["x-required-permission"] = permission
+        return operation
 
     def get_tags(self) -> list[str]:
         tags = getattr(self.view, "schema_tags", None)

@@ -21,11 +21,22 @@ _UNDECLARED = object()
 
 def required_permission(view: Any, method: str) -> Any:
     mapping: dict[str, str | None] = getattr(view, "required_permissions", {})
+    method = method.lower()
+    if method == "options":
+        return ANY_VALID_KEY  # metadata only
+    if method == "head":
+        method = "get"
     action = getattr(view, "action", None)
     for key in (action, method.lower(), "*"):
         if key is not None and key in mapping:
             return mapping[key]
     return _UNDECLARED
+
+
+def _handles(view: Any, method: str) -> bool:
+    if hasattr(view, "action_map") or hasattr(view, "action"):
+        return getattr(view, "action", None) is not None
+    return hasattr(view, method.lower())
 
 
 class IsAuthenticatedPrincipal(BasePermission):
@@ -35,6 +46,8 @@ class IsAuthenticatedPrincipal(BasePermission):
             return False  # DRF turns this into 401 (NotAuthenticated)
         permission = required_permission(view, request.method or "get")
         if permission is _UNDECLARED:
+            if not _handles(view, request.method or "get"):
+                return True  # DRF answers 405 next
             raise AssertionError(f"{view.__class__.__name__} declares no permission for {request.method}")
         if permission is not None:
             access.require(permission)

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+from django.urls import get_resolver
+from openapi_spec_validator import validate
+
+pytestmark = pytest.mark.django_db
+
+
+def test_openapi_is_public_valid_and_names_permissions(anon):
+    response = anon.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    schema = response.json()
+    validate(schema)
+    assert schema["openapi"].startswith("3.0")
+    assert schema["info"]["version"] == "1.0.0"
+    assert schema["components"]["securitySchemes"]["bearerAuth"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key (`cpk_…`) or a member's OAuth access token.",
+    }
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert "**Permission:**" in operation.get("description", ""), (method, path)
+            assert {"401", "403", "429"} <= set(operation["responses"]), (method, path)
+    assert anon.get("/openapi.json").status_code == 200
+
+
+def test_health_endpoints_need_no_key(anon):
+    assert anon.get("/healthz").json() == {"status": "ok"}
+    ready = anon.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"status": "ok", "checks": {"database": "ok", "redis": "ok"}}
+
+
+def test_readyz_reports_redis_down(anon, monkeypatch):
+    import redis
+
+    from core import views
+
+    monkeypatch.setattr(views, "get_redis", lambda: redis.Redis(unix_socket_path="/nonexistent.sock"))
+    response = anon.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["redis"].startswith("error")
+
+
+def _api_views():
+    def walk(patterns, prefix=""):
+        for pattern in patterns:
+            if hasattr(pattern, "url_patterns"):
+                yield from walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            else:
+                yield prefix + str(pattern.pattern), pattern.callback
+
+    for route, callback in walk(get_resolver().url_patterns):
+        cls = getattr(callback, "cls", None)
+        if route.startswith("api/v1/") and cls is not None and "openapi" not in route:
+            yield route, cls, getattr(callback, "actions", None)
+
+
+def test_every_api_operation_declares_its_permission():
+    missing = []
+    for route, cls, actions in _api_views():
+        declared = getattr(cls, "required_permissions", {})
+        names = (
+            list(actions.values())
+            if actions
+            else [m for m in ("get", "post", "patch", "put", "delete") if hasattr(cls, m)]
+        )
+        missing += [f"{route} {name}" for name in names if name not in declared and "*" not in declared]
+    assert missing == []

@@ -1,0 +1,172 @@
+"""Authentication: the 401 matrix, roles × permissions, and workspace selection."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+from oauth2_provider.models import get_access_token_model, get_application_model
+from rest_framework.test import APIClient
+
+from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
+from workspaces.models import ApiKey
+from workspaces.roles import ALL_PERMISSIONS, ROLE_PERMISSIONS, Role
+from workspaces.services import api_key_create, api_key_revoke
+
+pytestmark = pytest.mark.django_db
+
+UNAUTHORIZED = {"statusCode": 401, "error": "Unauthorized", "message": "API key is invalid or missing"}
+
+
+def _get(headers: dict[str, str], path: str = "/api/v1/me"):
+    return APIClient().get(path, headers=headers)
+
+
+def test_401_matrix_has_one_body(workspace):
+    issued = api_key_create(workspace=workspace, name="k", role="admin")
+    expired = api_key_create(
+        workspace=workspace, name="old", role="admin", expires_at=timezone.now() - dt.timedelta(seconds=1)
+    )
+    revoked = api_key_create(workspace=workspace, name="gone", role="admin")
+    api_key_revoke(key_or_public_part=revoked.plaintext)
+    lookup = issued.plaintext.split("_")[1]
+    cases = {
+        "missing": {},
+        "wrong scheme": {"Authorization": f"Basic {issued.plaintext}"},
+        "empty bearer": {"Authorization": "Bearer "},
+        "malformed": {"Authorization": "Bearer not-a-key"},
+        "unknown": {"Authorization": "Bearer cpk_0000000000000000_" + "x" * 43},
+        "wrong secret": {"Authorization": f"Bearer cpk_{lookup}_" + "y" * 43},
+        "public part only": {"Authorization": f"Bearer cpk_{lookup}"},
+        "revoked": {"Authorization": f"Bearer {revoked.plaintext}"},
+        "expired": {"Authorization": f"Bearer {expired.plaintext}"},
+        "oversized": {"Authorization": "Bearer " + "a" * 5000},
+    }
+    for name, headers in cases.items():
+        response = _get(headers)
+        assert response.status_code == 401, name
+        assert response.json() == UNAUTHORIZED, name
+        assert response["WWW-Authenticate"].startswith("Bearer"), name
+        assert response["RateLimit-Limit"] == "600", name
+    assert _get({"Authorization": f"Bearer {issued.plaintext}"}).status_code == 200
+
+
+def test_key_is_stored_only_hashed(workspace):
+    issued = api_key_create(workspace=workspace, name="k", role="admin")
+    secret = issued.plaintext.split("_", 2)[2]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT * FROM workspaces_apikey")
+        rows = cursor.fetchall()
+    flat = " ".join(str(value) for row in rows for value in row)
+    assert secret not in flat
+    assert issued.plaintext not in flat
+
+
+def test_last_used_is_recorded(client_for, workspace):
+    client_for("viewer").get("/api/v1/me")
+    assert ApiKey.objects.get(workspace=workspace).last_used_at is not None
+
+
+@pytest.mark.parametrize("role", Role.values)
+def test_me_lists_exactly_the_roles_permissions(role, client_for):
+    body = client_for(role).get("/api/v1/me").json()
+    assert body["role"]["key"] == role
+    assert set(body["permissions"]) == ROLE_PERMISSIONS[role]
+    assert body["can"] == {
+        "draft": "posts.draft" in ROLE_PERMISSIONS[role],
+        "schedule": "posts.schedule" in ROLE_PERMISSIONS[role],
+        "publish": "posts.publish" in ROLE_PERMISSIONS[role],
+    }
+
+
+def test_role_table_matches_the_contract():
+    assert ROLE_PERMISSIONS[Role.ADMIN] == set(ALL_PERMISSIONS)
+    assert "webhooks.manage" in ROLE_PERMISSIONS[Role.EDITOR]
+    assert "webhooks.read" not in ROLE_PERMISSIONS[Role.CONTRIBUTOR]
+    assert all("accounts.manage" not in ROLE_PERMISSIONS[r] for r in Role.values if r != Role.ADMIN)
+    assert ROLE_PERMISSIONS[Role.VIEWER] == {"posts.read", "accounts.read", "analytics.read", "webhooks.read"}
+
+
+def test_api_key_with_its_own_workspace_header(client_for, workspace, other_workspace):
+    client = client_for("admin")
+    assert client.get("/api/v1/me", headers={"X-Workspace-Id": workspace.id}).status_code == 200
+    denied = client.get("/api/v1/me", headers={"X-Workspace-Id": other_workspace.id})
+    assert denied.status_code == 403
+    assert denied.json() == {
+        "statusCode": 403,
+        "error": "Forbidden",
+        "message": "You do not have access to this workspace",
+        "code": "workspace_access_denied",
+    }
+    workspaces = client.get("/api/v1/workspaces").json()["workspaces"]
+    assert [(w["id"], w["current"], w["role"]["key"]) for w in workspaces] == [(workspace.id, True, "admin")]
+
+
+def _oauth_client(user) -> APIClient:
+    application = get_application_model().objects.create(
+        name="cli", client_type="public", authorization_grant_type="authorization-code", user=user
+    )
+    token = get_access_token_model()(
+        user=user, application=application, expires=timezone.now() + dt.timedelta(hours=1), scope="api"
+    )
+    from oauth2_provider.models import set_token_value
+
+    raw = "oauth-token-" + user.username
+    set_token_value(token, raw)
+    token.save()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def test_oauth_member_reaches_every_workspace_with_its_role():
+    user = UserFactory()
+    home = MembershipFactory(user=user, role="viewer", is_default=True, workspace=WorkspaceFactory(name="A home"))
+    second = MembershipFactory(user=user, role="editor", workspace=WorkspaceFactory(name="B second"))
+    stranger = WorkspaceFactory(name="C stranger")
+    client = _oauth_client(user)
+
+    me = client.get("/api/v1/me").json()
+    assert me["tokenType"] == "oauth"
+    assert me["workspace"]["id"] == home.workspace_id
+    assert me["role"]["key"] == "viewer"
+
+    picked = client.get("/api/v1/me", headers={"X-Workspace-Id": second.workspace_id}).json()
+    assert picked["workspace"]["id"] == second.workspace_id
+    assert picked["role"]["key"] == "editor"
+
+    denied = client.get("/api/v1/me", headers={"X-Workspace-Id": stranger.id})
+    assert denied.status_code == 403
+    assert denied.json()["code"] == "workspace_access_denied"
+
+    listing = client.get("/api/v1/workspaces", headers={"X-Workspace-Id": second.workspace_id}).json()
+    assert [(w["id"], w["current"], w["isDefault"], w["role"]["key"]) for w in listing["workspaces"]] == [
+        (home.workspace_id, False, True, "viewer"),
+        (second.workspace_id, True, False, "editor"),
+    ]
+
+
+def test_oauth_token_stored_only_as_checksum():
+    user = UserFactory()
+    MembershipFactory(user=user, is_default=True)
+    _oauth_client(user)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT token FROM oauth2_provider_accesstoken")
+        assert [row[0] for row in cursor.fetchall()] == [""]
+
+
+def test_expired_oauth_token_is_401():
+    user = UserFactory()
+    MembershipFactory(user=user, is_default=True)
+    client = _oauth_client(user)
+    get_access_token_model().objects.update(expires=timezone.now() - dt.timedelta(seconds=1))
+    assert client.get("/api/v1/me").status_code == 401
+
+
+def test_member_without_workspace_is_refused():
+    user = UserFactory()
+    response = _oauth_client(user).get("/api/v1/me")
+    assert response.status_code == 403
+    assert response.json()["code"] == "workspace_access_denied"
