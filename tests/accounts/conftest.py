@@ -3,8 +3,8 @@ record of the events the accounts app emits."""
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -24,22 +24,41 @@ def site(live_server: Any, settings: Any) -> str:
     return str(live_server.url)
 
 
-@pytest.fixture
-def emitted(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Every ``emit_event`` call, in order. The real outbox is still called once it exists
-    (until the webhooks app implements it, only the call is recorded)."""
-    import webhooks.events
+def unauthorized_events(workspace_id: str) -> list[dict[str, Any]]:
+    """The ``data`` of every ``account.unauthorized`` event the outbox recorded, oldest first."""
+    from webhooks.models import Event
 
-    calls: list[dict[str, Any]] = []
-    real = webhooks.events.emit_event
+    rows = Event.objects.filter(workspace_id=workspace_id, name="account.unauthorized").order_by("created_at")
+    return [json.loads(row.payload)["data"] for row in rows]
 
-    def record(*, workspace_id: str, name: str, data: dict[str, Any]) -> None:
-        calls.append({"workspace_id": workspace_id, "name": name, "data": data})
-        with contextlib.suppress(NotImplementedError):
-            real(workspace_id=workspace_id, name=name, data=data)
 
-    monkeypatch.setattr(webhooks.events, "emit_event", record)
+@pytest.fixture(autouse=True)
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
+    """Every Celery task these tests enqueue, as (task name, args), in order; nothing reaches a
+    broker (the test settings' broker URL does not select this test's Redis database yet)."""
+    from celery.app.task import Task
+
+    from config.celery import app
+
+    calls: list[tuple[str, list[Any]]] = []
+
+    def send_task(name: str, args: Any = None, kwargs: Any = None, **options: Any) -> None:
+        calls.append((name, list(args or [])))
+
+    def apply_async(self: Task, args: Any = None, kwargs: Any = None, **options: Any) -> None:
+        calls.append((self.name, list(args or [])))
+
+    monkeypatch.setattr(app, "send_task", send_task)
+    monkeypatch.setattr(Task, "apply_async", apply_async)
     return calls
+
+
+def revoke(site: str, platform: Platform, external_id: str, revoked: bool = True) -> None:
+    """Flip the simulator's per-account revoked flag (token checks fail while set)."""
+    response = requests.post(
+        f"{site}/sandbox/_control/{platform.slug}/accounts/{external_id}/revoke", json={"revoked": revoked}, timeout=10
+    )
+    assert response.status_code == 200, response.text
 
 
 def platform_present(platform: Platform) -> bool:
@@ -55,9 +74,7 @@ def require_platform(platform: Platform) -> None:
 
 
 @pytest.fixture
-def connect_via_link(
-    site: str, workspace: Workspace, emitted: list[dict[str, Any]]
-) -> Callable[..., requests.Response]:
+def connect_via_link(site: str, workspace: Workspace) -> Callable[..., requests.Response]:
     """``connect_via_link("MASTODON")`` → the final response of ``GET <link>/<PLATFORM>``
     following redirects (a new link of ``workspace`` unless ``url`` is given)."""
 
