@@ -1,0 +1,50 @@
+"""Fixtures of the posts API tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from webhooks.models import Event
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Target ids handed to the pipeline (the services call enqueue_targets on commit)."""
+    sent: list[str] = []
+
+    def record(target_ids: Any, **kwargs: Any) -> None:
+        sent.extend(target_ids)
+
+    monkeypatch.setattr("posts.services.creation.enqueue_targets", record)
+    monkeypatch.setattr("posts.services.transitions.enqueue_targets", record)
+    return sent
+
+
+@pytest.fixture
+def commit(django_capture_on_commit_callbacks: Any) -> Callable[[Callable[[], Any]], Any]:
+    """Run ``call`` and then its on-commit callbacks, as a real commit would."""
+
+    def run(call: Callable[[], Any]) -> Any:
+        with django_capture_on_commit_callbacks(execute=True):
+            return call()
+
+    return run
+
+
+def future(minutes: int = 60) -> dt.datetime:
+    return (timezone.now() + dt.timedelta(minutes=minutes)).replace(microsecond=0)
+
+
+def iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def events(workspace_id: str, name: str) -> list[dict[str, Any]]:
+    rows = Event.objects.filter(workspace_id=workspace_id, name=name).order_by("created_at")
+    return [json.loads(row.payload) for row in rows]
