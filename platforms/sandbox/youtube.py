@@ -1,0 +1,336 @@
+"""YouTube Data API v3 simulator: Google OAuth, channels.list, resumable uploads (session URI,
+``Content-Range`` chunks, ``bytes */<size>`` status queries answered with 308 + ``Range``),
+videos.list statistics that grow with time, playlistItems list/insert, and Google's error
+envelope (quota, rate limit, backendError, authError)."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path
+
+from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
+from platforms.sandbox._share_c_common import digest, grown, iso, sniff_kind
+from platforms.sandbox.scenarios import marker
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import json_body, simulator_view
+
+SLUG = "youtube"
+store = SandboxStore(SLUG)
+view = simulator_view(SLUG)
+
+MAX_VIDEO_BYTES = 256 * 1024 * 1024 * 1024
+PRIVACY = {"public", "private", "unlisted"}
+LICENSES = {"youtube", "creativeCommon"}
+CONTENT_RANGE = re.compile(r"^bytes (?:(\d+)-(\d+)|\*)/(\d+|\*)$")
+
+
+def _new_channel() -> str:
+    suffix = secrets.token_urlsafe(16).replace("-", "a").replace("_", "b")[:22]
+    channel_id = f"UC{suffix}"
+    playlist_id = f"PL{secrets.token_hex(16)}"
+    store.put(
+        "channel",
+        channel_id,
+        {
+            "id": channel_id,
+            "title": f"Sandbox Channel {suffix[:4]}",
+            "created": time.time(),
+            "uploads": f"UU{suffix}",
+            "playlists": [playlist_id],
+        },
+    )
+    store.put("playlist", playlist_id, {"id": playlist_id, "owner": channel_id, "title": "Sandbox picks", "items": []})
+    return channel_id
+
+
+def _channel(request: HttpRequest) -> dict[str, Any] | None:
+    account = account_of(store, request)
+    return store.get("channel", account) if account else None
+
+
+def _channel_view(channel: dict[str, Any], parts: set[str]) -> dict[str, Any]:
+    videos = [v for v in store.all("video") if v["owner"] == channel["id"]]
+    item: dict[str, Any] = {"kind": "youtube#channel", "etag": digest("etag", channel["id"]), "id": channel["id"]}
+    if "snippet" in parts:
+        thumb = {"url": f"https://yt3.ggpht.com/sandbox/{channel['id']}=s88", "width": 88, "height": 88}
+        item["snippet"] = {
+            "title": channel["title"],
+            "description": "A simulated channel",
+            "customUrl": f"@{channel['id'][2:10].lower()}",
+            "publishedAt": iso(channel["created"]),
+            "thumbnails": {"default": thumb},
+        }
+    if "contentDetails" in parts:
+        item["contentDetails"] = {"relatedPlaylists": {"likes": "", "uploads": channel["uploads"]}}
+    if "statistics" in parts:
+        item["statistics"] = {
+            "viewCount": str(sum(grown(v["created"], 90) for v in videos)),
+            "subscriberCount": str(grown(channel["created"], 12, base=250)),
+            "hiddenSubscriberCount": False,
+            "videoCount": str(len(videos)),
+        }
+    return item
+
+
+@view
+def channels(request: HttpRequest) -> HttpResponse:
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    parts = set(request.GET.get("part", "").split(","))
+    if not parts - {""}:
+        return google_error(400, "required", "Required parameter: part")
+    if request.GET.get("mine") != "true" and request.GET.get("id") != channel["id"]:
+        return google_error(400, "missingRequiredParameter", "No filter selected. Expected one of: mine, id")
+    items = [_channel_view(channel, parts)]
+    return JsonResponse(
+        {
+            "kind": "youtube#channelListResponse",
+            "etag": digest("list", channel["id"]),
+            "pageInfo": {"totalResults": 1, "resultsPerPage": 5},
+            "items": items,
+        }
+    )
+
+
+def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
+    item: dict[str, Any] = {"kind": "youtube#video", "etag": digest("etag", video["id"]), "id": video["id"]}
+    if "snippet" in parts:
+        item["snippet"] = {
+            **video["snippet"],
+            "publishedAt": iso(video["created"]),
+            "channelId": video["owner"],
+            "thumbnails": {"default": {"url": f"https://i.ytimg.com/vi/{video['id']}/default.jpg"}},
+        }
+    if "status" in parts:
+        item["status"] = {"uploadStatus": "uploaded", **video["status"]}
+    if "statistics" in parts:
+        item["statistics"] = {
+            "viewCount": str(grown(video["created"], 90)),
+            "likeCount": str(grown(video["created"], 9)),
+            "favoriteCount": "0",
+            "commentCount": str(grown(video["created"], 2)),
+        }
+    return item
+
+
+def _validate_metadata(body: dict[str, Any]) -> JsonResponse | None:
+    snippet, status = body.get("snippet") or {}, body.get("status") or {}
+    title = str(snippet.get("title") or "")
+    if not title.strip():
+        return google_error(400, "invalidTitle", "The request metadata specifies an invalid or empty video title.")
+    if len(title) > 100 or "<" in title or ">" in title:
+        return google_error(400, "invalidTitle", "The request metadata specifies an invalid video title.")
+    description = str(snippet.get("description") or "")
+    if len(description.encode()) > 5000 or "<" in description or ">" in description:
+        return google_error(400, "invalidDescription", "The request metadata specifies an invalid video description.")
+    tags = snippet.get("tags") or []
+    if not isinstance(tags, list) or sum(len(str(t)) for t in tags) > 500:
+        return google_error(400, "invalidTags", "The request metadata specifies invalid video keywords.")
+    if snippet.get("categoryId") is not None and not str(snippet["categoryId"]).isdigit():
+        return google_error(400, "invalidCategoryId", "The snippet.categoryId property specifies an invalid ID.")
+    if status.get("privacyStatus", "public") not in PRIVACY or status.get("license", "youtube") not in LICENSES:
+        return google_error(400, "invalidVideoMetadata", "The request metadata is invalid (privacyStatus/license).")
+    return None
+
+
+def _start_session(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    if request.GET.get("uploadType") != "resumable" or not request.GET.get("part"):
+        return google_error(400, "badRequest", "uploadType=resumable and part are required")
+    body = json_body(request)
+    snippet = body.get("snippet") or {}
+    text = f"{snippet.get('title', '')}\n{snippet.get('description', '')}"
+    scenario = marker(text)
+    if scenario == "unauthorized":
+        return unauthenticated()
+    if scenario == "flaky" and store.first_time(digest("flaky", channel["id"], text)):
+        return google_error(503, "backendError", "Backend Error")
+    if scenario == "fail":
+        return google_error(400, "invalidDescription", "The request metadata specifies an invalid video description.")
+    problem = _validate_metadata(body)
+    if problem is not None:
+        return problem
+    content_type = request.headers.get("X-Upload-Content-Type", "")
+    if content_type and not content_type.startswith(("video/", "application/octet-stream")):
+        return google_error(400, "invalidFilename", "The media type of the upload must be a video.")
+    upload_id = secrets.token_urlsafe(24)
+    store.put(
+        "session",
+        upload_id,
+        {
+            "owner": channel["id"],
+            "snippet": {k: snippet[k] for k in ("title", "description", "tags", "categoryId") if k in snippet},
+            "status": {
+                k: v
+                for k, v in (body.get("status") or {}).items()
+                if k in {"privacyStatus", "license", "embeddable", "selfDeclaredMadeForKids"}
+            },
+            "notify": request.GET.get("notifySubscribers", "true"),
+            "received": 0,
+            "head": "",
+            "video_id": "",
+        },
+    )
+    location = request.build_absolute_uri(
+        f"/sandbox/{SLUG}/upload/youtube/v3/videos?uploadType=resumable&upload_id={upload_id}"
+    )
+    return HttpResponse(status=200, headers={"Location": location, "X-GUploader-UploadID": upload_id})
+
+
+def _incomplete(received: int) -> HttpResponse:
+    headers = {"Range": f"bytes=0-{received - 1}"} if received else {}
+    return HttpResponse(status=308, headers=headers)
+
+
+def _receive(request: HttpRequest, channel: dict[str, Any], upload_id: str) -> HttpResponse:
+    session = store.get("session", upload_id)
+    if session is None or session["owner"] != channel["id"]:
+        return google_error(404, "notFound", "The upload session was not found or has expired.")
+    if session["video_id"]:
+        return JsonResponse(_video_view(store.get("video", session["video_id"]) or {}, {"snippet", "status"}))
+    match = CONTENT_RANGE.match(request.headers.get("Content-Range", "") or f"bytes */{len(request.body)}")
+    chunk = request.body
+    request.sandbox_log = {"contentRange": request.headers.get("Content-Range", "")}  # type: ignore[attr-defined]
+    if match is None:
+        return google_error(400, "badContent", "Invalid Content-Range header.")
+    first, total = match.group(1), match.group(3)
+    if first is None and not chunk:  # a status query
+        return _incomplete(session["received"])
+    start = int(first or 0)
+    if start != session["received"]:
+        return _incomplete(session["received"])
+    if start == 0:
+        if sniff_kind(chunk[:16]) != "video":
+            return google_error(400, "invalidFilename", "The uploaded file is not a video the platform can process.")
+        session["head"] = chunk[:16].hex()
+    session["received"] += len(chunk)
+    if total == "*" or session["received"] < int(total):
+        store.put("session", upload_id, session)
+        return _incomplete(session["received"])
+    if session["received"] > MAX_VIDEO_BYTES:
+        return google_error(400, "uploadLimitExceeded", "The file exceeds the maximum upload size.")
+    video_id = secrets.token_urlsafe(8)[:11]
+    video = {
+        "id": video_id,
+        "owner": channel["id"],
+        "snippet": session["snippet"],
+        "status": session["status"],
+        "created": time.time(),
+        "bytes": session["received"],
+    }
+    store.put("video", video_id, video)
+    session["video_id"] = video_id
+    store.put("session", upload_id, session)
+    request.sandbox_log.update(publish=True, marker=None, remoteId=video_id)  # type: ignore[attr-defined]
+    return JsonResponse(_video_view(video, {"snippet", "status"}), status=201)
+
+
+@view
+def upload(request: HttpRequest) -> HttpResponse:
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    if request.method == "POST":
+        return _start_session(request, channel)
+    if request.method == "PUT" and request.GET.get("upload_id"):
+        return _receive(request, channel, request.GET["upload_id"])
+    return google_error(400, "badRequest", "Unsupported upload request")
+
+
+@view
+def videos(request: HttpRequest) -> HttpResponse:
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    parts = set(request.GET.get("part", "").split(","))
+    ids = [i for i in request.GET.get("id", "").split(",") if i]
+    if not parts - {""} or not ids:
+        return google_error(400, "missingRequiredParameter", "Required parameters: part, id")
+    if len(ids) > 50:
+        return google_error(400, "badRequest", "At most 50 ids")
+    found = [store.get("video", i) for i in ids]
+    items = [_video_view(v, parts) for v in found if v]
+    return JsonResponse(
+        {
+            "kind": "youtube#videoListResponse",
+            "pageInfo": {"totalResults": len(items), "resultsPerPage": len(items)},
+            "items": items,
+        }
+    )
+
+
+def _playlist_item(playlist_id: str, video: dict[str, Any], position: int) -> dict[str, Any]:
+    return {
+        "kind": "youtube#playlistItem",
+        "id": digest("pli", playlist_id, video["id"]),
+        "snippet": {
+            "publishedAt": iso(video["created"]),
+            "channelId": video["owner"],
+            "title": video["snippet"].get("title", ""),
+            "description": video["snippet"].get("description", ""),
+            "thumbnails": {"default": {"url": f"https://i.ytimg.com/vi/{video['id']}/default.jpg"}},
+            "playlistId": playlist_id,
+            "position": position,
+            "resourceId": {"kind": "youtube#video", "videoId": video["id"]},
+        },
+        "contentDetails": {"videoId": video["id"], "videoPublishedAt": iso(video["created"])},
+    }
+
+
+@view
+def playlist_items(request: HttpRequest) -> HttpResponse:
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    if request.method == "POST":
+        snippet = json_body(request).get("snippet") or {}
+        playlist = store.get("playlist", str(snippet.get("playlistId") or ""))
+        if playlist is None:
+            return google_error(
+                404,
+                "playlistNotFound",
+                "The playlist identified with the request's playlistId parameter cannot be found.",
+            )
+        if playlist["owner"] != channel["id"]:
+            return google_error(403, "playlistItemsNotAccessible", "The request is not properly authorized.")
+        video = store.get("video", str((snippet.get("resourceId") or {}).get("videoId") or ""))
+        if video is None:
+            return google_error(404, "videoNotFound", "The video that you are trying to add cannot be found.")
+        if video["id"] not in playlist["items"]:
+            playlist["items"].append(video["id"])
+            store.put("playlist", playlist["id"], playlist)
+        return JsonResponse(_playlist_item(playlist["id"], video, playlist["items"].index(video["id"])))
+    playlist_id = request.GET.get("playlistId", "")
+    if playlist_id == channel["uploads"]:
+        mine = sorted((v for v in store.all("video") if v["owner"] == channel["id"]), key=lambda v: -v["created"])
+    else:
+        playlist = store.get("playlist", playlist_id)
+        if playlist is None:
+            return google_error(404, "playlistNotFound", "The playlist cannot be found.")
+        mine = [v for v in (store.get("video", i) for i in playlist["items"]) if v]
+    window = page_window(request, mine, size_param="maxResults", default=5, maximum=50)
+    if window is None:
+        return google_error(400, "invalidPageToken", "The request specifies an invalid page token or maxResults.")
+    page, next_token = window
+    body: dict[str, Any] = {
+        "kind": "youtube#playlistItemListResponse",
+        "pageInfo": {"totalResults": len(mine), "resultsPerPage": len(page)},
+        "items": [_playlist_item(playlist_id, v, i) for i, v in enumerate(page)],
+    }
+    if next_token:
+        body["nextPageToken"] = next_token
+    return JsonResponse(body)
+
+
+urlpatterns = [
+    *oauth_urlpatterns(store, view, _new_channel),
+    path("youtube/v3/channels", channels),
+    path("youtube/v3/videos", videos),
+    path("youtube/v3/playlistItems", playlist_items),
+    path("upload/youtube/v3/videos", upload),
+]

@@ -1,0 +1,298 @@
+"""YouTube Data API v3: Google OAuth, the channel (channels.list mine=true), resumable video
+upload (session → PUT bytes, resuming from the offset the session reports), playlist insertion,
+the uploads playlist as the listing and videos.list statistics as the metrics.
+
+Publishing steps, each persisted in ``state`` so an interrupted flow resumes without a second
+video: ``session_uri`` (upload session opened) → ``video_id`` (bytes complete, the video exists)
+→ done (after adding it to ``playlistId`` when one is set). The upload PUT is answered by the
+session itself on retry (``Content-Range: bytes */<size>`` tells what arrived, and a finished
+session answers with the video), so a timeout there is safely retryable, not an unknown outcome."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+from platforms._google_common import GoogleClient, google_error
+from platforms._share_c_common import as_int, fetch_media, json_or_empty, parse_time, send
+from platforms.base import (
+    AccountProfile,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    Permanent,
+    Platform,
+    PublishRequest,
+    PublishResult,
+    RemotePost,
+    Transient,
+)
+from platforms.capabilities import CAPABILITIES
+
+LIVE_BASE_URL = "https://www.googleapis.com"
+API = "/youtube/v3"
+UPLOAD = "/upload/youtube/v3/videos"
+SHORTS_TAG = "#Shorts"
+MAX_TAGS = 20
+PAGE_SIZE = 50
+
+logger = logging.getLogger(__name__)
+
+
+class Client(GoogleClient):
+    platform = Platform.YOUTUBE
+    live_base_url = LIVE_BASE_URL
+    scopes = (
+        "https://www.googleapis.com/auth/youtube.upload",
+        "https://www.googleapis.com/auth/youtube.readonly",
+        "https://www.googleapis.com/auth/youtube",
+    )
+
+    # --- account -------------------------------------------------------------------------
+    def _channel(self, creds: Credentials) -> dict[str, Any]:
+        body = self._json(
+            "GET", f"{API}/channels", creds, params={"part": "snippet,statistics,contentDetails", "mine": "true"}
+        )
+        items = body.get("items") or []
+        if not items:
+            raise Permanent("this Google account has no YouTube channel", error_code=ErrorCode.PERMISSION_MISSING)
+        return dict(items[0])
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        return _profile(self._channel(creds))
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        creds, scopes = self.exchange_tokens(code=code, redirect_uri=redirect_uri, code_verifier=code_verifier)
+        profile = self.check_token(creds)
+        return [
+            ConnectedIdentity(
+                profile=profile,
+                credentials=Credentials(
+                    access_token=creds.access_token,
+                    refresh_token=creds.refresh_token,
+                    expires_at=creds.expires_at,
+                    external_id=profile.external_id,
+                ),
+                scopes=scopes,
+            )
+        ]
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        statistics = self._channel(creds).get("statistics") or {}
+        if statistics.get("hiddenSubscriberCount"):
+            return None
+        return as_int(statistics.get("subscriberCount"))
+
+    # --- publishing ----------------------------------------------------------------------
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        videos = [m for m in request.media if m.kind == "video"]
+        if len(videos) != 1:
+            raise Permanent("a YouTube upload takes exactly one video", error_code=ErrorCode.INVALID_REQUEST)
+        if state.get("video_id"):
+            return self._finish(creds, request, state)
+        if not state.get("session_uri"):
+            return PublishResult(done=False, state={"session_uri": self._open_session(creds, request)})
+        return self._upload(creds, request, state)
+
+    def _metadata(self, request: PublishRequest) -> dict[str, Any]:
+        options = request.options
+        title_limit = CAPABILITIES[Platform.YOUTUBE].title_limit or 100
+        text = request.text.strip()
+        first_line = text.splitlines()[0] if text else ""
+        title = str(options.get("videoTitle") or first_line).strip()[:title_limit] or "Untitled"
+        description = request.text
+        if options.get("postType") == "SHORTS" and SHORTS_TAG.lower() not in f"{title} {description}".lower():
+            if len(title) + len(SHORTS_TAG) + 1 <= title_limit:
+                title = f"{title} {SHORTS_TAG}"
+            else:
+                description = f"{description}\n\n{SHORTS_TAG}".strip()
+        snippet: dict[str, Any] = {"title": title, "description": description}
+        tags = [str(t) for t in options.get("tags") or []][:MAX_TAGS]
+        if tags:
+            snippet["tags"] = tags
+        if options.get("categoryId"):
+            snippet["categoryId"] = str(options["categoryId"])
+        status: dict[str, Any] = {
+            "privacyStatus": str(options.get("privacyStatus") or "public"),
+            "license": str(options.get("license") or "youtube"),
+            "embeddable": bool(options.get("allowEmbedding", True)),
+            "selfDeclaredMadeForKids": bool(options.get("madeForKids", False)),
+        }
+        return {"snippet": snippet, "status": status}
+
+    def _open_session(self, creds: Credentials, request: PublishRequest) -> str:
+        video = next(m for m in request.media if m.kind == "video")
+        headers = {"X-Upload-Content-Type": video.mime_type or "video/*"}
+        if video.size:
+            headers["X-Upload-Content-Length"] = str(video.size)
+        notify = request.options.get("notifySubscribers", True)
+        params = {"uploadType": "resumable", "part": "snippet,status", "notifySubscribers": str(bool(notify)).lower()}
+        response = self._call("POST", UPLOAD, creds, params=params, json=self._metadata(request), headers=headers)
+        location = response.headers.get("Location")
+        if not location:
+            raise Transient("YouTube opened no upload session (no Location header)")
+        return location
+
+    def _upload(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        video = next(m for m in request.media if m.kind == "video")
+        data, mime = fetch_media(self.session, video.url, timeout=self.timeout)
+        session_uri = str(state["session_uri"])
+        size = len(data)
+        probe = send(
+            self.session,
+            "PUT",
+            session_uri,
+            timeout=self.timeout,
+            headers={
+                "Authorization": f"Bearer {creds.access_token}",
+                "Content-Range": f"bytes */{size}",
+                "Content-Length": "0",
+            },
+        )
+        if probe.status_code == 404:  # the session expired before any video was made: open a new one
+            return PublishResult(done=False, state={}, poll_after=0.0)
+        if probe.status_code in (200, 201):
+            return self._uploaded(creds, request, state, json_or_empty(probe))
+        if probe.status_code != 308:
+            raise google_error(probe)
+        offset = _next_offset(probe.headers.get("Range", ""))
+        response = send(
+            self.session,
+            "PUT",
+            session_uri,
+            timeout=self.timeout,
+            data=data[offset:],
+            headers={
+                "Authorization": f"Bearer {creds.access_token}",
+                "Content-Type": mime or video.mime_type,
+                "Content-Range": f"bytes {offset}-{size - 1}/{size}",
+            },
+        )
+        if response.status_code == 308:  # the platform kept only part: the next call resumes from there
+            return PublishResult(done=False, state=state, poll_after=1.0)
+        if response.status_code not in (200, 201):
+            raise google_error(response)
+        return self._uploaded(creds, request, state, json_or_empty(response))
+
+    def _uploaded(
+        self, creds: Credentials, request: PublishRequest, state: dict[str, Any], video: dict[str, Any]
+    ) -> PublishResult:
+        state = {
+            **state,
+            "video_id": str(video["id"]),
+            "published_at": str((video.get("snippet") or {}).get("publishedAt") or ""),
+        }
+        return self._finish(creds, request, state)
+
+    def _finish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        video_id = str(state["video_id"])
+        playlist_id = str(request.options.get("playlistId") or "")
+        if playlist_id:
+            body = {
+                "snippet": {"playlistId": playlist_id, "resourceId": {"kind": "youtube#video", "videoId": video_id}}
+            }
+            try:
+                self._call("POST", f"{API}/playlistItems", creds, params={"part": "snippet"}, json=body)
+            except Permanent as exc:  # the video is live; a refused playlist must not fail the post
+                logger.warning("youtube playlist insert refused for %s: %s", video_id, exc.message)
+        shorts = request.options.get("postType") == "SHORTS"
+        return PublishResult(
+            done=True,
+            platform_post_id=video_id,
+            url=f"https://www.youtube.com/shorts/{video_id}"
+            if shorts
+            else f"https://www.youtube.com/watch?v={video_id}",
+            published_at=parse_time(state.get("published_at")) or dt.datetime.now(dt.UTC),
+        )
+
+    # --- analytics -----------------------------------------------------------------------
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        result: dict[str, Metrics] = {}
+        for start in range(0, len(platform_post_ids), PAGE_SIZE):
+            ids = ",".join(platform_post_ids[start : start + PAGE_SIZE])
+            body = self._json("GET", f"{API}/videos", creds, params={"part": "statistics", "id": ids})
+            for item in body.get("items") or []:
+                result[str(item["id"])] = metrics_of(item.get("statistics") or {})
+        return result
+
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        uploads = ((self._channel(creds).get("contentDetails") or {}).get("relatedPlaylists") or {}).get("uploads")
+        if not uploads:
+            return []
+        found: list[RemotePost] = []
+        page_token = ""
+        while True:
+            params = {"part": "snippet,contentDetails", "playlistId": uploads, "maxResults": PAGE_SIZE}
+            if page_token:
+                params["pageToken"] = page_token
+            body = self._json("GET", f"{API}/playlistItems", creds, params=params)
+            reached_older = False
+            for item in body.get("items") or []:
+                post = _remote_post(item)
+                if post is None or post.published_at < since:
+                    reached_older = True
+                    continue
+                found.append(post)
+            page_token = str(body.get("nextPageToken") or "")
+            if not page_token or reached_older:
+                break
+        metrics = self.fetch_post_metrics(creds, [p.platform_post_id for p in found]) if found else {}
+        return [
+            RemotePost(
+                p.platform_post_id,
+                p.published_at,
+                p.text,
+                p.permalink,
+                p.thumbnail_url,
+                metrics.get(p.platform_post_id, Metrics()),
+            )
+            for p in found
+        ]
+
+
+def metrics_of(statistics: dict[str, Any]) -> Metrics:
+    """videos.list ``statistics`` (counts are strings); YouTube reports no share count."""
+    return Metrics(
+        views=as_int(statistics.get("viewCount")),
+        likes=as_int(statistics.get("likeCount")),
+        comments=as_int(statistics.get("commentCount")),
+    )
+
+
+def _profile(channel: dict[str, Any]) -> AccountProfile:
+    snippet = channel.get("snippet") or {}
+    thumbnail = ((snippet.get("thumbnails") or {}).get("default") or {}).get("url") or ""
+    return AccountProfile(
+        external_id=str(channel["id"]),
+        display_name=str(snippet.get("title") or ""),
+        username=str(snippet.get("customUrl") or ""),
+        avatar_url=str(thumbnail),
+    )
+
+
+def _remote_post(item: dict[str, Any]) -> RemotePost | None:
+    snippet = item.get("snippet") or {}
+    details = item.get("contentDetails") or {}
+    video_id = details.get("videoId") or (snippet.get("resourceId") or {}).get("videoId")
+    published = parse_time(details.get("videoPublishedAt") or snippet.get("publishedAt"))
+    if not video_id or published is None:
+        return None
+    thumbnails = snippet.get("thumbnails") or {}
+    thumb = (thumbnails.get("high") or thumbnails.get("medium") or thumbnails.get("default") or {}).get("url", "")
+    return RemotePost(
+        platform_post_id=str(video_id),
+        published_at=published,
+        text=str(snippet.get("title") or ""),
+        permalink=f"https://www.youtube.com/watch?v={video_id}",
+        thumbnail_url=str(thumb),
+    )
+
+
+def _next_offset(range_header: str) -> int:
+    """``Range: bytes=0-<last>`` → the first byte still to send (0 when nothing arrived)."""
+    if not range_header.startswith("bytes=") or "-" not in range_header:
+        return 0
+    last = as_int(range_header.split("-", 1)[1])
+    return (last or 0) + 1 if last is not None else 0
