@@ -1,0 +1,79 @@
+"""Claiming work with conditional UPDATEs (no long-held locks).
+
+Lock order everywhere in the pipeline: the post row first, then its target rows. The target claim
+takes a KEY SHARE lock on the post, which conflicts with the ``SELECT … FOR UPDATE`` that delete
+and unschedule take, so a post is either deleted/unscheduled before its targets are claimed (and
+the claim finds nothing) or the claim commits first (and delete sees a PUBLISHING entry: 409).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+from posts.models import Post, PostStatus, PostTarget, TargetStatus
+
+POST_TABLE = Post._meta.db_table
+TARGET_TABLE = PostTarget._meta.db_table
+# A target is only ever sent while its post has left DRAFT/SCHEDULED (claimed, queued or retried).
+UNSENDABLE_POST_STATUSES = [PostStatus.DRAFT.value, PostStatus.SCHEDULED.value]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A target this worker owns until ``lease_until``; the lease value is the fencing token every
+    later write of this attempt is conditioned on."""
+
+    target_id: str
+    post_id: str
+    lease_until: dt.datetime
+    attempts: int
+
+
+_CLAIM_SQL = f"""
+WITH live AS (
+    SELECT p.id FROM {POST_TABLE} p
+    WHERE p.id IN (SELECT post_id FROM {TARGET_TABLE} WHERE id = ANY(%(ids)s))
+      AND p.status <> ALL(%(unsendable)s)
+    FOR KEY SHARE
+),
+claimed AS (
+    UPDATE {TARGET_TABLE} t
+    SET status = %(publishing)s, attempts = t.attempts + 1, lease_until = %(lease)s, updated_at = %(now)s
+    FROM live
+    WHERE t.post_id = live.id AND t.id = ANY(%(ids)s) AND t.status = %(pending)s
+      AND (t.next_attempt_at IS NULL OR t.next_attempt_at <= %(now)s)
+    RETURNING t.id, t.post_id, t.attempts
+),
+bumped AS (
+    UPDATE {POST_TABLE} p SET status = %(post_publishing)s, updated_at = %(now)s
+    WHERE p.id IN (SELECT post_id FROM claimed) AND p.status <> %(post_publishing)s
+)
+SELECT id, post_id, attempts FROM claimed
+"""  # noqa: S608 (table names are constants; values are parameters)
+
+
+def claim_targets(target_ids: list[str], *, now: dt.datetime, lease: dt.timedelta) -> list[Claim]:
+    """Move each due PENDING target among ``target_ids`` to PUBLISHING (attempts + 1, lease set)
+    in ONE statement, and its post to PUBLISHING. Targets not due, not PENDING, deleted, or whose
+    post is a draft or still scheduled are left alone. Returns what this caller now owns."""
+    if not target_ids:
+        return []
+    lease_until = now + lease
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {
+                "ids": list(target_ids),
+                "unsendable": UNSENDABLE_POST_STATUSES,
+                "publishing": TargetStatus.PUBLISHING.value,
+                "pending": TargetStatus.PENDING.value,
+                "post_publishing": PostStatus.PUBLISHING.value,
+                "lease": lease_until,
+                "now": now,
+            },
+        )
+        rows = cursor.fetchall()
+    return [Claim(target_id=r[0], post_id=r[1], lease_until=lease_until, attempts=r[2]) for r in rows]

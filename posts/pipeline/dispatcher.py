@@ -1,0 +1,91 @@
+"""The due-post dispatcher (beat, every second): the database is the schedule."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import defaultdict
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from posts.models import PostStatus, TargetStatus
+from posts.pipeline import config, hooks
+from posts.pipeline.claims import POST_TABLE, TARGET_TABLE
+from posts.pipeline.enqueue import enqueue_target_batches, enqueue_targets
+
+# Posts due up to ``stage_ahead`` from now, oldest first, that no other dispatcher holds.
+_CLAIM_POSTS_SQL = f"""
+WITH due AS (
+    SELECT id FROM {POST_TABLE}
+    WHERE status = %(scheduled)s AND scheduled_at <= %(horizon)s
+    ORDER BY scheduled_at, id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {POST_TABLE} p SET status = %(pending)s, updated_at = %(now)s
+FROM due WHERE p.id = due.id
+RETURNING p.id, p.scheduled_at
+"""  # noqa: S608 (table names are constants; values are parameters)
+
+# Their entries become due at the post's time: the claim in publish_target reads that column and
+# never acts early, however early the task arrives.
+_STAGE_TARGETS_SQL = f"""
+UPDATE {TARGET_TABLE} t
+SET next_attempt_at = p.scheduled_at, lease_until = NULL, updated_at = %(now)s
+FROM {POST_TABLE} p
+WHERE t.post_id = p.id AND p.id = ANY(%(ids)s) AND t.status = %(pending)s
+RETURNING t.id, p.scheduled_at
+"""  # noqa: S608 (table names are constants; values are parameters)
+
+
+def dispatch_due(*, now: dt.datetime | None = None) -> int:
+    """Claim every SCHEDULED post due by now (+ the stage-ahead window) in batches, move it to
+    PENDING, and queue its entries after commit with a countdown to their time. Safe with any
+    number of concurrent dispatchers (SKIP LOCKED; each post is claimed once). Returns how many
+    posts were claimed."""
+    claimed = 0
+    for _ in range(config.dispatch_max_batches()):
+        count = _dispatch_batch(now or timezone.now())
+        claimed += count
+        if count < config.dispatch_batch_size():
+            break
+    return claimed
+
+
+def _dispatch_batch(now: dt.datetime) -> int:
+    horizon = now + dt.timedelta(seconds=config.stage_ahead_seconds())
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_POSTS_SQL,
+            {
+                "scheduled": PostStatus.SCHEDULED.value,
+                "pending": PostStatus.PENDING.value,
+                "horizon": horizon,
+                "limit": config.dispatch_batch_size(),
+                "now": now,
+            },
+        )
+        post_ids = [row[0] for row in cursor.fetchall()]
+        if not post_ids:
+            return 0
+        cursor.execute(_STAGE_TARGETS_SQL, {"ids": post_ids, "pending": TargetStatus.PENDING.value, "now": now})
+        by_due: dict[float, list[str]] = defaultdict(list)
+        for target_id, due_at in cursor.fetchall():
+            # Bucketed by 100 ms, rounded up: a task may come late, never early.
+            by_due[math.ceil(due_at.timestamp() * 10) / 10].append(target_id)
+        hooks.on_posts_claimed(post_ids=post_ids)
+        transaction.on_commit(lambda: _enqueue(by_due))
+    return len(post_ids)
+
+
+def _enqueue(by_due: dict[float, list[str]]) -> None:
+    now = timezone.now().timestamp()
+    total = sum(len(ids) for ids in by_due.values())
+    batch_size = config.task_batch_size() if total > 50 else 1
+    for due_at, target_ids in sorted(by_due.items()):
+        countdown = due_at - now
+        if batch_size > 1:
+            enqueue_target_batches(target_ids, batch_size=batch_size, countdown=countdown)
+        else:
+            enqueue_targets(target_ids, countdown=countdown)

@@ -1,0 +1,150 @@
+"""Writing what a publish attempt learned, fenced by the claim's lease: a write whose lease was
+taken over (the sweeper recovered the target) changes nothing. Terminal writes and the post's
+final status (with its one event) share one transaction, under the post's row lock."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from posts.models import Post, PostStatus, PostTarget, TargetStatus
+from posts.pipeline import hooks
+from posts.pipeline.claims import Claim
+
+FINAL_EVENT = {
+    PostStatus.COMPLETED: "post.published",
+    PostStatus.PARTIAL_FAILURE: "post.partially_failed",
+    PostStatus.FAILED: "post.failed",
+}
+TERMINAL_TARGET_STATUSES = (TargetStatus.PUBLISHED, TargetStatus.FAILED)
+
+
+def _owned(claim: Claim) -> Any:
+    return PostTarget.objects.filter(id=claim.target_id, status=TargetStatus.PUBLISHING, lease_until=claim.lease_until)
+
+
+def record_published(
+    claim: Claim,
+    *,
+    platform_post_id: str,
+    url: str,
+    published_at: dt.datetime | None,
+    draft_fallback: bool = False,
+) -> bool:
+    """PUBLISHING → PUBLISHED with the remote id, and finalize the post if it was the last entry.
+    False when this attempt no longer owns the target."""
+    changes: dict[str, Any] = {
+        "status": TargetStatus.PUBLISHED,
+        "platform_post_id": platform_post_id,
+        "post_url": url,
+        "published_at": published_at or timezone.now(),
+        "tiktok_draft_fallback": draft_fallback,
+        "error_message": "",
+        "error_code": "",
+        "lease_until": None,
+        "next_attempt_at": None,
+        "remote_state": {},
+    }
+    return _finish(claim, changes, published=True)
+
+
+def record_failed(claim: Claim, *, error_code: str, message: str, remote_state: dict[str, Any] | None = None) -> bool:
+    """PUBLISHING → FAILED with the platform's message and the normalized errorCode; finalize."""
+    changes: dict[str, Any] = {
+        "status": TargetStatus.FAILED,
+        "error_code": error_code,
+        "error_message": message[:4000],
+        "lease_until": None,
+        "next_attempt_at": None,
+    }
+    if remote_state is not None:
+        changes["remote_state"] = remote_state
+    return _finish(claim, changes, published=False)
+
+
+def _finish(claim: Claim, changes: dict[str, Any], *, published: bool) -> bool:
+    with transaction.atomic():
+        post = Post.objects.select_for_update(no_key=True).filter(id=claim.post_id).first()
+        if post is None:
+            return False
+        changes["updated_at"] = timezone.now()
+        if not _owned(claim).update(**changes):
+            return False
+        if published:
+            hooks.on_target_published(target_id=claim.target_id)
+        finalize_locked(post)
+    return True
+
+
+def finalize_locked(post: Post) -> str | None:
+    """With ``post`` locked by the caller: if every entry is PUBLISHED or FAILED and the post is not
+    already final, set COMPLETED / PARTIAL_FAILURE / FAILED and emit exactly one event, in the
+    caller's transaction. Returns the event name emitted, or None."""
+    if post.status in FINAL_EVENT:
+        return None
+    counts = PostTarget.objects.filter(post_id=post.id).aggregate(
+        total=Count("id"),
+        published=Count("id", filter=Q(status=TargetStatus.PUBLISHED)),
+        failed=Count("id", filter=Q(status=TargetStatus.FAILED)),
+    )
+    total, published, failed = counts["total"], counts["published"], counts["failed"]
+    if total == 0 or published + failed < total:
+        return None
+    if published == total:
+        status = PostStatus.COMPLETED
+    elif failed == total:
+        status = PostStatus.FAILED
+    else:
+        status = PostStatus.PARTIAL_FAILURE
+    now = timezone.now()
+    Post.objects.filter(id=post.id).update(status=status, finished_at=now, updated_at=now)
+    post.status, post.finished_at, post.updated_at = status, now, now
+    name = FINAL_EVENT[status]
+    _emit_post_event(post, name)
+    return name
+
+
+def finalize_post(post_id: str) -> str | None:
+    """Finalize ``post_id`` under its row lock if all its entries are terminal (sweeper safety net)."""
+    with transaction.atomic():
+        post = Post.objects.select_for_update(no_key=True).filter(id=post_id).first()
+        if post is None:
+            return None
+        return finalize_locked(post)
+
+
+def _emit_post_event(post: Post, name: str) -> None:
+    from posts.rendering import post_record
+    from webhooks.events import emit_event
+
+    emit_event(workspace_id=str(post.workspace_id), name=name, data={"post": post_record(post)})
+
+
+def release_for_retry(
+    claim: Claim,
+    *,
+    next_attempt_at: dt.datetime,
+    remote_state: dict[str, Any],
+    error_code: str = "",
+    message: str = "",
+    count_attempt: bool = True,
+) -> bool:
+    """PUBLISHING → PENDING, due at ``next_attempt_at``, keeping ``remote_state`` so the next attempt
+    resumes. ``count_attempt`` False (a multi-step flow waiting on the platform) gives the attempt
+    back: polling rounds do not use up the retry budget."""
+    changes: dict[str, Any] = {
+        "status": TargetStatus.PENDING,
+        "lease_until": None,
+        "next_attempt_at": next_attempt_at,
+        "remote_state": remote_state,
+        "error_code": error_code,
+        "error_message": message[:4000],
+        "updated_at": timezone.now(),
+    }
+    if not count_attempt:
+        changes["attempts"] = F("attempts") - 1
+    return bool(_owned(claim).update(**changes))

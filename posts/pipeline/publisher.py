@@ -1,0 +1,321 @@
+"""One publish attempt of claimed targets (DESIGN.md §5): build the request, call the platform
+outside any transaction, write what came back the moment it arrives, classify failures."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import random
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import AccountStatus
+from core.errors import ApplicationError
+from platforms import registry
+from platforms.base import (
+    AuthError,
+    Credentials,
+    ErrorCode,
+    MediaItem,
+    NotSupported,
+    Permanent,
+    Platform,
+    PlatformClient,
+    PlatformError,
+    PublishRequest,
+    PublishResult,
+    UnknownOutcome,
+)
+from platforms.capabilities import CAPABILITIES
+from posts.models import PostTarget
+from posts.pipeline import config, outcomes
+from posts.pipeline.claims import Claim, claim_targets
+from posts.pipeline.enqueue import enqueue_targets
+
+logger = logging.getLogger(__name__)
+
+# Our own bookkeeping inside ``remote_state``; stripped before the client sees the state.
+BOOK_KEY = "_pipeline"
+BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
+UNKNOWN_OUTCOME_MESSAGE = (
+    "The platform did not confirm whether the post was created ({detail}). Check the platform before retrying."
+)
+
+
+def publish_targets(target_ids: list[str]) -> int:
+    """Claim each due PENDING target of ``target_ids`` (one conditional UPDATE) and run one attempt
+    for each claimed. Safe to run any number of times: what is not claimed is left alone.
+    Returns how many targets this call attempted."""
+    ids = list(dict.fromkeys(target_ids))
+    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=config.lease_seconds()))
+    if len(claims) < len(ids):
+        requeue_early(ids, claims)
+    for claim in claims:
+        attempt(claim)
+    return len(claims)
+
+
+class _Unsendable(Exception):
+    def __init__(self, error_code: str, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+
+
+def attempt(claim: Claim) -> None:
+    """Run one attempt of a claimed target; every path ends in a fenced write."""
+    target = PostTarget.objects.select_related("post", "account").filter(id=claim.target_id).first()
+    if target is None:
+        return
+    state: dict[str, Any] = dict(target.remote_state or {})
+    book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
+    try:
+        creds, request = _prepare(target)
+    except _Unsendable as exc:
+        outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+        return
+    except AuthError as exc:
+        _on_auth_error(claim, target, exc)
+        return
+    except PlatformError as exc:
+        _on_error(claim, target, exc, state, book, None, None, None)
+        return
+    client = registry.get_client(target.platform)
+    try:
+        if book.get("verify"):
+            # The last attempt may have created the post (worker lost mid-call): look before sending.
+            found = client.lookup(creds, request)
+            if found is not None and found.platform_post_id:
+                _record_result(claim, found)
+                return
+            book.pop("verify", None)
+        result = client.publish(creds, request, state)
+    except PlatformError as exc:
+        _on_error(claim, target, exc, state, book, client, creds, request)
+        return
+    except NotSupported:
+        outcomes.record_failed(
+            claim,
+            error_code=ErrorCode.INVALID_REQUEST,
+            message=f"Publishing is not available on {target.platform}",
+        )
+        return
+    except Exception as exc:  # a bug or an unreadable answer after sending: the post may exist
+        logger.exception("publish of %s raised an unclassified error", claim.target_id)
+        _on_error(
+            claim,
+            target,
+            UnknownOutcome(f"unexpected error: {type(exc).__name__}"),
+            state,
+            book,
+            client,
+            creds,
+            request,
+        )
+        return
+    if result.done:
+        _record_result(claim, result)
+        return
+    delay = max(result.poll_after, 0.5)
+    next_state = {**result.state, BOOK_KEY: book} if book else dict(result.state)
+    if outcomes.release_for_retry(
+        claim,
+        next_attempt_at=timezone.now() + dt.timedelta(seconds=delay),
+        remote_state=next_state,
+        count_attempt=False,
+    ):
+        _requeue(claim.target_id, delay)
+
+
+def _prepare(target: PostTarget) -> tuple[Credentials, PublishRequest]:
+    from accounts.services import account_fresh_credentials
+
+    post = target.post
+    account = target.account
+    if account is None:
+        raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
+    if account.status == AccountStatus.UNAUTHORIZED:
+        reason = f": {account.unauthorized_reason}" if account.unauthorized_reason else ""
+        raise _Unsendable(ErrorCode.AUTH_EXPIRED, f"The account is unauthorized{reason}. Reconnect it and retry.")
+    creds = account_fresh_credentials(account_id=account.id)
+    media: tuple[MediaItem, ...] = ()
+    if post.media_urls:
+        from media.services import media_resolve
+
+        try:
+            infos = media_resolve(workspace_id=str(post.workspace_id), urls=list(post.media_urls))
+        except ApplicationError as exc:
+            raise _Unsendable(ErrorCode.MEDIA_REJECTED, str(getattr(exc, "message", exc)))
+        alts = list(post.media_alt_texts or [])
+        media = tuple(
+            MediaItem(
+                url=info.url,
+                kind=info.kind,
+                mime_type=info.mime_type,
+                size=info.size,
+                alt_text=alts[index] if index < len(alts) else "",
+            )
+            for index, info in enumerate(infos)
+        )
+    options = dict(target.config or {})
+    if post.thumbnail_timestamp_ms is not None:
+        options.setdefault("thumbnailTimestampMs", post.thumbnail_timestamp_ms)
+    request = PublishRequest(
+        target_id=target.id,
+        content_type=post.content_type,
+        text=target.text,
+        media=media,
+        options=options,
+        thumbnail_url=post.thumbnail_url,
+    )
+    return creds, request
+
+
+def _record_result(claim: Claim, result: PublishResult) -> None:
+    if not result.platform_post_id:
+        outcomes.record_failed(
+            claim,
+            error_code=ErrorCode.UNKNOWN_OUTCOME,
+            message=UNKNOWN_OUTCOME_MESSAGE.format(detail="the platform answered without a post id"),
+        )
+        return
+    outcomes.record_published(
+        claim,
+        platform_post_id=result.platform_post_id,
+        url=result.url,
+        published_at=result.published_at,
+        draft_fallback=result.draft_fallback,
+    )
+
+
+def _on_auth_error(claim: Claim, target: PostTarget, exc: PlatformError) -> None:
+    from accounts.services import account_mark_unauthorized
+
+    outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+    if target.account_id:
+        account_mark_unauthorized(account_id=target.account_id, reason=exc.message)
+
+
+def _on_error(
+    claim: Claim,
+    target: PostTarget,
+    exc: PlatformError,
+    state: dict[str, Any],
+    book: dict[str, Any],
+    client: PlatformClient | None,
+    creds: Credentials | None,
+    request: PublishRequest | None,
+) -> None:
+    if isinstance(exc, AuthError):
+        _on_auth_error(claim, target, exc)
+    elif isinstance(exc, UnknownOutcome):
+        _on_unknown_outcome(claim, target, exc, state, book, client, creds, request)
+    elif isinstance(exc, Permanent) or type(exc) is PlatformError:
+        outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+    else:  # RateLimited, QuotaExhausted, Transient
+        _retry_or_fail(claim, exc, state, book)
+
+
+def _on_unknown_outcome(
+    claim: Claim,
+    target: PostTarget,
+    exc: PlatformError,
+    state: dict[str, Any],
+    book: dict[str, Any],
+    client: PlatformClient | None,
+    creds: Credentials | None,
+    request: PublishRequest | None,
+) -> None:
+    """Never re-send blindly: re-send only where the platform deduplicates on our key; otherwise
+    look the post up, and re-send once only if the platform says it does not exist."""
+    if CAPABILITIES[Platform(target.platform)].idempotent_publish == "key" or client is None:
+        _retry_or_fail(claim, exc, state, book)
+        return
+    assert creds is not None and request is not None
+    try:
+        found = client.lookup(creds, request)
+    except NotSupported:
+        outcomes.record_failed(
+            claim,
+            error_code=ErrorCode.UNKNOWN_OUTCOME,
+            message=UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message),
+            remote_state=_with_book(state, book),
+        )
+        return
+    except PlatformError as lookup_error:
+        logger.info("lookup of %s failed (%s); will look again", claim.target_id, lookup_error.message)
+        _retry_or_fail(claim, exc, state, {**book, "verify": True})
+        return
+    if found is not None and found.platform_post_id:
+        _record_result(claim, found)
+    elif book.get("unknown_retried"):
+        outcomes.record_failed(
+            claim,
+            error_code=ErrorCode.UNKNOWN_OUTCOME,
+            message=UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message),
+            remote_state=_with_book(state, book),
+        )
+    else:
+        _retry_or_fail(claim, exc, state, {**book, "unknown_retried": True})
+
+
+def _retry_or_fail(claim: Claim, exc: PlatformError, state: dict[str, Any], book: dict[str, Any]) -> None:
+    """Back to PENDING with backoff and jitter (never before the platform's ``retry_at``), or
+    FAILED with the platform's words once the attempts are used up."""
+    if claim.attempts >= config.max_attempts():
+        message = exc.message
+        if isinstance(exc, UnknownOutcome):
+            message = UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message)
+        outcomes.record_failed(claim, error_code=exc.error_code, message=message, remote_state=_with_book(state, book))
+        return
+    now = timezone.now()
+    delay = backoff_seconds(claim.attempts)
+    if exc.retry_at is not None:
+        delay = max(delay, (exc.retry_at - now).total_seconds() + random.uniform(0.0, 1.0))
+    if outcomes.release_for_retry(
+        claim,
+        next_attempt_at=now + dt.timedelta(seconds=delay),
+        remote_state=_with_book(state, book),
+        error_code=exc.error_code,
+        message=exc.message,
+    ):
+        _requeue(claim.target_id, delay)
+
+
+def backoff_seconds(attempts: int) -> float:
+    """Delay before the next attempt after ``attempts`` attempts: exponential, ±20 % jitter.
+    The first retry comes within 30 s (10 s ± 2 s)."""
+    base = BACKOFF_SECONDS[min(max(attempts, 1), len(BACKOFF_SECONDS)) - 1]
+    return base * random.uniform(0.8, 1.2)
+
+
+def _with_book(state: dict[str, Any], book: dict[str, Any]) -> dict[str, Any]:
+    return {**state, BOOK_KEY: book} if book else dict(state)
+
+
+def _requeue(target_id: str, delay: float) -> None:
+    """Queue the next attempt with a countdown; a wait longer than the countdown limit is left to
+    the sweeper, which queues PENDING targets once they are due (no long ETA tasks)."""
+    if delay <= config.max_countdown_seconds():
+        transaction.on_commit(lambda: enqueue_targets([target_id], countdown=delay))
+
+
+def requeue_early(target_ids: list[str], claimed: list[Claim]) -> None:
+    """A task that arrived before its target was due (clock skew, a countdown rounded down) puts it
+    back with the remaining countdown instead of dropping it until the sweeper notices."""
+    owned = {c.target_id for c in claimed}
+    rest = [t for t in target_ids if t not in owned]
+    if not rest:
+        return
+    now = timezone.now()
+    early = PostTarget.objects.filter(id__in=rest, status="PENDING", next_attempt_at__gt=now).values_list(
+        "id", "next_attempt_at"
+    )
+    for target_id, due_at in early:
+        if due_at is None:
+            continue
+        delay = (due_at - now).total_seconds() + 0.05
+        if delay <= config.max_countdown_seconds():
+            enqueue_targets([target_id], countdown=delay)

@@ -1,0 +1,133 @@
+"""The sweeper (beat, every ~15 s): nothing stays PUBLISHING, no queued work stays lost.
+
+- A PUBLISHING target whose lease expired lost its worker mid-attempt; the platform may or may
+  not have the post. Platforms that deduplicate on our key: back to PENDING and queued. Platforms
+  where a post can be found by our marker: back to PENDING with "look first", so the next attempt
+  looks the post up before it sends anything. Others: FAILED ``unknown_outcome``.
+- A PENDING target well past its due time with no task alive (Redis lost its queue, a worker was
+  killed holding prefetched messages) is queued again; the claim makes duplicates harmless.
+- A post whose entries are all terminal but which is not final (cannot normally happen: both are
+  written in one transaction) is finalized.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from platforms.base import ErrorCode, Platform
+from platforms.capabilities import CAPABILITIES
+from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
+from posts.pipeline import config, outcomes
+from posts.pipeline.claims import POST_TABLE, TARGET_TABLE, UNSENDABLE_POST_STATUSES, Claim
+from posts.pipeline.enqueue import enqueue_targets
+from posts.pipeline.publisher import BOOK_KEY
+
+logger = logging.getLogger(__name__)
+
+INTERRUPTED_MESSAGE = "Publishing was interrupted; check the platform before retrying."
+SWEEP_LIMIT = 2000
+
+
+@dataclass
+class SweepReport:
+    requeued: list[str] = field(default_factory=list)
+    to_lookup: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    finalized: list[str] = field(default_factory=list)
+
+
+def sweep(*, now: dt.datetime | None = None) -> SweepReport:
+    """Recover expired leases, re-queue lost tasks, finalize stragglers. Idempotent: a second run
+    finds nothing left to do."""
+    now = now or timezone.now()
+    report = SweepReport()
+    _recover_expired_leases(now, report)
+    _requeue_lost(now, report)
+    _finalize_stragglers(report)
+    if report.requeued or report.to_lookup or report.failed or report.lost or report.finalized:
+        logger.info(
+            "sweep: requeued=%d lookup=%d failed=%d lost=%d finalized=%d",
+            len(report.requeued),
+            len(report.to_lookup),
+            len(report.failed),
+            len(report.lost),
+            len(report.finalized),
+        )
+    return report
+
+
+def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
+    expired = list(
+        PostTarget.objects.filter(status=TargetStatus.PUBLISHING, lease_until__lt=now).values(
+            "id", "post_id", "platform", "lease_until", "attempts", "remote_state"
+        )[:SWEEP_LIMIT]
+    )
+    for row in expired:
+        if row["lease_until"] is None:
+            continue
+        claim = Claim(
+            target_id=row["id"], post_id=row["post_id"], lease_until=row["lease_until"], attempts=row["attempts"]
+        )
+        mode = CAPABILITIES[Platform(row["platform"])].idempotent_publish
+        if mode == "none" or claim.attempts >= config.max_attempts():
+            if outcomes.record_failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE):
+                report.failed.append(claim.target_id)
+            continue
+        state: dict[str, Any] = dict(row["remote_state"] or {})
+        if mode == "lookup":
+            state[BOOK_KEY] = {**(state.get(BOOK_KEY) or {}), "verify": True}
+        if outcomes.release_for_retry(claim, next_attempt_at=now, remote_state=state, message="", error_code=""):
+            (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
+    ids = report.requeued + report.to_lookup
+    if ids:
+        transaction.on_commit(lambda: enqueue_targets(ids))
+
+
+_LOST_SQL = f"""
+UPDATE {TARGET_TABLE} t SET next_attempt_at = %(now)s, updated_at = %(now)s
+FROM {POST_TABLE} p
+WHERE t.post_id = p.id AND t.status = %(pending)s AND t.lease_until IS NULL
+  AND p.status <> ALL(%(unsendable)s)
+  AND COALESCE(t.next_attempt_at, t.updated_at) < %(cutoff)s
+RETURNING t.id
+"""  # noqa: S608 (table names are constants; values are parameters)
+
+
+def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:
+    cutoff = now - dt.timedelta(seconds=config.lost_task_seconds())
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            _LOST_SQL,
+            {
+                "now": now,
+                "cutoff": cutoff,
+                "pending": TargetStatus.PENDING.value,
+                "unsendable": UNSENDABLE_POST_STATUSES,
+            },
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+        if ids:
+            transaction.on_commit(lambda: enqueue_targets(ids))
+    report.lost.extend(ids)
+
+
+def _finalize_stragglers(report: SweepReport) -> None:
+    targets = PostTarget.objects.filter(post_id=OuterRef("id"))
+    open_posts = (
+        Post.objects.exclude(status__in=[*FINAL_POST_STATUSES, *UNSENDABLE_POST_STATUSES])
+        .filter(updated_at__lt=timezone.now() - dt.timedelta(seconds=config.lost_task_seconds()))
+        .filter(Exists(targets))
+        .exclude(Exists(targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.PUBLISHING])))
+        .values_list("id", flat=True)[:SWEEP_LIMIT]
+    )
+    for post_id in list(open_posts):
+        if outcomes.finalize_post(post_id):
+            report.finalized.append(post_id)
