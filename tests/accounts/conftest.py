@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from accounts.connect import connect_link_create
+from accounts.models import SocialAccount
 from platforms.base import Platform
 from workspaces.models import Workspace
 
@@ -82,5 +83,20 @@ def connect_via_link(site: str, workspace: Workspace) -> Callable[..., requests.
         require_platform(Platform(platform))
         link_url = url or connect_link_create(workspace_id=workspace.id).url
         return requests.get(f"{link_url}/{platform}", timeout=30)
+
+    return connect
+
+
+@pytest.fixture
+def connect_account(site: str) -> Callable[..., SocialAccount]:
+    """``connect_account("PINTEREST", workspace)`` → a new simulated account connected into the
+    workspace through the platform's real consent and code exchange (no connect pages)."""
+    from accounts.services import accounts_connect
+    from tests.platforms.conftest import connect_sandbox_account
+
+    def connect(platform: str, workspace: Workspace) -> SocialAccount:
+        require_platform(Platform(platform))
+        identities = connect_sandbox_account(platform)
+        return accounts_connect(workspace_id=workspace.id, platform=platform, identities=identities)[0]
 
     return connect
