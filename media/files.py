@@ -37,10 +37,10 @@ def sanitize_file_name(file_name: str, mime_type: str) -> str:
     """A storage- and URL-safe name that keeps the file's extension (lower-cased); a name with
     no usable extension gets the one of its mime type."""
     base = file_name.replace("\\", "/").rsplit("/", 1)[-1]
-    base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode("ascii")
     stem, dot, extension = base.rpartition(".")
     if not dot or not _EXTENSION.match(extension) or not stem.strip(". "):
         stem, extension = base, ALLOWED_MIME_TYPES[mime_type][1]
+    stem = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode("ascii")
     stem = _UNSAFE.sub("-", stem).strip(".-_")[:_STEM_LIMIT].strip(".-_") or "file"
     return f"{stem}.{extension.lower()[:_EXTENSION_LIMIT]}"
 

@@ -31,9 +31,8 @@ def upload(request: HttpRequest, key: str) -> HttpResponse:
             body=request,
         )
     except ApplicationError as error:
-        response = json_error(error)
-        response["Connection"] = "close"  # the unread body must not be taken for a next request
-        return response
+        # The WSGI server discards (or closes on) whatever of the body was left unread.
+        return json_error(error)
     return JsonResponse({"key": media.key, "size": media.size}, status=200)
 
 

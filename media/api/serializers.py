@@ -15,7 +15,12 @@ class UploadFileInput(serializers.Serializer):
 
 
 class UploadUrlsCreateInput(serializers.Serializer):
-    files = serializers.ListField(child=UploadFileInput(), min_length=1, max_length=MAX_FILES_PER_REQUEST)
+    files = UploadFileInput(many=True, allow_empty=False)
+
+    def validate_files(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
+        if len(value) > MAX_FILES_PER_REQUEST:
+            raise serializers.ValidationError(f"Ensure this field has no more than {MAX_FILES_PER_REQUEST} elements.")
+        return value
 
 
 class UploadUrlItemOutput(serializers.Serializer):
