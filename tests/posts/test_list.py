@@ -103,7 +103,9 @@ def test_permissions(client_for: Any, anon: Any) -> None:
 
 
 @pytest.mark.parametrize("size", [1, 100])
-def test_fixed_query_count(api: Any, workspace: Any, base: dt.datetime, size: int, django_assert_max_num_queries: Any) -> None:
+def test_fixed_query_count(
+    api: Any, workspace: Any, base: dt.datetime, size: int, django_assert_max_num_queries: Any
+) -> None:
     image = uploaded(workspace, "image")
     for i in range(size):
         post = make(workspace, base + dt.timedelta(minutes=i), media_urls=[image], content_type="IMAGE")
