@@ -1,0 +1,197 @@
+"""The event payloads in the OpenAPI description: every event's envelope and data schema as
+components, a ``WebhookEvent`` union discriminated by ``event``, and ``x-webhooks`` describing
+the signed POST a receiver gets. Wired as a drf-spectacular postprocessing hook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webhooks.events import EVENT_NAMES
+
+SIGNATURE_HELP = (
+    "Each delivery is an HTTP POST with a JSON body `{id, event, createdAt, data}` and the headers "
+    "`x-service-event`, `x-service-webhook-id`, `x-service-timestamp` (seconds) and `x-service-signature`: "
+    "`sha256=` + the lowercase hex HMAC-SHA256, keyed with the whole webhook secret (`whsec_…`, UTF-8), "
+    "over `<x-service-timestamp>.<raw request body>`. Verify it with a constant-time comparison against "
+    "the exact bytes received, and reject timestamps more than 5 minutes away from your clock. Answer 2xx "
+    "within 10 seconds; redirects are not followed. A failed delivery is retried 5 times with exponential "
+    "backoff (about 30 s, 2 min, 8 min, 32 min, 2 h, each ±20 %); the same event can arrive more than once "
+    "(the `id` never changes), so handlers must be idempotent. After 20 consecutive failed deliveries the "
+    "webhook is disabled; PATCH it with `active: true` to re-enable."
+)
+
+_NULLABLE_STRING = {"type": "string", "nullable": True}
+_NULLABLE_INSTANT = {"type": "string", "format": "date-time", "nullable": True}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+DATA_SCHEMAS: dict[str, dict[str, Any]] = {
+    "WebhookPostPlatformEntry": {
+        "type": "object",
+        "description": "A platform entry of the post, as in GET /social-posts/{id}.",
+        "properties": {
+            "id": {"type": "string"},
+            "platform": {"type": "string"},
+            "status": {"type": "string", "description": "PENDING, PUBLISHING, PUBLISHED or FAILED"},
+            "platformPostId": _NULLABLE_STRING,
+            "postUrl": _NULLABLE_STRING,
+            "errorMessage": _NULLABLE_STRING,
+            "errorCode": _NULLABLE_STRING,
+            "publishedAt": _NULLABLE_INSTANT,
+        },
+        "additionalProperties": True,
+    },
+    "WebhookPostRecord": {
+        "type": "object",
+        "description": "The full post in the shape of GET /social-posts/{id}.",
+        "required": ["id", "status", "platforms"],
+        "properties": {
+            "id": {"type": "string"},
+            "status": {"type": "string", "description": "The post status (COMPLETED, PARTIAL_FAILURE, ...)."},
+            "recurringPostId": _NULLABLE_STRING,
+            "occurrenceAt": _NULLABLE_INSTANT,
+            "platforms": {"type": "array", "items": _ref("WebhookPostPlatformEntry")},
+        },
+        "additionalProperties": True,
+    },
+    "WebhookPostEventData": {
+        "type": "object",
+        "required": ["post"],
+        "properties": {"post": _ref("WebhookPostRecord")},
+    },
+    "WebhookAccountUnauthorizedData": {
+        "type": "object",
+        "required": ["account"],
+        "properties": {
+            "account": {
+                "type": "object",
+                "required": ["id", "platform", "status"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "platform": {"type": "string"},
+                    "displayName": _NULLABLE_STRING,
+                    "pageId": {**_NULLABLE_STRING, "description": "FACEBOOK pages only."},
+                    "status": {"type": "string", "example": "unauthorized"},
+                    "reason": {**_NULLABLE_STRING, "description": "The platform's stated reason."},
+                },
+                "additionalProperties": True,
+            }
+        },
+    },
+    "WebhookImageEventData": {
+        "type": "object",
+        "required": ["image"],
+        "properties": {
+            "image": {
+                "type": "object",
+                "required": ["jobId"],
+                "properties": {
+                    "jobId": {"type": "string"},
+                    "sessionId": _NULLABLE_STRING,
+                    "prompt": {"type": "string"},
+                    "imageUrl": {**_NULLABLE_STRING, "description": "image.completed: ready to use."},
+                    "imageId": _NULLABLE_STRING,
+                    "error": {**_NULLABLE_STRING, "description": "image.failed: why."},
+                },
+                "additionalProperties": True,
+            }
+        },
+    },
+    "WebhookTestEventData": {
+        "type": "object",
+        "required": ["webhookId", "events"],
+        "properties": {
+            "webhookId": {"type": "string"},
+            "events": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(EVENT_NAMES)},
+                "description": "Every event name a webhook receives.",
+            },
+        },
+    },
+}
+
+EVENT_DATA = {
+    "post.published": ("WebhookPostEventData", "All platforms of the post published."),
+    "post.partially_failed": ("WebhookPostEventData", "Some platforms published, others failed."),
+    "post.failed": ("WebhookPostEventData", "Publishing failed on all platforms."),
+    "post.scheduled": ("WebhookPostEventData", "A post was scheduled for a future date."),
+    "account.unauthorized": (
+        "WebhookAccountUnauthorizedData",
+        "A platform rejected an account's token; it stays unauthorized until reconnected.",
+    ),
+    "image.completed": ("WebhookImageEventData", "An image started with POST /ai/images finished."),
+    "image.failed": ("WebhookImageEventData", "An image started with POST /ai/images failed."),
+    "webhook.test": ("WebhookTestEventData", "Sent by POST /webhooks/{id}/test."),
+}
+
+
+def envelope_component(name: str) -> str:
+    """``post.partially_failed`` → ``WebhookEventPostPartiallyFailed``."""
+    words = name.replace(".", "_").split("_")
+    return "WebhookEvent" + "".join(word.capitalize() for word in words)
+
+
+def event_components() -> dict[str, dict[str, Any]]:
+    components = dict(DATA_SCHEMAS)
+    for name, (data_schema, meaning) in EVENT_DATA.items():
+        components[envelope_component(name)] = {
+            "type": "object",
+            "description": f"`{name}`: {meaning}",
+            "required": ["id", "event", "createdAt", "data"],
+            "properties": {
+                "id": {"type": "string", "example": "evt_0001", "description": "Same on every retry."},
+                "event": {"type": "string", "enum": [name]},
+                "createdAt": {"type": "string", "format": "date-time"},
+                "data": _ref(data_schema),
+            },
+        }
+    components["WebhookEvent"] = {
+        "description": SIGNATURE_HELP,
+        "oneOf": [_ref(envelope_component(name)) for name in EVENT_DATA],
+        "discriminator": {
+            "propertyName": "event",
+            "mapping": {name: f"#/components/schemas/{envelope_component(name)}" for name in EVENT_DATA},
+        },
+    }
+    return components
+
+
+def _header(name: str, description: str) -> dict[str, Any]:
+    return {"name": name, "in": "header", "required": True, "schema": {"type": "string"}, "description": description}
+
+
+def webhook_operations() -> dict[str, Any]:
+    headers = [
+        _header("x-service-event", "The event name."),
+        _header("x-service-webhook-id", "The id of the receiving webhook."),
+        _header("x-service-timestamp", "Seconds since the epoch, decimal; signed with the body."),
+        _header("x-service-signature", "`sha256=<hex HMAC-SHA256 of '<timestamp>.<raw body>'>`."),
+    ]
+    operations: dict[str, Any] = {}
+    for name, (_, meaning) in EVENT_DATA.items():
+        operations[name] = {
+            "post": {
+                "operationId": f"receive_{name.replace('.', '_')}",
+                "summary": meaning,
+                "description": SIGNATURE_HELP,
+                "tags": ["Webhooks"],
+                "parameters": headers,
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref(envelope_component(name))}},
+                },
+                "responses": {"2XX": {"description": "Received; any other answer counts as a failed delivery."}},
+            }
+        }
+    return operations
+
+
+def add_event_schemas(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: event components and ``x-webhooks``."""
+    result.setdefault("components", {}).setdefault("schemas", {}).update(event_components())
+    result["x-webhooks"] = webhook_operations()
+    return result
