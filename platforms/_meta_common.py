@@ -17,6 +17,7 @@ import requests
 from urllib3.exceptions import NameResolutionError, NewConnectionError
 
 from platforms.base import (
+    AppCredentials,
     AuthError,
     ErrorCode,
     Permanent,
@@ -274,3 +275,37 @@ def insight_values(body: dict[str, Any]) -> dict[str, int]:
         if isinstance(value, int | float):
             found[str(entry["name"])] = int(value)
     return found
+
+
+def long_lived_token(graph: GraphApi, app: AppCredentials, token: str) -> tuple[str, dt.datetime | None]:
+    """``fb_exchange_token``: a long-lived user token (60 days) for ``token``, and its expiry."""
+    body = graph.call(
+        "GET",
+        "oauth/access_token",
+        params={
+            "grant_type": "fb_exchange_token",
+            "client_id": app.client_id,
+            "client_secret": app.client_secret,
+            "fb_exchange_token": token,
+        },
+    )
+    expires_in = body.get("expires_in")
+    expires_at = utcnow() + dt.timedelta(seconds=int(expires_in)) if expires_in else None
+    return str(body["access_token"]), expires_at
+
+
+def facebook_login_token(
+    graph: GraphApi, app: AppCredentials, *, code: str, redirect_uri: str
+) -> tuple[str, dt.datetime | None]:
+    """Facebook Login: authorization code → short-lived user token → long-lived user token."""
+    short = graph.call(
+        "GET",
+        "oauth/access_token",
+        params={
+            "client_id": app.client_id,
+            "client_secret": app.client_secret,
+            "redirect_uri": redirect_uri,
+            "code": code,
+        },
+    )
+    return long_lived_token(graph, app, str(short["access_token"]))

@@ -20,6 +20,7 @@ from platforms._meta_common import (
     GRAPH_VERSION,
     GraphApi,
     dialog_url,
+    facebook_login_token,
     insight_values,
     parse_time,
     utcnow,
@@ -97,21 +98,8 @@ class Client(PlatformClient):
     def scopes(self) -> tuple[str, ...]:
         return SCOPES
 
-    def long_lived_user_token(self, *, code: str, redirect_uri: str) -> tuple[str, dt.datetime | None]:
-        """Code → short-lived user token → long-lived user token (and when it expires)."""
-        app = {"client_id": self.app.client_id, "client_secret": self.app.client_secret}
-        short = self.graph.call("GET", "oauth/access_token", params={**app, "redirect_uri": redirect_uri, "code": code})
-        long = self.graph.call(
-            "GET",
-            "oauth/access_token",
-            params={**app, "grant_type": "fb_exchange_token", "fb_exchange_token": short["access_token"]},
-        )
-        expires_in = long.get("expires_in")
-        expires_at = utcnow() + dt.timedelta(seconds=int(expires_in)) if expires_in else None
-        return str(long["access_token"]), expires_at
-
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
-        user_token, _ = self.long_lived_user_token(code=code, redirect_uri=redirect_uri)
+        user_token, _ = facebook_login_token(self.graph, self.app, code=code, redirect_uri=redirect_uri)
         me = self.graph.call("GET", "me", token=user_token, params={"fields": "id,name"})
         identities = []
         for page in self.graph.pages(

@@ -30,8 +30,9 @@ def graph_error(
     subcode: int | None = None,
     is_transient: bool | None = None,
     headers: dict[str, str] | None = None,
+    **extra: Any,
 ) -> JsonResponse:
-    error: dict[str, Any] = {"message": message, "type": error_type, "code": code}
+    error: dict[str, Any] = {"message": message, "type": error_type, "code": code, **extra}
     if subcode is not None:
         error["error_subcode"] = subcode
     if is_transient is not None:
@@ -76,7 +77,8 @@ def authenticate(store: SandboxStore, request: HttpRequest) -> tuple[dict[str, A
     payload = store.token(raw)
     if payload is None or payload.get("kind") == "code":
         return None, invalid_token()
-    if store.is_revoked(str(payload["account_id"])) or store.is_revoked(str(payload.get("user_id", ""))):
+    owners = [str(payload["account_id"]), str(payload.get("user_id", "")), *map(str, payload.get("owns", []))]
+    if any(store.is_revoked(owner) for owner in owners if owner):
         return None, session_invalidated()
     return payload, None
 
@@ -211,3 +213,32 @@ def new_numeric_id(store: SandboxStore, prefix: str = "") -> str:
 
 def bad_method() -> JsonResponse:
     return graph_error("Unsupported request - method type not allowed", code=100, status=400)
+
+
+def facebook_login_token(store: SandboxStore, request: HttpRequest) -> JsonResponse:
+    """GET ``oauth/access_token``: a code for a short-lived user token, or
+    ``grant_type=fb_exchange_token`` for a long-lived one (Facebook Login, so Instagram too)."""
+    if param(request, "grant_type") == "fb_exchange_token":
+        payload = store.token(param(request, "fb_exchange_token"))
+        if payload is None or payload.get("kind") != "user" or not param(request, "client_secret"):
+            return invalid_token()
+        if store.is_revoked(str(payload["account_id"])) or any(store.is_revoked(a) for a in payload.get("owns", [])):
+            return session_invalidated()
+        token = store.issue_token(
+            payload["account_id"], kind="user", ttl=LONG_LIVED_SECONDS, long_lived=True, owns=payload.get("owns", [])
+        )
+        return JsonResponse(token_body(token, LONG_LIVED_SECONDS))
+    user_id, error = exchange_code(store, request)
+    if error or user_id is None:
+        return error or invalid_token()
+    user = store.get("user", user_id) or {}
+    token = store.issue_token(user_id, kind="user", ttl=SHORT_LIVED_SECONDS, owns=user.get("owns", []))
+    return JsonResponse(token_body(token, SHORT_LIVED_SECONDS))
+
+
+def log_publish(
+    request: HttpRequest, *, remote_id: str, text: str = "", marker: str | None = None, **extra: Any
+) -> None:
+    """Mark this call in the request log as one that published (tests count duplicates by it)."""
+    entry = {"publish": True, "marker": marker, "remoteId": remote_id, "text": text[:80], **extra}
+    request.sandbox_log = entry  # type: ignore[attr-defined]

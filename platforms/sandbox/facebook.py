@@ -69,18 +69,7 @@ def dialog(request: HttpRequest, version: str) -> HttpResponse:
 
 @simulator_view(SLUG)
 def access_token(request: HttpRequest, version: str) -> JsonResponse:
-    s = _store()
-    if meta.param(request, "grant_type") == "fb_exchange_token":
-        payload = s.token(meta.param(request, "fb_exchange_token"))
-        if payload is None or payload.get("kind") != "user" or not meta.param(request, "client_secret"):
-            return meta.invalid_token()
-        token = s.issue_token(payload["account_id"], kind="user", ttl=meta.LONG_LIVED_SECONDS, long_lived=True)
-        return _json(meta.token_body(token, meta.LONG_LIVED_SECONDS))
-    user_id, error = meta.exchange_code(s, request)
-    if error or user_id is None:
-        return error or meta.invalid_token()
-    token = s.issue_token(user_id, kind="user", ttl=meta.SHORT_LIVED_SECONDS)
-    return _json(meta.token_body(token, meta.SHORT_LIVED_SECONDS))
+    return meta.facebook_login_token(_store(), request)
 
 
 @simulator_view(SLUG)
@@ -295,7 +284,7 @@ def feed(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
         if photo is None or photo["page_id"] != page_id:
             return meta.graph_error("(#100) param attached_media must be an array of unpublished photo ids", code=100)
     post = _new_post(page_id, message=message, kind="status", link=meta.param(request, "link"))
-    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    meta.log_publish(request, remote_id=post["id"], text=post["message"])
     return _json({"id": post["id"]})
 
 
@@ -317,7 +306,7 @@ def photos(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
     if not published:
         return _json({"id": photo_id})
     post = _new_post(page_id, message=caption, kind="photo", object_id=photo_id, picture=url)
-    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    meta.log_publish(request, remote_id=post["id"], text=post["message"])
     return _json({"id": photo_id, "post_id": post["id"]})
 
 
@@ -330,7 +319,7 @@ def photo_stories(request: HttpRequest, version: str, page_id: str) -> JsonRespo
     if photo is None or photo["page_id"] != page_id:
         return meta.graph_error("(#100) Invalid photo_id", code=100)
     post = _new_post(page_id, message="", kind="story", object_id=photo["id"], picture=photo["url"])
-    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    meta.log_publish(request, remote_id=post["id"], text=post["message"])
     return _json({"success": True, "post_id": post["id"]})
 
 
@@ -364,7 +353,7 @@ def videos(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
             "post_id": post["id"],
         },
     )
-    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    meta.log_publish(request, remote_id=post["id"], text=post["message"])
     return _json({"id": video_id})
 
 
@@ -398,7 +387,7 @@ def upload_phases(request: HttpRequest, version: str, page_id: str, edge: str) -
     post = _new_post(page_id, message=description, kind=kind, object_id=video["id"])
     if video["phase"] != "published":
         s.update("video", video["id"], phase="published", polls_left=1, post_id=post["id"], title=description)
-    request.sandbox_log = {"publish": True, "marker": None, "remoteId": post["id"]}  # type: ignore[attr-defined]
+    meta.log_publish(request, remote_id=post["id"], text=post["message"])
     body: dict[str, Any] = {"success": True}
     if kind == "video_story":
         body["post_id"] = post["id"]

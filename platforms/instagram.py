@@ -1,0 +1,336 @@
+"""Instagram professional accounts through the Instagram Graph API with Facebook Login.
+
+Connect: Facebook Login → long-lived user token → ``/me/accounts`` → each page's linked
+``instagram_business_account`` becomes one account (the user token acts for it).
+Publish (``options``: ``postType`` POST | REEL | STORY, ``audio`` (audio id from the audio
+search, sent as ``audio_id`` on the REELS container), ``trialGraduation`` MANUAL |
+SS_PERFORMANCE (``trial_params``), ``shareToFeed``): check the content publishing limit →
+create the container(s) (carousel: item containers, then a CAROUSEL container once the items
+are FINISHED) → poll ``status_code`` (``done=False`` with the container ids in ``state``) →
+``media_publish``. Never sleeps.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from platforms._meta_common import (
+    FACEBOOK_DIALOG_HOST,
+    GRAPH_VERSION,
+    GraphApi,
+    dialog_url,
+    facebook_login_token,
+    insight_values,
+    long_lived_token,
+    parse_time,
+    utcnow,
+)
+from platforms.base import (
+    AccountProfile,
+    AudioItem,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    NotSupported,
+    Permanent,
+    Platform,
+    PlatformClient,
+    PublishRequest,
+    PublishResult,
+    QuotaExhausted,
+    RemotePost,
+    UnknownOutcome,
+)
+
+LIVE_BASE_URL = "https://graph.facebook.com"
+SCOPES = (
+    "instagram_basic",
+    "instagram_content_publish",
+    "instagram_manage_insights",
+    "pages_show_list",
+    "pages_read_engagement",
+    "business_management",
+)
+IMAGE_POLL_SECONDS = 3.0
+VIDEO_POLL_SECONDS = 10.0
+INSIGHT_METRICS = "views,reach,likes,comments,shares"
+MEDIA_FIELDS = "id,caption,media_type,media_url,thumbnail_url,permalink,timestamp,like_count,comments_count"
+AUDIO_QUERY_LIMIT = 100
+
+
+def remote_post_of(node: dict[str, Any]) -> RemotePost:
+    return RemotePost(
+        platform_post_id=str(node["id"]),
+        published_at=parse_time(node.get("timestamp")),
+        text=str(node.get("caption") or ""),
+        permalink=str(node.get("permalink") or ""),
+        thumbnail_url=str(node.get("thumbnail_url") or node.get("media_url") or ""),
+        metrics=Metrics(likes=node.get("like_count"), comments=node.get("comments_count")),
+    )
+
+
+def audio_item_of(node: dict[str, Any]) -> AudioItem:
+    duration = node.get("duration_in_ms")
+    return AudioItem(
+        audio_id=str(node["audio_id"]),
+        title=str(node.get("title") or ""),
+        artist=str(node.get("display_artist") or node.get("ig_username") or ""),
+        duration_ms=int(duration) if isinstance(duration, int | float) else None,
+        cover_url=str(node.get("cover_artwork_thumbnail_url") or node.get("profile_picture_url") or ""),
+        audio_type=str(node.get("audio_type") or "music"),
+    )
+
+
+class Client(PlatformClient):
+    platform = Platform.INSTAGRAM
+    version = GRAPH_VERSION
+
+    @property
+    def graph(self) -> GraphApi:
+        return GraphApi(base_url=self.base_url, version=self.version, session=self.session, timeout=self.timeout)
+
+    # --- connect ----------------------------------------------------------------------
+    def authorize_url(self, *, redirect_uri: str, state: str, code_challenge: str = "") -> str:
+        query = {
+            "client_id": self.app.client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "scope": ",".join(SCOPES),
+            "response_type": "code",
+        }
+        return dialog_url(
+            api_base_url=self.base_url,
+            live_host=LIVE_BASE_URL,
+            dialog_host=FACEBOOK_DIALOG_HOST,
+            path=f"{self.version}/dialog/oauth",
+            query=query,
+        )
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        token, expires_at = facebook_login_token(self.graph, self.app, code=code, redirect_uri=redirect_uri)
+        fields = "id,name,instagram_business_account{id,username,name,profile_picture_url}"
+        identities = []
+        for page in self.graph.pages("me/accounts", token=token, params={"fields": fields, "limit": 100}):
+            account = page.get("instagram_business_account")
+            if not isinstance(account, dict) or not account.get("id"):
+                continue  # a page without a linked professional account has nothing to publish to
+            ig_id = str(account["id"])
+            profile = AccountProfile(
+                external_id=ig_id,
+                display_name=str(account.get("name") or account.get("username") or ig_id),
+                username=str(account.get("username") or ""),
+                avatar_url=str(account.get("profile_picture_url") or ""),
+                supports_instagram_audio=True,  # the Audio API serves every professional account via Facebook Login
+            )
+            credentials = Credentials(
+                access_token=token, external_id=ig_id, expires_at=expires_at, extra={"page_id": str(page["id"])}
+            )
+            identities.append(ConnectedIdentity(profile=profile, credentials=credentials, scopes=SCOPES))
+        return identities
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        node = self.graph.call(
+            "GET",
+            creds.external_id,
+            token=creds.access_token,
+            params={"fields": "id,username,name,profile_picture_url"},
+        )
+        return AccountProfile(
+            external_id=str(node["id"]),
+            display_name=str(node.get("name") or node.get("username") or ""),
+            username=str(node.get("username") or ""),
+            avatar_url=str(node.get("profile_picture_url") or ""),
+            supports_instagram_audio=True,
+        )
+
+    def refresh_token(self, creds: Credentials) -> Credentials:
+        """A valid long-lived user token exchanged for a fresh 60-day one."""
+        token, expires_at = long_lived_token(self.graph, self.app, creds.access_token)
+        return Credentials(
+            access_token=token,
+            external_id=creds.external_id,
+            refresh_token=creds.refresh_token,
+            expires_at=expires_at,
+            extra=dict(creds.extra),
+        )
+
+    # --- publish ----------------------------------------------------------------------
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        state = dict(state)
+        if not state.get("step"):
+            self._check_publishing_limit(creds)
+            state = self._create_containers(creds, request)
+        if state["step"] == "children":
+            statuses = [self._container_status(creds, child) for child in state["children"]]
+            if any(s != "FINISHED" for s in statuses):
+                return PublishResult(done=False, state=state, poll_after=self._poll_after(request))
+            carousel = {"media_type": "CAROUSEL", "children": ",".join(state["children"]), "caption": request.text}
+            state = {**state, "step": "container", "container_id": self._create(creds, carousel)}
+        if state["step"] == "container":
+            status = self._container_status(creds, state["container_id"])
+            if status == "EXPIRED":  # never published: start over with fresh containers
+                return PublishResult(done=False, state={}, poll_after=0)
+            if status == "PUBLISHED":
+                raise UnknownOutcome("The container was already published; look the post up before retrying")
+            if status != "FINISHED":
+                return PublishResult(done=False, state=state, poll_after=self._poll_after(request))
+            body = self.graph.call(
+                "POST",
+                f"{creds.external_id}/media_publish",
+                token=creds.access_token,
+                data={"creation_id": state["container_id"]},
+                creates=True,
+            )
+            state = {"step": "published", "media_id": str(body["id"])}
+        if state["step"] == "published":
+            node = self.graph.call(
+                "GET", state["media_id"], token=creds.access_token, params={"fields": "id,permalink,timestamp"}
+            )
+            return PublishResult(
+                done=True,
+                platform_post_id=state["media_id"],
+                url=str(node.get("permalink") or ""),
+                published_at=parse_time(node.get("timestamp")) if node.get("timestamp") else utcnow(),
+            )
+        raise Permanent(f"Unknown publishing step {state['step']!r}", error_code=ErrorCode.INVALID_REQUEST)
+
+    @staticmethod
+    def _poll_after(request: PublishRequest) -> float:
+        return VIDEO_POLL_SECONDS if any(m.kind == "video" for m in request.media) else IMAGE_POLL_SECONDS
+
+    def _check_publishing_limit(self, creds: Credentials) -> None:
+        body = self.graph.call(
+            "GET",
+            f"{creds.external_id}/content_publishing_limit",
+            token=creds.access_token,
+            params={"fields": "quota_usage,config"},
+        )
+        entry = (body.get("data") or [{}])[0]
+        total = (entry.get("config") or {}).get("quota_total")
+        usage = entry.get("quota_usage")
+        if isinstance(total, int) and isinstance(usage, int) and usage >= total:
+            # the window is a rolling 24 hours; the oldest post leaving it is not reported
+            raise QuotaExhausted(
+                f"Instagram content publishing limit reached ({usage}/{total} posts in 24 hours)",
+                retry_at=utcnow() + dt.timedelta(hours=1),
+            )
+
+    def _create(self, creds: Credentials, params: dict[str, Any]) -> str:
+        data = {k: v for k, v in params.items() if v not in (None, "")}
+        body = self.graph.call("POST", f"{creds.external_id}/media", token=creds.access_token, data=data)
+        return str(body["id"])
+
+    def _create_containers(self, creds: Credentials, request: PublishRequest) -> dict[str, Any]:
+        if not request.media:
+            raise Permanent("Instagram requires an image or a video", error_code=ErrorCode.INVALID_REQUEST)
+        if len(request.media) > 1:
+            children = []
+            for item in request.media:
+                params = {"is_carousel_item": "true"}
+                if item.kind == "video":
+                    params.update(media_type="VIDEO", video_url=item.url)
+                else:
+                    params.update(image_url=item.url, alt_text=item.alt_text)
+                children.append(self._create(creds, params))
+            return {"step": "children", "children": children}
+        return {"step": "container", "container_id": self._create(creds, self._single_params(request))}
+
+    @staticmethod
+    def _single_params(request: PublishRequest) -> dict[str, Any]:
+        item = request.media[0]
+        options = request.options
+        post_type = str(options.get("postType") or "").upper()
+        if post_type == "STORY":
+            key = "video_url" if item.kind == "video" else "image_url"
+            return {"media_type": "STORIES", key: item.url}
+        if item.kind == "image":
+            return {"image_url": item.url, "caption": request.text, "alt_text": item.alt_text}
+        params: dict[str, Any] = {
+            "media_type": "REELS",
+            "video_url": item.url,
+            "caption": request.text,
+            "share_to_feed": "false" if options.get("shareToFeed") is False else "true",
+            "cover_url": request.thumbnail_url,
+            "audio_id": options.get("audio") or options.get("audioId"),
+        }
+        if options.get("trialGraduation"):
+            params["trial_params"] = json.dumps({"graduation_strategy": str(options["trialGraduation"]).upper()})
+        return params
+
+    def _container_status(self, creds: Credentials, container_id: str) -> str:
+        node = self.graph.call("GET", container_id, token=creds.access_token, params={"fields": "status_code,status"})
+        status = str(node.get("status_code") or "")
+        if status == "ERROR":
+            raise Permanent(
+                str(node.get("status") or "Instagram could not process the media"),
+                error_code=ErrorCode.MEDIA_REJECTED,
+            )
+        return status
+
+    def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
+        """A post from the last day whose caption is exactly ours; stories and empty captions
+        cannot be matched."""
+        if not request.text or str(request.options.get("postType") or "").upper() == "STORY":
+            raise NotSupported
+        since = utcnow() - dt.timedelta(days=1)
+        params = {"fields": "id,caption,permalink,timestamp", "since": int(since.timestamp()), "limit": 50}
+        for node in self.graph.pages(
+            f"{creds.external_id}/media", token=creds.access_token, params=params, limit_pages=2
+        ):
+            if node.get("caption") == request.text:
+                return PublishResult(
+                    done=True,
+                    platform_post_id=str(node["id"]),
+                    url=str(node.get("permalink") or ""),
+                    published_at=parse_time(node.get("timestamp")),
+                )
+        return None
+
+    # --- analytics and helpers ------------------------------------------------------------
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        params = {"fields": MEDIA_FIELDS, "since": int(since.timestamp()), "limit": 100}
+        posts = [
+            remote_post_of(n)
+            for n in self.graph.pages(f"{creds.external_id}/media", token=creds.access_token, params=params)
+        ]
+        return [p for p in posts if p.published_at >= since]
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        found: dict[str, Metrics] = {}
+        for media_id in platform_post_ids:
+            try:
+                body = self.graph.call(
+                    "GET", f"{media_id}/insights", token=creds.access_token, params={"metric": INSIGHT_METRICS}
+                )
+            except Permanent:
+                continue  # deleted media, or a kind without these insights
+            values = insight_values(body)
+            found[media_id] = Metrics(
+                views=values.get("views"),
+                likes=values.get("likes"),
+                comments=values.get("comments"),
+                shares=values.get("shares"),
+            )
+        return found
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        node = self.graph.call("GET", creds.external_id, token=creds.access_token, params={"fields": "followers_count"})
+        value = node.get("followers_count")
+        return int(value) if value is not None else None
+
+    def search_audio(self, creds: Credentials, *, audio_type: str, query: str = "") -> list[AudioItem]:
+        """Audio cleared for Reels; an empty query returns what is trending."""
+        if audio_type not in {"music", "original_sound"}:
+            raise Permanent("audio_type must be music or original_sound", error_code=ErrorCode.INVALID_REQUEST)
+        if len(query) > AUDIO_QUERY_LIMIT:
+            raise Permanent(
+                f"searchQuery is limited to {AUDIO_QUERY_LIMIT} characters", error_code=ErrorCode.INVALID_REQUEST
+            )
+        params = {"audio_type": audio_type, "user_id": creds.external_id}
+        if query:
+            params["search_query"] = query
+        body = self.graph.call("GET", "ig_audio", token=creds.access_token, params=params)
+        return [audio_item_of(n) for n in body.get("data") or [] if isinstance(n, dict) and n.get("audio_id")]

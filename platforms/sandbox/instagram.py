@@ -1,0 +1,413 @@
+"""Instagram Graph API simulator (professional accounts through Facebook Login): OAuth,
+/me/accounts with each page's ``instagram_business_account``, media containers (images,
+reels, stories, carousels) that are IN_PROGRESS for one status read when they hold video,
+``media_publish`` under the content publishing limit, media listing, insights and ``ig_audio``.
+
+Every authorization creates a Facebook user with one page linked to one professional account;
+each account supports audio search and is offered trending audio. The publishing limit is the
+account's ``quota_total`` (100 a rolling day, as documented)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import re_path
+
+from platforms.sandbox import _meta_common as meta
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import simulator_view
+
+SLUG = "instagram"
+V = r"^(?P<version>v\d+\.\d+)/"
+QUOTA_TOTAL = 100
+DAY = 86400
+TRENDING_AUDIO = [
+    ("music", "Golden Hour Drive", "The Sandbox Band", 31000),
+    ("music", "Late Night Loops", "Lo-Fi Collective", 28000),
+    ("music", "Summer Static", "Neon Coast", 45000),
+    ("music", "Paper Planes Remix", "DJ Example", 30000),
+    ("music", "Morning Coffee", "Acoustic Days", 22000),
+    ("original_sound", "Original audio", "sandbox.creator", 15000),
+    ("original_sound", "Crowd cheering", "stadium.sounds", 12000),
+    ("original_sound", "Rain on the window", "calm.moments", 20000),
+]
+INSIGHT_METRICS = {"views", "reach", "likes", "comments", "shares", "saved", "total_interactions"}
+
+
+def _store() -> SandboxStore:
+    return SandboxStore(SLUG)
+
+
+def _create_user() -> str:
+    s = _store()
+    user_id = meta.new_numeric_id(s, "10")
+    page_id = meta.new_numeric_id(s, "61")
+    ig_id = meta.new_numeric_id(s, "1784")
+    s.put(
+        "iguser",
+        ig_id,
+        {
+            "id": ig_id,
+            "username": f"sandbox.pro{ig_id[-6:]}",
+            "name": f"Sandbox Pro {ig_id[-4:]}",
+            "followers_count": 300 + int(ig_id[-2:]),
+            "quota_total": QUOTA_TOTAL,
+            "page_id": page_id,
+        },
+    )
+    s.put("page", page_id, {"id": page_id, "name": f"Sandbox Page {page_id[-4:]}", "ig_id": ig_id})
+    s.put("user", user_id, {"id": user_id, "name": f"Sandbox User {user_id[-4:]}", "pages": [page_id], "owns": [ig_id]})
+    return user_id
+
+
+def _auth(request: HttpRequest, *, ig_id: str | None = None) -> tuple[dict[str, Any] | None, JsonResponse | None]:
+    payload, error = meta.authenticate(_store(), request)
+    if error or payload is None:
+        return None, error
+    if ig_id is not None and ig_id not in payload.get("owns", []):
+        return None, meta.graph_error(
+            "(#10) Application does not have permission for this action", code=10, subcode=2207050
+        )
+    return payload, None
+
+
+@simulator_view(SLUG, log=False)
+def dialog(request: HttpRequest, version: str) -> HttpResponse:
+    return meta.dialog_view(_store(), _create_user)(request)
+
+
+@simulator_view(SLUG)
+def access_token(request: HttpRequest, version: str) -> JsonResponse:
+    return meta.facebook_login_token(_store(), request)
+
+
+@simulator_view(SLUG)
+def accounts(request: HttpRequest, version: str) -> JsonResponse:
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    s = _store()
+    user = s.get("user", payload["account_id"]) or {"pages": []}
+    pages = []
+    for page_id in user["pages"]:
+        page = s.get("page", page_id) or {}
+        ig = s.get("iguser", page.get("ig_id", "")) or {}
+        pages.append(
+            {
+                "id": page_id,
+                "name": page.get("name"),
+                "access_token": s.issue_token(page_id, kind="page"),
+                "instagram_business_account": {
+                    "id": ig["id"],
+                    "username": ig["username"],
+                    "name": ig["name"],
+                    "profile_picture_url": f"https://sandbox.invalid/{ig['id']}.jpg",
+                },
+            }
+        )
+    return JsonResponse(meta.paged(request, pages))
+
+
+def _media_view(media: dict[str, Any]) -> dict[str, Any]:
+    grown = meta.grown_metrics(media["created"])
+    return {
+        "id": media["id"],
+        "caption": media.get("caption", ""),
+        "media_type": media["media_type"],
+        "media_product_type": media["product"],
+        "permalink": f"https://www.instagram.com/p/{media['id'][-11:]}/",
+        "timestamp": meta.iso(media["created"]),
+        "like_count": grown["likes"],
+        "comments_count": grown["comments"],
+        "media_url": media.get("media_url", ""),
+    }
+
+
+def _container_view(container: dict[str, Any]) -> dict[str, Any]:
+    status_code = container["status_code"]
+    if status_code == "IN_PROGRESS":
+        if container["polls_left"] > 0:
+            _store().update("container", container["id"], polls_left=container["polls_left"] - 1)
+        else:
+            status_code = "FINISHED"
+            _store().update("container", container["id"], status_code=status_code)
+    elif status_code == "FINISHED" and time.time() - container["created"] > DAY:
+        status_code = "EXPIRED"
+    status = {
+        "IN_PROGRESS": "In Progress: Media is still being processed.",
+        "FINISHED": "Finished: Media has been uploaded and it is ready to be published.",
+        "PUBLISHED": "Published: Media has been published.",
+        "EXPIRED": "Expired: The container was not published within 24 hours.",
+    }.get(status_code, "")
+    return {"id": container["id"], "status_code": status_code, "status": container.get("error") or status}
+
+
+@simulator_view(SLUG)
+def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    s = _store()
+    ig = s.get("iguser", node_id)
+    if ig:
+        return JsonResponse(
+            {
+                "id": ig["id"],
+                "username": ig["username"],
+                "name": ig["name"],
+                "profile_picture_url": f"https://sandbox.invalid/{ig['id']}.jpg",
+                "followers_count": ig["followers_count"],
+                "media_count": len([m for m in s.all("media") if m["ig_id"] == node_id]),
+            }
+        )
+    container = s.get("container", node_id)
+    if container:
+        return JsonResponse(_container_view(container))
+    media = s.get("media", node_id)
+    if media:
+        return JsonResponse(_media_view(media))
+    return meta.graph_error(
+        f"Unsupported get request. Object with ID '{node_id}' does not exist, cannot be loaded "
+        "due to missing permissions, or does not support this operation",
+        code=100,
+        subcode=33,
+    )
+
+
+def _new_container(ig_id: str, **fields: Any) -> dict[str, Any]:
+    s = _store()
+    container_id = meta.new_numeric_id(s, "179")
+    doc = {"id": container_id, "ig_id": ig_id, "created": time.time(), "status_code": "IN_PROGRESS", **fields}
+    s.put("container", container_id, doc)
+    return doc
+
+
+@simulator_view(SLUG)
+def media(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
+    _, error = _auth(request, ig_id=ig_id)
+    if error:
+        return error
+    s = _store()
+    if request.method == "GET":
+        since, until = meta.since_until(request)
+        items = [m for m in s.all("media") if m["ig_id"] == ig_id and since <= m["created"] <= until]
+        items.sort(key=lambda m: m["created"], reverse=True)
+        return JsonResponse(meta.paged(request, [_media_view(m) for m in items]))
+    media_type = meta.param(request, "media_type", "IMAGE").upper()
+    caption = meta.param(request, "caption")
+    if (scenario := meta.scenario_error(s, caption, f"media:{ig_id}")) is not None:
+        return scenario
+    if media_type == "CAROUSEL":
+        children = [c for c in meta.param(request, "children").split(",") if c]
+        docs = [s.get("container", c) for c in children]
+        if not 2 <= len(children) <= 10 or any(
+            d is None or d["ig_id"] != ig_id or not d.get("carousel_item") for d in docs
+        ):
+            return meta.graph_error(
+                "(#100) The carousel needs 2 to 10 valid carousel item containers", code=100, subcode=2207025
+            )
+        doc = _new_container(ig_id, media_type="CAROUSEL_ALBUM", caption=caption, children=children, polls_left=0)
+        return JsonResponse({"id": doc["id"]})
+    if media_type not in {"IMAGE", "VIDEO", "REELS", "STORIES"}:
+        return meta.graph_error(f"(#100) Invalid media_type {media_type}", code=100)
+    image_url, video_url = meta.param(request, "image_url"), meta.param(request, "video_url")
+    if bool(image_url) == bool(video_url) or (image_url and media_type in {"VIDEO", "REELS"}):
+        return meta.graph_error("(#100) Provide exactly one of image_url or video_url matching media_type", code=100)
+    problem = meta.fetch_media(image_url or video_url, kinds=("image",) if image_url else ("video",))
+    if problem and image_url:
+        return meta.graph_error(
+            "Media download has failed.",
+            code=9004,
+            subcode=2207052,
+            error_user_title="Media download has failed",
+            error_user_msg=problem,
+        )
+    trial = meta.param(request, "trial_params")
+    try:
+        trial_params = json.loads(trial) if trial else None
+    except ValueError:
+        trial_params = "invalid"
+    if trial_params is not None and (
+        media_type != "REELS"
+        or not isinstance(trial_params, dict)
+        or trial_params.get("graduation_strategy") not in {"MANUAL", "SS_PERFORMANCE"}
+    ):
+        return meta.graph_error(
+            "(#100) trial_params.graduation_strategy must be MANUAL or SS_PERFORMANCE on REELS", code=100
+        )
+    audio_id = meta.param(request, "audio_id")
+    if audio_id and (media_type != "REELS" or not audio_id.isdigit()):
+        return meta.graph_error("(#100) audio_id is only accepted on REELS and must be an audio asset id", code=100)
+    doc = _new_container(
+        ig_id,
+        media_type={"REELS": "VIDEO", "STORIES": "IMAGE" if image_url else "VIDEO"}.get(media_type, media_type),
+        product={"REELS": "REELS", "STORIES": "STORY"}.get(media_type, "FEED"),
+        caption=caption,
+        media_url=image_url or video_url,
+        carousel_item=meta.param(request, "is_carousel_item") == "true",
+        polls_left=1 if video_url else 0,
+        audio_id=audio_id,
+        trial_params=trial_params,
+    )
+    if problem:
+        s.update("container", doc["id"], status_code="ERROR", error=f"Error: Media download has failed. {problem}")
+    return JsonResponse({"id": doc["id"]})
+
+
+def _quota_used(s: SandboxStore, ig_id: str) -> int:
+    return len([m for m in s.all("media") if m["ig_id"] == ig_id and m["created"] > time.time() - DAY])
+
+
+@simulator_view(SLUG)
+def media_publish(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
+    _, error = _auth(request, ig_id=ig_id)
+    if error:
+        return error
+    s = _store()
+    container = s.get("container", meta.param(request, "creation_id"))
+    if container is None or container["ig_id"] != ig_id:
+        return meta.graph_error("(#100) Invalid creation_id", code=100, subcode=2207001)
+    if container.get("media_id"):
+        meta.log_publish(
+            request,
+            remote_id=container["media_id"],
+            marker=container["id"],
+            text=container.get("caption", ""),
+            repeat=True,
+        )
+        return JsonResponse({"id": container["media_id"]})
+    view = _container_view(container)
+    if view["status_code"] == "ERROR":
+        return meta.graph_error("(#100) The media could not be published: " + view["status"], code=100, subcode=2207032)
+    if view["status_code"] != "FINISHED":
+        return meta.graph_error(
+            "Media ID is not available",
+            code=9007,
+            subcode=2207027,
+            error_user_msg="The media is not ready for publishing, please wait for a moment",
+        )
+    ig = s.get("iguser", ig_id) or {}
+    if _quota_used(s, ig_id) >= int(ig.get("quota_total", QUOTA_TOTAL)):
+        return meta.graph_error(
+            "Application request limit reached",
+            code=4,
+            subcode=2207042,
+            is_transient=False,
+            error_user_title="Max Number of Posts Reached",
+            error_user_msg="You reached maximum number of posts that is allowed to be published "
+            "by Content Publishing API.",
+            status=403,
+        )
+    media_id = meta.new_numeric_id(s, "180")
+    s.put(
+        "media",
+        media_id,
+        {
+            "id": media_id,
+            "ig_id": ig_id,
+            "caption": container.get("caption", ""),
+            "media_type": container["media_type"],
+            "product": container.get("product", "FEED"),
+            "media_url": container.get("media_url", ""),
+            "created": time.time(),
+            "audio_id": container.get("audio_id"),
+            "trial_params": container.get("trial_params"),
+        },
+    )
+    s.update("container", container["id"], status_code="PUBLISHED", media_id=media_id)
+    meta.log_publish(request, remote_id=media_id, marker=container["id"], text=container.get("caption", ""))
+    return JsonResponse({"id": media_id})
+
+
+@simulator_view(SLUG)
+def publishing_limit(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
+    _, error = _auth(request, ig_id=ig_id)
+    if error:
+        return error
+    s = _store()
+    ig = s.get("iguser", ig_id) or {}
+    quota = {"quota_total": int(ig.get("quota_total", QUOTA_TOTAL)), "quota_duration": DAY}
+    return JsonResponse({"data": [{"quota_usage": _quota_used(s, ig_id), "config": quota}]})
+
+
+@simulator_view(SLUG)
+def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    item = _store().get("media", media_id)
+    if item is None:
+        return meta.graph_error(
+            f"Unsupported get request. Object with ID '{media_id}' does not exist", code=100, subcode=33
+        )
+    metrics = [m for m in request.GET.get("metric", "").split(",") if m]
+    unknown = [m for m in metrics if m not in INSIGHT_METRICS]
+    if not metrics or unknown:
+        return meta.graph_error(
+            f"(#100) metric[0] must be one of the following values: {', '.join(sorted(INSIGHT_METRICS))}", code=100
+        )
+    grown = meta.grown_metrics(item["created"])
+    grown["saved"] = grown["likes"] // 3
+    grown["total_interactions"] = grown["likes"] + grown["comments"] + grown["shares"]
+    data = [
+        {
+            "name": m,
+            "period": "lifetime",
+            "values": [{"value": grown[m]}],
+            "title": m.title(),
+            "description": f"The number of {m}.",
+            "id": f"{media_id}/insights/{m}/lifetime",
+        }
+        for m in metrics
+    ]
+    return JsonResponse({"data": data})
+
+
+@simulator_view(SLUG)
+def ig_audio(request: HttpRequest, version: str) -> JsonResponse:
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    audio_type = request.GET.get("audio_type", "")
+    user_id = request.GET.get("user_id", "")
+    query = request.GET.get("search_query", "")
+    if audio_type not in {"music", "original_sound"}:
+        return meta.graph_error("(#100) audio_type must be one of music, original_sound", code=100)
+    if user_id not in payload.get("owns", []):
+        return meta.graph_error("(#100) user_id must be an Instagram professional account of this user", code=100)
+    if len(query) > 100:
+        return meta.graph_error("(#100) search_query must be at most 100 characters", code=100)
+    items = []
+    for index, (kind, title, artist, duration) in enumerate(TRENDING_AUDIO):
+        if kind != audio_type or (query and query.lower() not in f"{title} {artist}".lower()):
+            continue
+        item: dict[str, Any] = {
+            "audio_id": f"1790000000000{index:04d}",
+            "audio_type": kind,
+            "title": title,
+            "duration_in_ms": duration,
+        }
+        if kind == "music":
+            item["display_artist"] = artist
+            item["cover_artwork_thumbnail_url"] = f"https://sandbox.invalid/audio/{index}.jpg"
+        else:
+            item["ig_username"] = artist
+            item["profile_picture_url"] = f"https://sandbox.invalid/users/{artist}.jpg"
+        items.append(item)
+    return JsonResponse({"data": items})
+
+
+urlpatterns = [
+    re_path(V + r"dialog/oauth/?$", dialog),
+    re_path(V + r"oauth/access_token$", access_token),
+    re_path(V + r"me/accounts$", accounts),
+    re_path(V + r"ig_audio$", ig_audio),
+    re_path(V + r"(?P<ig_id>\d+)/media$", media),
+    re_path(V + r"(?P<ig_id>\d+)/media_publish$", media_publish),
+    re_path(V + r"(?P<ig_id>\d+)/content_publishing_limit$", publishing_limit),
+    re_path(V + r"(?P<media_id>\d+)/insights$", insights),
+    re_path(V + r"(?P<node_id>\d+)$", node),
+]
