@@ -184,6 +184,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_videos=10,
             max_items=10,
             mixed_media=True,
+            followers=True,  # getChatMemberCount; the Bot API has no per-post analytics
             idempotent_publish="none",
         ),
         Capabilities(

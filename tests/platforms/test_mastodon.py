@@ -29,7 +29,6 @@ from platforms.base import (
 from platforms.registry import get_client
 
 RECORDED = Path(__file__).parent / "recorded" / "mastodon"
-pytestmark = pytest.mark.django_db
 
 
 def recorded(name: str) -> Any:

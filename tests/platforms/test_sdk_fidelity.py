@@ -6,12 +6,10 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-import pytest
 import requests
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REDIRECT = "https://client.example/callback"
-pytestmark = pytest.mark.django_db
 
 
 def test_mastodon_py_registers_logs_in_uploads_and_posts(sandbox: str) -> None:
@@ -52,3 +50,33 @@ def test_mastodon_py_registers_logs_in_uploads_and_posts(sandbox: str) -> None:
     video_status = api.status_post("a clip", media_ids=[clip])
     timeline = api.account_statuses(me)
     assert [s.id for s in timeline] == [video_status.id, status.id]
+
+
+def test_python_telegram_bot_gets_me_and_sends_messages(sandbox: str) -> None:
+    import asyncio
+
+    import telegram as ptb
+
+    from platforms.base import Platform
+    from platforms.registry import get_client
+
+    fields = get_client(Platform.TELEGRAM).sandbox_credentials()
+
+    async def talk() -> tuple[ptb.User, ptb.ChatFullInfo, ptb.Message, ptb.Message, int]:
+        async with ptb.Bot(fields["botToken"], base_url=f"{sandbox}/telegram/bot") as bot:
+            me = await bot.get_me()
+            chat = await bot.get_chat(fields["chatId"])
+            text = await bot.send_message(chat_id=fields["chatId"], text="Hello from python-telegram-bot")
+            photo = await bot.send_photo(
+                chat_id=fields["chatId"], photo=(FIXTURES / "sample.jpg").read_bytes(), caption="uploaded"
+            )
+            members = await bot.get_chat_member_count(fields["chatId"])
+            return me, chat, text, photo, members
+
+    me, chat, text, photo, members = asyncio.run(talk())
+    assert me.is_bot and me.id == int(fields["botToken"].split(":")[0])
+    assert chat.id == int(fields["chatId"]) and chat.type == "channel"
+    assert text.text == "Hello from python-telegram-bot" and text.message_id == 1
+    assert text.chat.id == int(fields["chatId"])
+    assert photo.message_id == 2 and photo.caption == "uploaded" and photo.photo[0].file_size > 0
+    assert members >= 100

@@ -1,0 +1,305 @@
+"""Simulator of the Telegram Bot API: ``/bot<token>/<method>`` with parameters in the query string,
+a form, multipart or JSON (as the real server takes them), the ``{"ok": ...}`` envelope, and the
+methods we use: getMe, getChat, getChatMemberCount, sendMessage, sendPhoto, sendVideo,
+sendMediaGroup. Any well-formed bot token is a bot; ``POST sandbox/chats`` (simulator only) makes a
+channel administered by that bot, which is what a user does by hand on the real platform."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.urls import path
+
+from platforms._social_common import fetch_public_media, growing, json_response, request_params, sniff_mime
+from platforms.sandbox.scenarios import marker
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import json_body, simulator_view
+
+SLUG = "telegram"
+TOKEN = re.compile(r"^(\d{5,}):[A-Za-z0-9_-]{35}$")
+PHOTO_URL_LIMIT = 5 * 1024 * 1024
+VIDEO_URL_LIMIT = 20 * 1024 * 1024
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, description: str, parameters: dict[str, Any] | None = None) -> None:
+        super().__init__(description)
+        self.code, self.description, self.parameters = code, description, parameters
+
+
+def _store() -> SandboxStore:
+    return SandboxStore(SLUG)
+
+
+def _bot(token: str) -> dict[str, Any]:
+    match = TOKEN.match(token)
+    if match is None:
+        raise ApiError(404, "Not Found")
+    bot_id = match.group(1)
+    bot = _store().get("bot", bot_id)
+    if bot is None:
+        bot = {"id": int(bot_id), "token": token, "username": f"sandbox_{bot_id[-6:]}_bot"}
+        bot, _ = _store().create_once("bot", bot_id, bot)
+    if bot["token"] != token or _store().is_revoked(bot_id):
+        raise ApiError(401, "Unauthorized")
+    return bot
+
+
+def _chat(bot: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    raw = str(params.get("chat_id") or "").strip()
+    if not raw:
+        raise ApiError(400, "Bad Request: chat_id is empty")
+    chat = None
+    if raw.startswith("@"):
+        chat = next((c for c in _store().all("chat") if c.get("username") == raw[1:]), None)
+    else:
+        chat = _store().get("chat", raw)
+    if chat is None:
+        raise ApiError(400, "Bad Request: chat not found")
+    if _store().is_revoked(str(chat["id"])):
+        raise ApiError(401, "Unauthorized")
+    if bot["id"] not in chat["admins"]:
+        raise ApiError(403, "Forbidden: bot is not a member of the channel chat")
+    return chat
+
+
+def _chat_short(chat: dict[str, Any]) -> dict[str, Any]:
+    return {"id": chat["id"], "title": chat["title"], "username": chat["username"], "type": "channel"}
+
+
+# --- methods -----------------------------------------------------------------------------
+
+
+def get_me(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    return {
+        "id": bot["id"],
+        "is_bot": True,
+        "first_name": "Sandbox Bot",
+        "username": bot["username"],
+        "can_join_groups": True,
+        "can_read_all_group_messages": False,
+        "supports_inline_queries": False,
+        "can_connect_to_business": False,
+        "has_main_web_app": False,
+    }
+
+
+def get_chat(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    chat = _chat(bot, params)
+    return {
+        **_chat_short(chat),
+        "description": "A simulated channel",
+        "accent_color_id": 0,
+        "max_reaction_count": 11,
+        "accepted_gift_types": {
+            "unlimited_gifts": False,
+            "limited_gifts": False,
+            "unique_gifts": False,
+            "premium_subscription": False,
+            "gifts_from_channels": False,
+        },
+    }
+
+
+def get_member_count(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    chat = _chat(bot, params)
+    return growing(chat["created"], 3, offset=chat["members"])
+
+
+def _scenario(request: HttpRequest, chat: dict[str, Any], text: str) -> None:
+    request.sandbox_log = {"publish": True, "marker": None, "text": text[:80]}  # type: ignore[attr-defined]
+    scenario = marker(text)
+    if scenario == "unauthorized":
+        raise ApiError(401, "Unauthorized")
+    if scenario == "flaky" and _store().first_time(f"flaky:{chat['id']}:{text}"):
+        raise ApiError(502, "Bad Gateway")
+    if scenario == "fail":
+        raise ApiError(400, "Bad Request: the message was refused by the sandbox (#sandbox-fail)")
+
+
+def _media_from(request: HttpRequest, value: Any, kind: str) -> dict[str, Any]:
+    """Fetch a photo/video given by URL (or take an uploaded ``attach://`` / multipart file)."""
+    data: bytes | None = None
+    if isinstance(value, str) and value.startswith("attach://"):
+        upload = request.FILES.get(value[len("attach://") :])
+        data = upload.read() if upload else None
+    elif isinstance(value, str) and value.startswith(("http://", "https://")):
+        fetched = fetch_public_media(value)
+        if fetched is None:
+            raise ApiError(400, "Bad Request: failed to get HTTP URL content")
+        data = fetched[0]
+    elif request.FILES.get(kind) is not None:
+        upload = request.FILES.get(kind)
+        data = upload.read() if upload else None
+    if not data:
+        raise ApiError(400, f"Bad Request: wrong remote file identifier specified: {kind} is empty")
+    mime = sniff_mime(data)
+    if kind == "photo" and (not mime.startswith("image/") or len(data) > PHOTO_URL_LIMIT):
+        raise ApiError(400, "Bad Request: wrong type of the web page content")
+    if kind == "video" and (mime != "video/mp4" or len(data) > VIDEO_URL_LIMIT):
+        raise ApiError(400, "Bad Request: wrong type of the web page content")
+    unique = "AQAD" + hashlib.sha256(data).hexdigest()[:12]
+    if kind == "photo":
+        return {
+            "photo": [
+                {
+                    "file_id": f"AgAC{unique}",
+                    "file_unique_id": unique,
+                    "width": 640,
+                    "height": 480,
+                    "file_size": len(data),
+                }
+            ]
+        }
+    return {
+        "video": {
+            "file_id": f"BAAC{unique}",
+            "file_unique_id": unique,
+            "width": 360,
+            "height": 640,
+            "duration": 3,
+            "mime_type": "video/mp4",
+            "file_size": len(data),
+        }
+    }
+
+
+def _store_message(chat: dict[str, Any], content: dict[str, Any], group: str | None = None) -> dict[str, Any]:
+    store = _store()
+    message_id = int(store.redis.incr(store._key("message_seq", str(chat["id"]))))
+    message = {
+        "message_id": message_id,
+        "sender_chat": {"id": chat["id"], "title": chat["title"], "username": chat["username"], "type": "channel"},
+        "chat": _chat_short(chat),
+        "date": int(time.time()),
+        **content,
+    }
+    if group:
+        message["media_group_id"] = group
+    store.put(f"messages:{chat['id']}", str(message_id), message)
+    return message
+
+
+def _text_limits(text: str, *, caption: bool) -> None:
+    if caption and len(text) > 1024:
+        raise ApiError(400, "Bad Request: message caption is too long")
+    if not caption and not text.strip():
+        raise ApiError(400, "Bad Request: message text is empty")
+    if len(text) > 4096:
+        raise ApiError(400, "Bad Request: message is too long")
+
+
+def send_message(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    chat = _chat(bot, params)
+    text = str(params.get("text") or "")
+    _scenario(request, chat, text)
+    _text_limits(text, caption=False)
+    message = _store_message(chat, {"text": text})
+    request.sandbox_log["remoteId"] = str(message["message_id"])  # type: ignore[attr-defined]
+    return message
+
+
+def _send_single(kind: str) -> Callable[[HttpRequest, dict[str, Any], dict[str, Any]], Any]:
+    def method(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+        chat = _chat(bot, params)
+        caption = str(params.get("caption") or "")
+        _scenario(request, chat, caption)
+        _text_limits(caption, caption=True)
+        content = _media_from(request, params.get(kind), kind)
+        if caption:
+            content["caption"] = caption
+        message = _store_message(chat, content)
+        request.sandbox_log["remoteId"] = str(message["message_id"])  # type: ignore[attr-defined]
+        return message
+
+    return method
+
+
+def send_media_group(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    chat = _chat(bot, params)
+    media = params.get("media")
+    if isinstance(media, str):
+        try:
+            media = json.loads(media)
+        except ValueError:
+            raise ApiError(400, "Bad Request: can't parse media JSON object")
+    if not isinstance(media, list) or not 2 <= len(media) <= 10:
+        raise ApiError(400, "Bad Request: media group must contain from 2 to 10 items")
+    captions = [str(item.get("caption") or "") for item in media if isinstance(item, dict)]
+    _scenario(request, chat, " ".join(captions))
+    contents = []
+    for item in media:
+        if not isinstance(item, dict) or item.get("type") not in {"photo", "video"}:
+            raise ApiError(400, "Bad Request: wrong media type in the group")
+        _text_limits(str(item.get("caption") or ""), caption=True)
+        content = _media_from(request, item.get("media"), str(item["type"]))
+        if item.get("caption"):
+            content["caption"] = str(item["caption"])
+        contents.append(content)
+    group = f"{int(time.time() * 1000)}{len(contents)}"
+    messages = [_store_message(chat, content, group) for content in contents]
+    request.sandbox_log["remoteId"] = str(messages[0]["message_id"])  # type: ignore[attr-defined]
+    return messages
+
+
+METHODS: dict[str, Callable[[HttpRequest, dict[str, Any], dict[str, Any]], Any]] = {
+    "getme": get_me,
+    "getchat": get_chat,
+    "getchatmembercount": get_member_count,
+    "getchatmemberscount": get_member_count,
+    "sendmessage": send_message,
+    "sendphoto": _send_single("photo"),
+    "sendvideo": _send_single("video"),
+    "sendmediagroup": send_media_group,
+}
+
+
+@simulator_view(SLUG)
+def bot_method(request: HttpRequest, token: str, method: str) -> HttpResponse:
+    handler = METHODS.get(method.lower())
+    try:
+        bot = _bot(token)
+        if handler is None:
+            raise ApiError(404, "Not Found")
+        result = handler(request, bot, request_params(request))
+    except ApiError as exc:
+        body: dict[str, Any] = {"ok": False, "error_code": exc.code, "description": exc.description}
+        if exc.parameters:
+            body["parameters"] = exc.parameters
+        return json_response(body, status=exc.code)
+    return json_response({"ok": True, "result": result})
+
+
+@simulator_view(SLUG)
+def sandbox_new_chat(request: HttpRequest) -> HttpResponse:
+    """Simulator only: a new channel administered by the bot of ``botToken`` (created if new)."""
+    if request.method != "POST":
+        return json_response({"error": "POST only"}, 405)
+    try:
+        bot = _bot(str(json_body(request).get("botToken") or ""))
+    except ApiError as exc:
+        return json_response({"error": exc.description}, 400)
+    number = _store().new_id()
+    chat_id = f"-100{number[-10:]}"
+    chat = {
+        "id": int(chat_id),
+        "title": f"Sandbox Channel {number[-4:]}",
+        "username": f"sandbox_channel_{number[-8:]}",
+        "admins": [bot["id"]],
+        "members": 100 + int(number[-3:]),
+        "created": time.time(),
+    }
+    _store().put("chat", chat_id, chat)
+    return json_response({"chat_id": chat["id"], "title": chat["title"], "username": chat["username"]})
+
+
+urlpatterns = [
+    path("sandbox/chats", sandbox_new_chat),
+    path("bot<str:token>/<str:method>", bot_method),
+]
