@@ -1,0 +1,401 @@
+"""LinkedIn versioned REST API (``LinkedIn-Version: YYYYMM``, Rest.li 2.0): OAuth 2.0 with
+refresh tokens, OpenID userinfo for the member urn, the Posts API with text, one image, several
+images (multiImage), one video or one document, and member analytics.
+
+Media go up first (Images / Videos / Documents API: initializeUpload → PUT → finalize for
+video → wait until AVAILABLE); every urn obtained is kept in ``state`` so a resumed call never
+uploads twice, and the post is created last.
+
+Metrics: likes and comments from socialActions (likesSummary.totalLikes,
+commentsSummary.aggregatedTotalComments); views (IMPRESSION) and shares (RESHARE) from
+memberCreatorPostAnalytics (None when the app lacks that product). Followers:
+memberFollowersCount?q=me."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import requests
+
+from platforms._share_c_common import as_int, fetch_media, host_url, json_or_empty, parse_time, retry_at_from, send
+from platforms.base import (
+    AccountProfile,
+    AuthError,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    Permanent,
+    Platform,
+    PlatformClient,
+    PlatformError,
+    PublishRequest,
+    PublishResult,
+    RateLimited,
+    RemotePost,
+    Transient,
+)
+
+LIVE_BASE_URL = "https://api.linkedin.com"
+LIVE_AUTHORIZE_URL = "https://www.linkedin.com/oauth/v2/authorization"
+LIVE_TOKEN_URL = "https://www.linkedin.com/oauth/v2/accessToken"
+API_VERSION = "202506"
+SCOPES = (
+    "openid",
+    "profile",
+    "email",
+    "w_member_social",
+    "r_member_social",
+    "r_member_postAnalytics",
+    "r_member_profileAnalytics",
+)
+PROCESSING_POLL_SECONDS = 3.0
+PAGE_SIZE = 50
+
+
+def urn_path(urn: str) -> str:
+    return quote(urn, safe="")
+
+
+class Client(PlatformClient):
+    platform = Platform.LINKEDIN
+
+    # --- transport -------------------------------------------------------------------------
+    def _call(
+        self, method: str, path: str, creds: Credentials, *, creating: bool = False, **kwargs: Any
+    ) -> requests.Response:
+        headers = {
+            "Authorization": f"Bearer {creds.access_token}",
+            "LinkedIn-Version": API_VERSION,
+            "X-Restli-Protocol-Version": "2.0.0",
+            **kwargs.pop("headers", {}),
+        }
+        url = path if path.startswith("http") else f"{self.base_url}{path}"
+        response = send(self.session, method, url, timeout=self.timeout, creating=creating, headers=headers, **kwargs)
+        if response.status_code >= 400:
+            raise linkedin_error(response)
+        return response
+
+    def _json(self, method: str, path: str, creds: Credentials, **kwargs: Any) -> dict[str, Any]:
+        return json_or_empty(self._call(method, path, creds, **kwargs))
+
+    # --- OAuth and account -----------------------------------------------------------------
+    def authorize_url(self, *, redirect_uri: str, state: str, code_challenge: str = "") -> str:
+        base = host_url(self.base_url, LIVE_BASE_URL, LIVE_AUTHORIZE_URL, "/oauth/v2/authorization")
+        query = {
+            "response_type": "code",
+            "client_id": self.app.client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "scope": " ".join(SCOPES),
+        }
+        return f"{base}?{urlencode(query)}"
+
+    def _token(self, form: dict[str, str]) -> dict[str, Any]:
+        url = host_url(self.base_url, LIVE_BASE_URL, LIVE_TOKEN_URL, "/oauth/v2/accessToken")
+        data = {**form, "client_id": self.app.client_id, "client_secret": self.app.client_secret}
+        response = send(self.session, "POST", url, timeout=self.timeout, data=data)
+        if response.status_code >= 500:
+            raise Transient(
+                f"LinkedIn token endpoint answered {response.status_code}", http_status=response.status_code
+            )
+        body = json_or_empty(response)
+        if response.status_code >= 400 or not body.get("access_token"):
+            message = str(body.get("error_description") or body.get("error") or "token request refused")
+            raise AuthError(message, http_status=response.status_code)
+        return body
+
+    @staticmethod
+    def _credentials(token: dict[str, Any], external_id: str, previous_refresh: str = "") -> Credentials:
+        expires_in = as_int(token.get("expires_in"))
+        return Credentials(
+            access_token=str(token["access_token"]),
+            refresh_token=str(token.get("refresh_token") or previous_refresh),
+            external_id=external_id,
+            expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=expires_in) if expires_in else None,
+        )
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        token = self._token({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri})
+        profile = self.check_token(self._credentials(token, ""))
+        scopes = tuple(s for s in str(token.get("scope") or "").replace(",", " ").split() if s)
+        return [
+            ConnectedIdentity(profile=profile, credentials=self._credentials(token, profile.external_id), scopes=scopes)
+        ]
+
+    def refresh_token(self, creds: Credentials) -> Credentials:
+        if not creds.refresh_token:
+            raise AuthError("no refresh token was issued for this account")
+        token = self._token({"grant_type": "refresh_token", "refresh_token": creds.refresh_token})
+        return self._credentials(token, creds.external_id, creds.refresh_token)
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        info = self._json("GET", "/v2/userinfo", creds)
+        return AccountProfile(
+            external_id=str(info["sub"]),
+            display_name=str(info.get("name") or ""),
+            username=str(info.get("email") or ""),
+            avatar_url=str(info.get("picture") or ""),
+        )
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        body = self._json("GET", "/rest/memberFollowersCount", creds, params={"q": "me"})
+        elements = body.get("elements") or [{}]
+        return as_int(elements[0].get("memberFollowersCount"))
+
+    # --- publishing ----------------------------------------------------------------------
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        author = f"urn:li:person:{creds.external_id}"
+        kinds = {m.kind for m in request.media}
+        if "video" in kinds:
+            pending = self._video(creds, request, state, author)
+        elif "document" in kinds:
+            pending = self._document(creds, request, state, author)
+        elif request.media:
+            pending = self._images(creds, request, state, author)
+        else:
+            pending = None
+        if pending is not None:
+            return pending
+        return self._post(creds, request, state, author)
+
+    def _put_bytes(self, url: str, creds: Credentials, data: bytes, mime: str) -> requests.Response:
+        response = send(
+            self.session,
+            "PUT",
+            url,
+            timeout=self.timeout,
+            data=data,
+            headers={"Authorization": f"Bearer {creds.access_token}", "Content-Type": mime},
+        )
+        if response.status_code >= 400:
+            raise linkedin_error(response)
+        return response
+
+    def _images(
+        self, creds: Credentials, request: PublishRequest, state: dict[str, Any], author: str
+    ) -> PublishResult | None:
+        urns = list(state.get("images") or [])
+        if len(urns) == len(request.media):
+            return None
+        for item in request.media[len(urns) :]:
+            init = self._json(
+                "POST",
+                "/rest/images",
+                creds,
+                params={"action": "initializeUpload"},
+                json={"initializeUploadRequest": {"owner": author}},
+            )["value"]
+            data, mime = fetch_media(self.session, item.url, timeout=self.timeout)
+            self._put_bytes(str(init["uploadUrl"]), creds, data, mime or item.mime_type)
+            urns.append(str(init["image"]))
+        return PublishResult(done=False, state={**state, "images": urns}, poll_after=0.0)
+
+    def _video(
+        self, creds: Credentials, request: PublishRequest, state: dict[str, Any], author: str
+    ) -> PublishResult | None:
+        item = next(m for m in request.media if m.kind == "video")
+        if not state.get("video"):
+            size = item.size or len(fetch_media(self.session, item.url, timeout=self.timeout)[0])
+            init = self._json(
+                "POST",
+                "/rest/videos",
+                creds,
+                params={"action": "initializeUpload"},
+                json={
+                    "initializeUploadRequest": {
+                        "owner": author,
+                        "fileSizeBytes": size,
+                        "uploadCaptions": False,
+                        "uploadThumbnail": False,
+                    }
+                },
+            )
+            value = init["value"]
+            return PublishResult(
+                done=False,
+                poll_after=0.0,
+                state={
+                    "video": str(value["video"]),
+                    "upload_token": str(value.get("uploadToken") or ""),
+                    "instructions": [
+                        {"url": i["uploadUrl"], "first": i["firstByte"], "last": i["lastByte"]}
+                        for i in value.get("uploadInstructions") or []
+                    ],
+                },
+            )
+        if not state.get("finalized"):
+            data, _ = fetch_media(self.session, item.url, timeout=self.timeout)
+            etags = []
+            for part in state["instructions"]:
+                response = self._put_bytes(
+                    part["url"], creds, data[part["first"] : part["last"] + 1], "application/octet-stream"
+                )
+                etags.append(response.headers.get("ETag", ""))
+            self._call(
+                "POST",
+                "/rest/videos",
+                creds,
+                params={"action": "finalizeUpload"},
+                json={
+                    "finalizeUploadRequest": {
+                        "video": state["video"],
+                        "uploadToken": state["upload_token"],
+                        "uploadedPartIds": etags,
+                    }
+                },
+            )
+            return PublishResult(done=False, state={**state, "finalized": True}, poll_after=PROCESSING_POLL_SECONDS)
+        return self._wait_available(creds, "/rest/videos", str(state["video"]), state)
+
+    def _document(
+        self, creds: Credentials, request: PublishRequest, state: dict[str, Any], author: str
+    ) -> PublishResult | None:
+        if not state.get("document"):
+            item = next(m for m in request.media if m.kind == "document")
+            init = self._json(
+                "POST",
+                "/rest/documents",
+                creds,
+                params={"action": "initializeUpload"},
+                json={"initializeUploadRequest": {"owner": author}},
+            )["value"]
+            data, mime = fetch_media(self.session, item.url, timeout=self.timeout)
+            self._put_bytes(str(init["uploadUrl"]), creds, data, mime or item.mime_type)
+            return PublishResult(
+                done=False, state={**state, "document": str(init["document"])}, poll_after=PROCESSING_POLL_SECONDS
+            )
+        return self._wait_available(creds, "/rest/documents", str(state["document"]), state)
+
+    def _wait_available(
+        self, creds: Credentials, collection: str, urn: str, state: dict[str, Any]
+    ) -> PublishResult | None:
+        if state.get("available"):
+            return None
+        status = str(self._json("GET", f"{collection}/{urn_path(urn)}", creds).get("status") or "")
+        if status == "AVAILABLE":
+            state["available"] = True
+            return None
+        if status in {"PROCESSING_FAILED", "CLIENT_ERROR"}:
+            raise Permanent(f"LinkedIn could not process the media ({status})", error_code=ErrorCode.MEDIA_REJECTED)
+        return PublishResult(done=False, state=state, poll_after=PROCESSING_POLL_SECONDS)
+
+    def _post(self, creds: Credentials, request: PublishRequest, state: dict[str, Any], author: str) -> PublishResult:
+        body: dict[str, Any] = {
+            "author": author,
+            "commentary": request.text,
+            "visibility": "PUBLIC",
+            "distribution": {
+                "feedDistribution": "MAIN_FEED",
+                "targetEntities": [],
+                "thirdPartyDistributionChannels": [],
+            },
+            "lifecycleState": "PUBLISHED",
+            "isReshareDisabledByAuthor": False,
+        }
+        images = list(state.get("images") or [])
+        alts = [m.alt_text for m in request.media]
+        if state.get("video"):
+            body["content"] = {"media": {"id": state["video"]}}
+        elif state.get("document"):
+            title = str(request.options.get("documentTitle") or "Document")
+            body["content"] = {"media": {"id": state["document"], "title": title}}
+        elif len(images) == 1:
+            body["content"] = {"media": {"id": images[0], "altText": alts[0]}}
+        elif images:
+            body["content"] = {
+                "multiImage": {"images": [{"id": u, "altText": a} for u, a in zip(images, alts, strict=False)]}
+            }
+        response = self._call("POST", "/rest/posts", creds, json=body, creating=True)
+        urn = response.headers.get("x-restli-id") or response.headers.get("x-linkedin-id") or ""
+        if not urn:
+            raise Transient("LinkedIn created the post but sent no x-restli-id")
+        return PublishResult(
+            done=True,
+            platform_post_id=urn,
+            url=f"https://www.linkedin.com/feed/update/{urn}/",
+            published_at=dt.datetime.now(dt.UTC),
+        )
+
+    # --- analytics -----------------------------------------------------------------------
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        author = f"urn:li:person:{creds.external_id}"
+        found: list[RemotePost] = []
+        start = 0
+        while True:
+            query = urlencode(
+                {"q": "author", "author": author, "count": PAGE_SIZE, "start": start, "sortBy": "LAST_MODIFIED"}
+            )
+            body = self._json("GET", f"/rest/posts?{query}", creds)
+            elements = body.get("elements") or []
+            for post in elements:
+                published = parse_time(post.get("publishedAt") or post.get("createdAt"))
+                if published is None or published < since or post.get("lifecycleState") != "PUBLISHED":
+                    continue
+                found.append(
+                    RemotePost(
+                        platform_post_id=str(post["id"]),
+                        published_at=published,
+                        text=str(post.get("commentary") or ""),
+                        permalink=f"https://www.linkedin.com/feed/update/{post['id']}/",
+                    )
+                )
+            start += len(elements)
+            total = as_int((body.get("paging") or {}).get("total"))
+            if not elements or len(elements) < PAGE_SIZE or (total is not None and start >= total):
+                return found
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        result: dict[str, Metrics] = {}
+        for urn in platform_post_ids:
+            try:
+                actions = self._json("GET", f"/rest/socialActions/{urn_path(urn)}", creds)
+            except Permanent as exc:
+                if exc.http_status == 404:
+                    continue
+                raise
+            result[urn] = Metrics(
+                views=self._creator_metric(creds, urn, "IMPRESSION"),
+                likes=as_int((actions.get("likesSummary") or {}).get("totalLikes")),
+                comments=as_int((actions.get("commentsSummary") or {}).get("aggregatedTotalComments")),
+                shares=self._creator_metric(creds, urn, "RESHARE"),
+            )
+        return result
+
+    def _creator_metric(self, creds: Credentials, urn: str, query_type: str) -> int | None:
+        kind = "ugcPost" if ":ugcPost:" in urn else "share"
+        # Rest.li 2.0 tuple syntax: the parentheses stay literal, the urn inside is encoded.
+        query = f"q=entity&entity=({kind}:{urn_path(urn)})&queryType={query_type}&aggregation=TOTAL"
+        try:
+            body = self._json("GET", f"/rest/memberCreatorPostAnalytics?{query}", creds)
+        except Permanent as exc:
+            if exc.error_code in (ErrorCode.PERMISSION_MISSING, ErrorCode.INVALID_REQUEST):
+                return None
+            raise
+        counts = [as_int(e.get("count")) for e in body.get("elements") or []]
+        return sum(c for c in counts if c is not None) if counts else None
+
+
+def linkedin_error(response: requests.Response) -> PlatformError:
+    """Classify ``{status, serviceErrorCode, code, message}``; LinkedIn's message is kept."""
+    body = json_or_empty(response)
+    status = response.status_code
+    message = str(body.get("message") or response.reason or "LinkedIn error")
+    code = str(body.get("code") or "")
+    if status == 401:
+        return AuthError(message, http_status=status)
+    if status == 429:
+        return RateLimited(message, http_status=status, retry_at=retry_at_from(response.headers))
+    if status >= 500:
+        return Transient(message, http_status=status)
+    if code == "DUPLICATE_POST" or (status == 422 and "duplicate" in message.lower()):
+        return Permanent(message, error_code=ErrorCode.DUPLICATE, http_status=status)
+    if status == 403:
+        return Permanent(message, error_code=ErrorCode.PERMISSION_MISSING, http_status=status)
+    if any(word in message.lower() for word in ("image", "video", "document", "upload", "media")):
+        return Permanent(message, error_code=ErrorCode.MEDIA_REJECTED, http_status=status)
+    if status in (404, 426):
+        return Permanent(message, error_code=ErrorCode.INVALID_REQUEST, http_status=status)
+    return Permanent(message, error_code=ErrorCode.CONTENT_REJECTED, http_status=status)

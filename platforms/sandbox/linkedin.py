@@ -1,0 +1,394 @@
+"""LinkedIn versioned REST API simulator: OAuth (authorization, accessToken with refresh),
+OpenID userinfo, Images / Videos / Documents upload flows (initializeUpload → PUT → finalize →
+PROCESSING then AVAILABLE), the Posts API (201 + ``x-restli-id``, duplicate detection, the
+author finder), socialActions, memberCreatorPostAnalytics, memberFollowersCount, and LinkedIn's
+error envelope ``{status, serviceErrorCode, code, message}``."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path
+
+from platforms.sandbox._share_c_common import bearer, digest, grown, redirect_with, sniff_kind
+from platforms.sandbox.scenarios import marker
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import json_body, simulator_view
+
+SLUG = "linkedin"
+store = SandboxStore(SLUG)
+view = simulator_view(SLUG)
+
+ACCESS_TTL = 60 * 86400
+REFRESH_TTL = 365 * 86400
+PART_SIZE = 4 * 1024 * 1024
+VERSION = re.compile(r"^20\d{4}(\.\d{2})?$")
+ENTITY = re.compile(r"^\((share|ugcPost):(urn:li:(?:share|ugcPost):[0-9]+)\)$")
+ASSET_KINDS = {"images": "image", "videos": "video", "documents": "document"}
+DUPLICATE_WINDOW = 600
+
+
+def _error(status: int, code: str, message: str, service_code: int = 100) -> JsonResponse:
+    return JsonResponse(
+        {"status": status, "serviceErrorCode": service_code, "code": code, "message": message}, status=status
+    )
+
+
+def _unauthorized() -> JsonResponse:
+    return _error(401, "INVALID_ACCESS_TOKEN", "Invalid access token", 65600)
+
+
+def _member(request: HttpRequest, *, versioned: bool = True) -> tuple[dict[str, Any] | None, JsonResponse | None]:
+    token = store.token(bearer(request))
+    if not token or token.get("kind") != "access" or store.is_revoked(token["account_id"]):
+        return None, _unauthorized()
+    if versioned and not VERSION.match(request.headers.get("LinkedIn-Version", "")):
+        return None, _error(
+            426, "NONEXISTENT_VERSION", f"Requested version {request.headers.get('LinkedIn-Version', '')} is not active"
+        )
+    return store.get("member", token["account_id"]), None
+
+
+# --- OAuth and profile ---------------------------------------------------------------------
+@view
+def authorization(request: HttpRequest) -> HttpResponse:
+    redirect_uri = request.GET.get("redirect_uri", "")
+    if not request.GET.get("client_id") or not redirect_uri or request.GET.get("response_type") != "code":
+        return JsonResponse({"error": "invalid_request", "error_description": "missing parameters"}, status=400)
+    member_id = secrets.token_urlsafe(8).replace("-", "x").replace("_", "y")
+    store.put("member", member_id, {"id": member_id, "name": f"Sandbox Member {member_id[:4]}", "created": time.time()})
+    code = store.issue_token(
+        member_id, kind="code", ttl=600, redirect_uri=redirect_uri, scope=request.GET.get("scope", "")
+    )
+    return redirect_with(redirect_uri, code=code, state=request.GET.get("state", ""))
+
+
+@view
+def access_token(request: HttpRequest) -> HttpResponse:
+    def refused(error: str, description: str) -> JsonResponse:
+        return JsonResponse({"error": error, "error_description": description}, status=400)
+
+    if request.method != "POST" or not request.POST.get("client_id") or not request.POST.get("client_secret"):
+        return JsonResponse(
+            {"error": "invalid_client", "error_description": "Client authentication failed"}, status=401
+        )
+    grant = request.POST.get("grant_type")
+    if grant == "authorization_code":
+        code = store.token(request.POST.get("code", ""))
+        if not code or code.get("kind") != "code" or code.get("redirect_uri") != request.POST.get("redirect_uri"):
+            return refused("invalid_request", "Unable to retrieve access token: authorization code not found")
+        store.revoke_token(request.POST["code"])
+        member_id, scope = code["account_id"], code.get("scope", "")
+    elif grant == "refresh_token":
+        old = store.token(request.POST.get("refresh_token", ""))
+        if not old or old.get("kind") != "refresh" or store.is_revoked(old["account_id"]):
+            return refused("invalid_request", "The provided refresh token is invalid or has expired")
+        member_id, scope = old["account_id"], old.get("scope", "")
+    else:
+        return refused("unsupported_grant_type", "grant_type is not supported")
+    return JsonResponse(
+        {
+            "access_token": store.issue_token(member_id, ttl=ACCESS_TTL),
+            "expires_in": ACCESS_TTL,
+            "refresh_token": store.issue_token(member_id, kind="refresh", ttl=REFRESH_TTL, scope=scope),
+            "refresh_token_expires_in": REFRESH_TTL,
+            "scope": scope.replace(" ", ","),
+        }
+    )
+
+
+@view
+def userinfo(request: HttpRequest) -> HttpResponse:
+    member, problem = _member(request, versioned=False)
+    if member is None:
+        return problem or _unauthorized()
+    return JsonResponse(
+        {
+            "sub": member["id"],
+            "email_verified": True,
+            "name": member["name"],
+            "locale": {"country": "US", "language": "en"},
+            "given_name": "Sandbox",
+            "family_name": f"Member {member['id'][:4]}",
+            "email": f"{member['id']}@example.com",
+            "picture": f"https://media.licdn.com/dms/image/sandbox/{member['id']}",
+        }
+    )
+
+
+@view
+def followers_count(request: HttpRequest) -> HttpResponse:
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    if request.GET.get("q") != "me":
+        return _error(400, "ILLEGAL_ARGUMENT", "q=me is required")
+    return JsonResponse(
+        {
+            "paging": {"start": 0, "count": 10, "links": []},
+            "elements": [{"memberFollowersCount": grown(member["created"], 15, base=500)}],
+        }
+    )
+
+
+# --- media assets --------------------------------------------------------------------------
+@view
+def assets(request: HttpRequest, collection: str) -> HttpResponse:
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    kind = ASSET_KINDS.get(collection)
+    action = request.GET.get("action")
+    if kind is None or request.method != "POST" or action not in {"initializeUpload", "finalizeUpload"}:
+        return _error(400, "ILLEGAL_ARGUMENT", "Unsupported action")
+    body = json_body(request)
+    if action == "finalizeUpload":
+        return _finalize(member, body.get("finalizeUploadRequest") or {})
+    init = body.get("initializeUploadRequest") or {}
+    if init.get("owner") != f"urn:li:person:{member['id']}":
+        return _error(403, "ACCESS_DENIED", f"Not enough permissions to upload as {init.get('owner')}")
+    urn = f"urn:li:{kind}:D{store.new_id()}"
+    size = int(init.get("fileSizeBytes") or 0)
+    if kind == "video" and not 75 <= size <= 500 * 1024 * 1024:
+        return _error(400, "ILLEGAL_ARGUMENT", "fileSizeBytes must be between 75 bytes and 500 MB for a video")
+    parts = max(1, -(-size // PART_SIZE)) if kind == "video" else 1
+    asset = {
+        "urn": urn,
+        "kind": kind,
+        "owner": member["id"],
+        "status": "WAITING_UPLOAD",
+        "size": size,
+        "parts": parts,
+        "etags": {},
+        "polls": 0,
+        "token": digest("token", urn) if kind == "video" else "",
+    }
+    store.put("asset", urn, asset)
+    base = request.build_absolute_uri(f"/sandbox/{SLUG}/_upload/{urn}")
+    if kind == "video":
+        instructions = [
+            {"uploadUrl": f"{base}/{i}", "firstByte": i * PART_SIZE, "lastByte": min(size, (i + 1) * PART_SIZE) - 1}
+            for i in range(parts)
+        ]
+        value: dict[str, Any] = {
+            "uploadUrlsExpireAt": int(time.time() * 1000) + 86_400_000,
+            "video": urn,
+            "uploadInstructions": instructions,
+            "uploadToken": asset["token"],
+        }
+    else:
+        value = {"uploadUrlExpiresAt": int(time.time() * 1000) + 86_400_000, "uploadUrl": f"{base}/0", kind: urn}
+    return JsonResponse({"value": value})
+
+
+def _finalize(member: dict[str, Any], request_body: dict[str, Any]) -> JsonResponse:
+    asset = store.get("asset", str(request_body.get("video") or ""))
+    if asset is None or asset["owner"] != member["id"]:
+        return _error(404, "NOT_FOUND", "Video not found")
+    expected = [asset["etags"].get(str(i)) for i in range(asset["parts"])]
+    if request_body.get("uploadToken", "") != asset["token"] or request_body.get("uploadedPartIds") != expected:
+        return _error(400, "ILLEGAL_ARGUMENT", "uploadedPartIds do not match the uploaded video parts")
+    store.update("asset", asset["urn"], status="PROCESSING")
+    return JsonResponse({})
+
+
+@view
+def upload(request: HttpRequest, urn: str, part: int) -> HttpResponse:
+    """Stands in for LinkedIn's upload host (the ``uploadUrl`` values)."""
+    asset = store.get("asset", urn)
+    token = store.token(bearer(request))
+    if asset is None or not token or token["account_id"] != asset["owner"] or request.method != "PUT":
+        return _error(401, "INVALID_ACCESS_TOKEN", "Invalid upload credentials", 65600)
+    data = request.body
+    if part >= asset["parts"] or (part == 0 and sniff_kind(data) != asset["kind"]):
+        store.update("asset", urn, status="PROCESSING_FAILED" if asset["kind"] != "image" else "WAITING_UPLOAD")
+        return _error(400, "BAD_REQUEST", f"The uploaded file is not a valid {asset['kind']}")
+    etag = f"/ambry-video/signedId/{digest(urn, part, len(data))}"
+    asset["etags"][str(part)] = etag
+    if asset["kind"] == "image":
+        asset["status"] = "AVAILABLE"
+    elif asset["kind"] == "document":
+        asset["status"] = "PROCESSING"
+    store.put("asset", urn, asset)
+    return HttpResponse(status=201, headers={"ETag": etag})
+
+
+@view
+def asset_status(request: HttpRequest, collection: str, urn: str) -> HttpResponse:
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    asset = store.get("asset", urn)
+    if asset is None or asset["owner"] != member["id"] or ASSET_KINDS.get(collection) != asset["kind"]:
+        return _error(404, "NOT_FOUND", f"{collection[:-1].title()} not found")
+    if asset["status"] == "PROCESSING":  # available from the second status read on
+        asset = (
+            store.update("asset", urn, polls=asset["polls"] + 1, status="AVAILABLE" if asset["polls"] else "PROCESSING")
+            or asset
+        )
+    return JsonResponse({"id": urn, "owner": f"urn:li:person:{member['id']}", "status": asset["status"]})
+
+
+# --- posts ---------------------------------------------------------------------------------
+def _content_problem(content: dict[str, Any], member: dict[str, Any]) -> str | None:
+    ids = [str((content.get("media") or {}).get("id") or "")] if "media" in content else []
+    if "multiImage" in content:
+        ids = [str(i.get("id") or "") for i in (content["multiImage"].get("images") or [])]
+        if not 2 <= len(ids) <= 20:
+            return "multiImage needs 2 to 20 images"
+    for urn in ids:
+        asset = store.get("asset", urn)
+        if asset is None or asset["owner"] != member["id"] or asset["status"] != "AVAILABLE":
+            return f"Media {urn} is not available"
+    return None
+
+
+def _post_view(post: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **{k: v for k, v in post.items() if k not in {"member", "created"}},
+        "createdAt": int(post["created"] * 1000),
+        "publishedAt": int(post["created"] * 1000),
+        "lastModifiedAt": int(post["created"] * 1000),
+    }
+
+
+@view
+def posts(request: HttpRequest) -> HttpResponse:
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    author = f"urn:li:person:{member['id']}"
+    if request.method == "GET":
+        if request.GET.get("q") != "author" or request.GET.get("author") != author:
+            return _error(
+                403, "ACCESS_DENIED", "Not enough permissions to access: partnerApiPostsExternal.FINDER-author"
+            )
+        mine = sorted((p for p in store.all("post") if p["member"] == member["id"]), key=lambda p: -p["created"])
+        start, count = int(request.GET.get("start") or 0), min(int(request.GET.get("count") or 10), 100)
+        return JsonResponse(
+            {
+                "paging": {"start": start, "count": count, "total": len(mine), "links": []},
+                "elements": [_post_view(p) for p in mine[start : start + count]],
+            }
+        )
+    body = json_body(request)
+    commentary = str(body.get("commentary") or "")
+    scenario = marker(commentary)
+    if scenario == "unauthorized":
+        return _unauthorized()
+    request.sandbox_log = {"publish": True, "marker": None}  # type: ignore[attr-defined]
+    if scenario == "flaky" and store.first_time(digest("flaky", member["id"], commentary)):
+        return _error(500, "INTERNAL_SERVER_ERROR", "Internal Server Error", 0)
+    if scenario == "fail":
+        return _error(422, "UNPROCESSABLE_ENTITY", "Commentary violates the professional community policies")
+    if body.get("author") != author:
+        return _error(403, "ACCESS_DENIED", f"Not enough permissions to post as {body.get('author')}")
+    if (
+        len(commentary) > 3000
+        or body.get("lifecycleState") != "PUBLISHED"
+        or not body.get("distribution")
+        or body.get("visibility") not in {"PUBLIC", "CONNECTIONS", "LOGGED_IN"}
+    ):
+        return _error(
+            422,
+            "UNPROCESSABLE_ENTITY",
+            "commentary ≤ 3000, visibility, distribution and lifecycleState=PUBLISHED are required",
+        )
+    content = body.get("content") or {}
+    media_problem = _content_problem(content, member)
+    if media_problem:
+        return _error(400, "ILLEGAL_ARGUMENT", media_problem)
+    fingerprint = digest(member["id"], commentary, content)
+    duplicate = store.get("fingerprint", fingerprint)
+    if duplicate and time.time() - duplicate["at"] < DUPLICATE_WINDOW:
+        return _error(422, "DUPLICATE_POST", f"Content is a duplicate of {duplicate['urn']}", 0)
+    urn = f"urn:li:share:{store.new_id()}"
+    store.put(
+        "post",
+        urn,
+        {
+            "id": urn,
+            "member": member["id"],
+            "author": author,
+            "commentary": commentary,
+            "visibility": body["visibility"],
+            "distribution": body["distribution"],
+            "lifecycleState": "PUBLISHED",
+            "content": content,
+            "created": time.time(),
+            "isReshareDisabledByAuthor": bool(body.get("isReshareDisabledByAuthor")),
+        },
+    )
+    store.put("fingerprint", fingerprint, {"urn": urn, "at": time.time()})
+    request.sandbox_log["remoteId"] = urn  # type: ignore[attr-defined]
+    return HttpResponse(status=201, headers={"x-restli-id": urn, "x-linkedin-id": urn})
+
+
+def _own_post(member: dict[str, Any], urn: str) -> dict[str, Any] | None:
+    post = store.get("post", urn)
+    return post if post and post["member"] == member["id"] else None
+
+
+@view
+def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    post = _own_post(member, urn)
+    if post is None:
+        return _error(404, "NOT_FOUND", f"Not Found: {urn}")
+    likes, comments = grown(post["created"], 30), grown(post["created"], 6)
+    return JsonResponse(
+        {
+            "target": urn,
+            "$URN": f"urn:li:socialActions:{urn}",
+            "likesSummary": {"totalLikes": likes, "likedByCurrentUser": False, "aggregatedTotalLikes": likes},
+            "commentsSummary": {"totalFirstLevelComments": comments, "aggregatedTotalComments": comments},
+        }
+    )
+
+
+@view
+def creator_analytics(request: HttpRequest) -> HttpResponse:
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    match = ENTITY.match(request.GET.get("entity", ""))
+    rates = {"IMPRESSION": 240, "MEMBERS_REACHED": 150, "RESHARE": 3, "REACTION": 30, "COMMENT": 6}
+    query_type = request.GET.get("queryType", "")
+    if request.GET.get("q") != "entity" or match is None or query_type not in rates:
+        return _error(400, "ILLEGAL_ARGUMENT", "q=entity, entity=(share:urn) and a valid queryType are required")
+    post = _own_post(member, match.group(2))
+    if post is None:
+        return _error(404, "NOT_FOUND", f"Not Found: {match.group(2)}")
+    metric = {"com.linkedin.adsexternalapi.memberanalytics.v1.CreatorPostAnalyticsMetricTypeV1": query_type}
+    return JsonResponse(
+        {
+            "paging": {"start": 0, "count": 10, "links": []},
+            "elements": [
+                {
+                    "count": grown(post["created"], rates[query_type]),
+                    "metricType": metric,
+                    "targetEntity": {match.group(1): match.group(2)},
+                }
+            ],
+        }
+    )
+
+
+urlpatterns = [
+    path("oauth/v2/authorization", authorization),
+    path("oauth/v2/accessToken", access_token),
+    path("v2/userinfo", userinfo),
+    path("rest/memberFollowersCount", followers_count),
+    path("rest/posts", posts),
+    path("rest/socialActions/<str:urn>", social_actions),
+    path("rest/memberCreatorPostAnalytics", creator_analytics),
+    path("rest/<str:collection>", assets),
+    path("rest/<str:collection>/<str:urn>", asset_status),
+    path("_upload/<str:urn>/<int:part>", upload),
+]
