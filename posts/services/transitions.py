@@ -131,6 +131,7 @@ def post_retry(*, workspace_id: str, post_id: str, platform_ids: list[str] | Non
     so two concurrent retries queue each entry once."""
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
     targets = list(PostTarget.objects.select_for_update().filter(post=post).order_by("id"))
+    targets.sort(key=lambda t: (t.created_at, t.id))  # locked in id order, answered in entry order
     matched = _match_targets(targets, platform_ids or [])
     failed = [t for t in matched if t.status == TargetStatus.FAILED]
     if not failed:
