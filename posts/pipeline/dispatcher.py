@@ -26,7 +26,7 @@ WITH due AS (
 UPDATE {POST_TABLE} p SET status = %(pending)s, updated_at = %(now)s
 FROM due WHERE p.id = due.id
 RETURNING p.id, p.scheduled_at
-"""  # noqa: S608 (table names are constants; values are parameters)
+"""
 
 # Their entries become due at the post's time: the claim in publish_target reads that column and
 # never acts early, however early the task arrives.
@@ -36,7 +36,7 @@ SET next_attempt_at = p.scheduled_at, lease_until = NULL, updated_at = %(now)s
 FROM {POST_TABLE} p
 WHERE t.post_id = p.id AND p.id = ANY(%(ids)s) AND t.status = %(pending)s
 RETURNING t.id, p.scheduled_at
-"""  # noqa: S608 (table names are constants; values are parameters)
+"""
 
 
 def dispatch_due(*, now: dt.datetime | None = None) -> int:

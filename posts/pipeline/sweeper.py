@@ -98,7 +98,7 @@ WHERE t.post_id = p.id AND t.status = %(pending)s AND t.lease_until IS NULL
   AND p.status <> ALL(%(unsendable)s)
   AND COALESCE(t.next_attempt_at, t.updated_at) < %(cutoff)s
 RETURNING t.id
-"""  # noqa: S608 (table names are constants; values are parameters)
+"""
 
 
 def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:

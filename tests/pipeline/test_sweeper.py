@@ -1,0 +1,173 @@
+"""The sweeper: expired leases per idempotency mode, lost tasks, fenced late writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from platforms.base import Platform
+from posts.models import Post, PostStatus, PostTarget, TargetStatus
+from posts.pipeline import outcomes
+from posts.pipeline.claims import claim_targets
+from posts.pipeline.publisher import BOOK_KEY, publish_targets
+from posts.pipeline.sweeper import INTERRUPTED_MESSAGE, sweep
+from tests.pipeline.helpers import (
+    ScriptedClient,
+    connect_account,
+    done,
+    events_of,
+    fake_account,
+    make_post,
+    queued_target_ids,
+    sandbox_publishes,
+    targets_of,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _killed_mid_attempt(post):
+    """Claim every target of ``post`` as a worker would, then 'lose' that worker: its lease ran out."""
+    ids = [t.id for t in targets_of(post)]
+    claims = claim_targets(ids, now=timezone.now() - dt.timedelta(minutes=10), lease=dt.timedelta(minutes=3))
+    assert len(claims) == len(ids)
+    return claims
+
+
+def test_expired_lease_on_keyed_platform_is_requeued_and_published_once(sandbox, workspace):
+    account = connect_account(workspace, Platform.MASTODON)
+    post = make_post(workspace, [account], text="killed worker")
+    [claim] = _killed_mid_attempt(post)
+
+    report = sweep()
+    assert report.requeued == [claim.target_id] and report.failed == []
+    assert sweep().requeued == []  # a second sweep finds nothing
+
+    target = PostTarget.objects.get(id=claim.target_id)
+    assert (target.status, target.lease_until) == (TargetStatus.PENDING, None)
+    assert queued_target_ids([target.id]) == [target.id]
+    publish_targets([target.id])
+    publish_targets([target.id])
+    target.refresh_from_db()
+    assert target.status == TargetStatus.PUBLISHED
+    assert len(sandbox_publishes(Platform.MASTODON)) == 1
+    assert Post.objects.get(id=post.id).status == PostStatus.COMPLETED
+
+
+def test_expired_lease_on_keyed_platform_after_the_send_is_deduplicated_by_the_platform(sandbox, workspace):
+    """The killed worker did reach the platform: the resend with the same key yields the same post."""
+    account = connect_account(workspace, Platform.MASTODON)
+    post = make_post(workspace, [account], text="sent, then killed")
+    target = targets_of(post)[0]
+    publish_targets([target.id])
+    target.refresh_from_db()
+    first_remote = target.platform_post_id
+    # Pretend the result write never happened: the worker died right after the platform answered.
+    PostTarget.objects.filter(id=target.id).update(
+        status=TargetStatus.PUBLISHING,
+        platform_post_id="",
+        post_url="",
+        lease_until=timezone.now() - dt.timedelta(seconds=1),
+    )
+    Post.objects.filter(id=post.id).update(status=PostStatus.PUBLISHING, finished_at=None)
+
+    sweep()
+    publish_targets([target.id])
+
+    target.refresh_from_db()
+    assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, first_remote)
+    assert len(sandbox_publishes(Platform.MASTODON)) == 1
+
+
+def test_expired_lease_on_lookup_platform_looks_before_sending(workspace, use_client):
+    client = use_client(ScriptedClient(Platform.FACEBOOK, [], lookup=done("fb-was-there")))
+    post = make_post(workspace, [fake_account(workspace, Platform.FACEBOOK)])
+    [claim] = _killed_mid_attempt(post)
+
+    report = sweep()
+
+    assert report.to_lookup == [claim.target_id]
+    target = PostTarget.objects.get(id=claim.target_id)
+    assert target.status == TargetStatus.PENDING and target.remote_state[BOOK_KEY] == {"verify": True}
+    publish_targets([target.id])
+    target.refresh_from_db()
+    assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, "fb-was-there")
+    assert client.publish_calls == [] and client.lookup_calls == 1
+
+
+def test_expired_lease_on_lookup_platform_sends_when_nothing_is_found(workspace, use_client):
+    client = use_client(ScriptedClient(Platform.FACEBOOK, [done("fb-new")], lookup=None))
+    post = make_post(workspace, [fake_account(workspace, Platform.FACEBOOK)])
+    [claim] = _killed_mid_attempt(post)
+
+    sweep()
+    publish_targets([claim.target_id])
+
+    target = PostTarget.objects.get(id=claim.target_id)
+    assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, "fb-new")
+    assert len(client.publish_calls) == 1 and client.lookup_calls == 1
+    assert BOOK_KEY not in target.remote_state
+
+
+def test_expired_lease_without_idempotency_fails_asking_to_check(workspace):
+    post = make_post(workspace, [fake_account(workspace, Platform.TELEGRAM)])
+    [claim] = _killed_mid_attempt(post)
+
+    report = sweep()
+
+    assert report.failed == [claim.target_id]
+    target = PostTarget.objects.get(id=claim.target_id)
+    assert (target.status, target.error_code, target.error_message) == (
+        TargetStatus.FAILED,
+        "unknown_outcome",
+        INTERRUPTED_MESSAGE,
+    )
+    assert Post.objects.get(id=post.id).status == PostStatus.FAILED
+    assert [e["event"] for e in events_of(post.id)] == ["post.failed"]
+    assert sweep().failed == []
+
+
+def test_late_write_of_a_recovered_attempt_changes_nothing(workspace, use_client):
+    use_client(ScriptedClient(Platform.MASTODON, [done("second-worker")]))
+    post = make_post(workspace, [fake_account(workspace, Platform.MASTODON)])
+    [stale] = _killed_mid_attempt(post)
+    sweep()
+    publish_targets([stale.target_id])  # the recovered attempt publishes
+
+    assert outcomes.record_published(stale, platform_post_id="first-worker", url="", published_at=None) is False
+    assert outcomes.record_failed(stale, error_code="platform_unavailable", message="late") is False
+
+    target = PostTarget.objects.get(id=stale.target_id)
+    assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, "second-worker")
+    assert [e["event"] for e in events_of(post.id)] == ["post.published"]
+
+
+def test_pending_target_whose_task_was_lost_is_requeued_once(workspace, settings):
+    settings.PUBLISH_LOST_TASK_SECONDS = 30
+    account = fake_account(workspace, Platform.MASTODON)
+    lost = make_post(workspace, [account])
+    fresh = make_post(workspace, [account])
+    draft = make_post(workspace, [account], status=PostStatus.DRAFT)
+    long_ago = timezone.now() - dt.timedelta(minutes=5)
+    PostTarget.objects.filter(post__in=[lost, draft]).update(updated_at=long_ago)
+    lost_id, fresh_id, draft_id = (targets_of(p)[0].id for p in (lost, fresh, draft))
+
+    report = sweep()
+
+    assert report.lost == [lost_id]
+    assert queued_target_ids([lost_id, fresh_id, draft_id]) == [lost_id]
+    assert PostTarget.objects.get(id=lost_id).next_attempt_at > long_ago
+    assert sweep().lost == []  # its new due time is fresh: not queued again right away
+
+
+def test_straggling_post_is_finalized_by_the_sweeper(workspace, settings):
+    settings.PUBLISH_LOST_TASK_SECONDS = 0
+    post = make_post(workspace, [fake_account(workspace, Platform.MASTODON)], status=PostStatus.PUBLISHING)
+    PostTarget.objects.filter(post=post).update(status=TargetStatus.FAILED, error_code="content_rejected")
+
+    assert sweep().finalized == [post.id]
+    assert sweep().finalized == []
+    assert Post.objects.get(id=post.id).status == PostStatus.FAILED
+    assert [e["event"] for e in events_of(post.id)] == ["post.failed"]
