@@ -115,3 +115,4 @@ def test_fixed_query_count(
     with django_assert_max_num_queries(QUERIES) as captured:
         response = api.get(URL, {"limit": size, "platforms": "MASTODON", "startDate": "2000-01-01"})
     assert len(response.json()["posts"]) == size
+    assert len(captured.captured_queries) == QUERIES
