@@ -1,0 +1,212 @@
+"""Google Business Profile: Google OAuth (shared with YouTube), accounts from the Account
+Management API, locations from the Business Information API (one connected identity per
+location, external id ``accounts/…/locations/…``), and local posts through the v4
+``localPosts`` endpoint (STANDARD, EVENT and OFFER posts, call to action, one photo).
+
+A local post may come back PROCESSING (e.g. while its photo is fetched): its name is kept in
+``state`` and the next call reads it until LIVE (REJECTED → content_rejected).
+
+Metrics: views only, from the v4 ``localPosts:reportInsights`` endpoint (metric
+LOCAL_POST_VIEWS_SEARCH, aggregated total). No follower count is offered."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from platforms._google_common import GoogleClient
+from platforms._share_c_common import as_int, host_url, parse_time
+from platforms.base import (
+    AccountProfile,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    Permanent,
+    Platform,
+    PublishRequest,
+    PublishResult,
+    RemotePost,
+)
+
+LIVE_BASE_URL = "https://mybusiness.googleapis.com"
+LIVE_ACCOUNTS_URL = "https://mybusinessaccountmanagement.googleapis.com/v1"
+LIVE_INFORMATION_URL = "https://mybusinessbusinessinformation.googleapis.com/v1"
+READ_MASK = "name,title,storefrontAddress,websiteUri"
+INSIGHTS_BATCH = 10
+INSIGHTS_DAYS = 540
+PROCESSING_POLL_SECONDS = 5.0
+CTA_TYPES = {"BOOK", "ORDER", "SHOP", "LEARN_MORE", "SIGN_UP", "CALL"}
+
+
+class Client(GoogleClient):
+    platform = Platform.GOOGLE_BUSINESS
+    live_base_url = LIVE_BASE_URL
+    scopes = ("https://www.googleapis.com/auth/business.manage",)
+
+    def _accounts_api(self) -> str:
+        return host_url(self.base_url, LIVE_BASE_URL, LIVE_ACCOUNTS_URL, "/mybusinessaccountmanagement/v1")
+
+    def _information_api(self) -> str:
+        return host_url(self.base_url, LIVE_BASE_URL, LIVE_INFORMATION_URL, "/mybusinessbusinessinformation/v1")
+
+    def _pages(self, url: str, creds: Credentials, key: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            body = self._json("GET", url, creds, params={**params, **({"pageToken": token} if token else {})})
+            items.extend(body.get(key) or [])
+            token = str(body.get("nextPageToken") or "")
+            if not token:
+                return items
+
+    # --- accounts ------------------------------------------------------------------------
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        creds, scopes = self.exchange_tokens(code=code, redirect_uri=redirect_uri, code_verifier=code_verifier)
+        identities = []
+        for account in self._pages(f"{self._accounts_api()}/accounts", creds, "accounts", {"pageSize": 20}):
+            url = f"{self._information_api()}/{account['name']}/locations"
+            for location in self._pages(url, creds, "locations", {"readMask": READ_MASK, "pageSize": 100}):
+                external_id = f"{account['name']}/{location['name']}"
+                identities.append(
+                    ConnectedIdentity(
+                        profile=_profile(external_id, location),
+                        credentials=Credentials(
+                            access_token=creds.access_token,
+                            refresh_token=creds.refresh_token,
+                            expires_at=creds.expires_at,
+                            external_id=external_id,
+                        ),
+                        scopes=scopes,
+                    )
+                )
+        if not identities:
+            raise Permanent("this Google account manages no business location", error_code=ErrorCode.PERMISSION_MISSING)
+        return identities
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        location_name = creds.external_id.split("/", 2)[2]  # "locations/…"
+        location = self._json(
+            "GET", f"{self._information_api()}/{location_name}", creds, params={"readMask": READ_MASK}
+        )
+        return _profile(creds.external_id, location)
+
+    # --- publishing ----------------------------------------------------------------------
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        if state.get("name"):
+            post = self._json("GET", f"/v4/{state['name']}", creds)
+        else:
+            body = local_post_body(request)
+            post = self._json("POST", f"/v4/{creds.external_id}/localPosts", creds, json=body, creating=True)
+        status = str(post.get("state") or "LIVE")
+        if status == "REJECTED":
+            raise Permanent("Google rejected the local post", error_code=ErrorCode.CONTENT_REJECTED)
+        if status == "PROCESSING":
+            return PublishResult(done=False, state={"name": str(post["name"])}, poll_after=PROCESSING_POLL_SECONDS)
+        return PublishResult(
+            done=True,
+            platform_post_id=str(post["name"]),
+            url=str(post.get("searchUrl") or ""),
+            published_at=parse_time(post.get("createTime")) or dt.datetime.now(dt.UTC),
+        )
+
+    # --- analytics -----------------------------------------------------------------------
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        posts = self._pages(f"/v4/{creds.external_id}/localPosts", creds, "localPosts", {"pageSize": 100})
+        found = []
+        for post in posts:
+            created = parse_time(post.get("createTime"))
+            if created is None or created < since:
+                continue
+            media = post.get("media") or [{}]
+            found.append(
+                RemotePost(
+                    platform_post_id=str(post["name"]),
+                    published_at=created,
+                    text=str(post.get("summary") or ""),
+                    permalink=str(post.get("searchUrl") or ""),
+                    thumbnail_url=str(media[0].get("googleUrl") or media[0].get("sourceUrl") or ""),
+                )
+            )
+        return found
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        by_location: dict[str, list[str]] = {}
+        for name in platform_post_ids:
+            location = name.split("/localPosts/")[0]
+            by_location.setdefault(location, []).append(name)
+        now = dt.datetime.now(dt.UTC)
+        time_range = {
+            "startTime": (now - dt.timedelta(days=INSIGHTS_DAYS)).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "endTime": now.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        }
+        result: dict[str, Metrics] = {}
+        for location, names in by_location.items():
+            for start in range(0, len(names), INSIGHTS_BATCH):
+                body = {
+                    "localPostNames": names[start : start + INSIGHTS_BATCH],
+                    "basicRequest": {
+                        "metricRequests": [{"metric": "LOCAL_POST_VIEWS_SEARCH"}],
+                        "timeRange": time_range,
+                    },
+                }
+                answer = self._json("POST", f"/v4/{location}/localPosts:reportInsights", creds, json=body)
+                result.update(views_from_insights(answer))
+        return result
+
+
+def views_from_insights(answer: dict[str, Any]) -> dict[str, Metrics]:
+    """``localPostMetrics`` of a reportInsights answer → views per local post name."""
+    result = {}
+    for entry in answer.get("localPostMetrics") or []:
+        values = [
+            as_int((value.get("totalValue") or {}).get("value"))
+            for value in entry.get("metricValues") or []
+            if value.get("metric") == "LOCAL_POST_VIEWS_SEARCH"
+        ]
+        known = [v for v in values if v is not None]
+        result[str(entry["localPostName"])] = Metrics(views=sum(known) if known else None)
+    return result
+
+
+def local_post_body(request: PublishRequest) -> dict[str, Any]:
+    """The LocalPost resource for our request and its googleBusinessConfigs options."""
+    options = request.options
+    topic = str(options.get("topicType") or "STANDARD")
+    body: dict[str, Any] = {
+        "languageCode": str(options.get("languageCode") or "en"),
+        "summary": request.text,
+        "topicType": topic,
+    }
+    action = str(options.get("callToActionType") or "")
+    if action in CTA_TYPES:
+        body["callToAction"] = {"actionType": action}
+        if action != "CALL" and options.get("callToActionUrl"):
+            body["callToAction"]["url"] = str(options["callToActionUrl"])
+    if topic in {"EVENT", "OFFER"}:
+        schedule: dict[str, Any] = {}
+        for prefix, key in (("start", "eventStart"), ("end", "eventEnd")):
+            moment = parse_time(options.get(key))
+            if moment is not None:
+                schedule[f"{prefix}Date"] = {"year": moment.year, "month": moment.month, "day": moment.day}
+                schedule[f"{prefix}Time"] = {"hours": moment.hour, "minutes": moment.minute, "seconds": 0, "nanos": 0}
+        body["event"] = {"title": str(options.get("eventTitle") or ""), "schedule": schedule}
+    if topic == "OFFER":
+        offer = {
+            "couponCode": options.get("offerCouponCode"),
+            "redeemOnlineUrl": options.get("offerRedeemUrl"),
+            "termsConditions": options.get("offerTerms"),
+        }
+        body["offer"] = {k: str(v) for k, v in offer.items() if v}
+    images = [m for m in request.media if m.kind == "image"]
+    if images:
+        body["media"] = [{"mediaFormat": "PHOTO", "sourceUrl": images[0].url}]
+    return body
+
+
+def _profile(external_id: str, location: dict[str, Any]) -> AccountProfile:
+    return AccountProfile(
+        external_id=external_id,
+        display_name=str(location.get("title") or ""),
+        username=str(location.get("websiteUri") or ""),
+    )

@@ -1,0 +1,268 @@
+"""Google Business Profile simulator: Google OAuth, the Account Management API (accounts), the
+Business Information API (locations), v4 localPosts (create, get, list; PROCESSING then LIVE
+when a photo is attached) and localPosts:reportInsights with views that grow over time.
+
+The revoked flag may be set on the simulated Google user, on the account or location number,
+or on the full ``accounts/…/locations/…`` id."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import path
+
+from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
+from platforms.sandbox._share_c_common import digest, fetch, grown, iso, sniff_kind
+from platforms.sandbox.scenarios import marker
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import json_body, simulator_view
+
+SLUG = "google_business"
+store = SandboxStore(SLUG)
+view = simulator_view(SLUG)
+
+TOPICS = {"STANDARD", "EVENT", "OFFER"}
+CTA_TYPES = {"BOOK", "ORDER", "SHOP", "LEARN_MORE", "SIGN_UP", "CALL"}
+MAX_PHOTO_BYTES = 5 * 1024 * 1024
+
+
+def _new_user() -> str:
+    user_id = store.new_id("u")
+    account = str(secrets.randbelow(10**17) + 10**17)
+    locations = [str(secrets.randbelow(10**17) + 10**17) for _ in range(2)]
+    store.put("user", user_id, {"id": user_id, "account": account, "locations": locations, "created": time.time()})
+    for index, location in enumerate(locations):
+        store.put(
+            "location",
+            location,
+            {"account": account, "user": user_id, "title": f"Sandbox Bakery #{index + 1}", "created": time.time()},
+        )
+    return user_id
+
+
+def _user(request: HttpRequest, *ids: str) -> dict[str, Any] | None:
+    user_id = account_of(store, request)
+    if user_id is None:
+        return None
+    full = f"accounts/{ids[0]}/locations/{ids[1]}" if len(ids) == 2 else ""
+    if any(store.is_revoked(i) for i in (*ids, full) if i):
+        return None
+    return store.get("user", user_id)
+
+
+@view
+def accounts(request: HttpRequest) -> HttpResponse:
+    user = _user(request)
+    if user is None:
+        return unauthenticated()
+    return JsonResponse(
+        {
+            "accounts": [
+                {
+                    "name": f"accounts/{user['account']}",
+                    "accountName": "Sandbox Bakeries",
+                    "type": "PERSONAL",
+                    "verificationState": "VERIFIED",
+                    "vettedState": "NOT_VETTED",
+                }
+            ]
+        }
+    )
+
+
+def _location_view(location_id: str, location: dict[str, Any], mask: set[str]) -> dict[str, Any]:
+    full = {
+        "name": f"locations/{location_id}",
+        "title": location["title"],
+        "websiteUri": "https://example.com",
+        "storefrontAddress": {"regionCode": "US", "locality": "Springfield", "addressLines": ["1 Main St"]},
+    }
+    return {k: v for k, v in full.items() if k in mask}
+
+
+def _mask(request: HttpRequest) -> set[str] | None:
+    mask = {m.strip() for m in request.GET.get("readMask", "").split(",") if m.strip()}
+    return mask or None
+
+
+@view
+def locations(request: HttpRequest, account_id: str) -> HttpResponse:
+    user = _user(request, account_id)
+    if user is None:
+        return unauthenticated()
+    mask = _mask(request)
+    if mask is None:
+        return google_error(400, "badRequest", "Request contains an invalid argument: readMask is required.")
+    if account_id != user["account"]:
+        return google_error(403, "forbidden", "The caller does not have permission")
+    items = [_location_view(i, store.get("location", i) or {}, mask) for i in user["locations"]]
+    window = page_window(request, items, size_param="pageSize", default=10, maximum=100)
+    if window is None:
+        return google_error(400, "badRequest", "Invalid pageSize or pageToken.")
+    body: dict[str, Any] = {"locations": window[0]}
+    if window[1]:
+        body["nextPageToken"] = window[1]
+    return JsonResponse(body)
+
+
+@view
+def location(request: HttpRequest, location_id: str) -> HttpResponse:
+    doc = store.get("location", location_id)
+    user = _user(request, doc["account"] if doc else "", location_id)
+    if user is None:
+        return unauthenticated()
+    mask = _mask(request)
+    if mask is None:
+        return google_error(400, "badRequest", "Request contains an invalid argument: readMask is required.")
+    if doc is None or doc["user"] != user["id"]:
+        return google_error(404, "notFound", "Requested entity was not found.")
+    return JsonResponse(_location_view(location_id, doc, mask))
+
+
+def _post_view(post: dict[str, Any]) -> dict[str, Any]:
+    hidden = {"created", "user", "polls"}
+    return {
+        **{k: v for k, v in post.items() if k not in hidden},
+        "createTime": iso(post["created"]),
+        "updateTime": iso(post["created"]),
+    }
+
+
+def _validate(body: dict[str, Any]) -> str | None:
+    summary = str(body.get("summary") or "")
+    topic = body.get("topicType")
+    if topic not in TOPICS or len(summary) > 1500 or not body.get("languageCode"):
+        return "languageCode, topicType (STANDARD|EVENT|OFFER) and a summary of at most 1500 characters are required"
+    cta = body.get("callToAction")
+    if cta is not None and (
+        cta.get("actionType") not in CTA_TYPES or (cta["actionType"] != "CALL" and not cta.get("url"))
+    ):
+        return "callToAction needs a valid actionType and a url (except CALL)"
+    if topic in {"EVENT", "OFFER"}:
+        event = body.get("event") or {}
+        schedule = event.get("schedule") or {}
+        if not event.get("title") or not schedule.get("startDate") or not schedule.get("endDate"):
+            return "event.title and event.schedule with startDate and endDate are required for EVENT and OFFER posts"
+    if topic != "OFFER" and body.get("offer"):
+        return "offer is only valid for OFFER posts"
+    media = body.get("media") or []
+    if len(media) > 1:
+        return "A local post takes at most one photo"
+    for item in media:
+        fetched = fetch(str(item.get("sourceUrl") or ""), max_bytes=MAX_PHOTO_BYTES)
+        if item.get("mediaFormat") != "PHOTO" or fetched is None or sniff_kind(fetched[0]) != "image":
+            return "The media item could not be fetched or is not a photo"
+    return None
+
+
+@view
+def local_posts(request: HttpRequest, account_id: str, location_id: str) -> HttpResponse:
+    user = _user(request, account_id, location_id)
+    if user is None:
+        return unauthenticated()
+    if account_id != user["account"] or location_id not in user["locations"]:
+        return google_error(403, "forbidden", "The caller does not have permission")
+    prefix = f"accounts/{account_id}/locations/{location_id}"
+    if request.method == "GET":
+        mine = sorted((p for p in store.all("post") if p["name"].startswith(prefix + "/")), key=lambda p: -p["created"])
+        window = page_window(request, [_post_view(p) for p in mine], size_param="pageSize", default=20, maximum=100)
+        if window is None:
+            return google_error(400, "badRequest", "Invalid pageSize or pageToken.")
+        body: dict[str, Any] = {"localPosts": window[0]}
+        if window[1]:
+            body["nextPageToken"] = window[1]
+        return JsonResponse(body)
+    data = json_body(request)
+    summary = str(data.get("summary") or "")
+    scenario = marker(summary)
+    if scenario == "unauthorized":
+        return unauthenticated()
+    request.sandbox_log = {"publish": True, "marker": None}  # type: ignore[attr-defined]
+    if scenario == "flaky" and store.first_time(digest("flaky", location_id, summary)):
+        return google_error(503, "backendError", "The service is currently unavailable.")
+    if scenario == "fail":
+        return google_error(400, "invalid", "Request contains an invalid argument: the post violates content policy.")
+    problem = _validate(data)
+    if problem:
+        return google_error(400, "badRequest", f"Request contains an invalid argument: {problem}")
+    post_id = str(secrets.randbelow(10**18) + 10**18)
+    post = {
+        "name": f"{prefix}/localPosts/{post_id}",
+        "languageCode": data["languageCode"],
+        "summary": summary,
+        "topicType": data["topicType"],
+        "state": "PROCESSING" if data.get("media") else "LIVE",
+        "searchUrl": f"https://local.google.com/place?id={location_id}&use=posts&lpsid={post_id}",
+        "created": time.time(),
+        "user": user["id"],
+        "polls": 0,
+        **{k: data[k] for k in ("callToAction", "event", "offer", "media") if data.get(k)},
+    }
+    store.put("post", post_id, post)
+    request.sandbox_log["remoteId"] = post["name"]  # type: ignore[attr-defined]
+    return JsonResponse(_post_view(post))
+
+
+@view
+def local_post(request: HttpRequest, account_id: str, location_id: str, post_id: str) -> HttpResponse:
+    user = _user(request, account_id, location_id)
+    if user is None:
+        return unauthenticated()
+    post = store.get("post", post_id)
+    if post is None or post["user"] != user["id"] or not post["name"].startswith(f"accounts/{account_id}/"):
+        return google_error(404, "notFound", "Requested entity was not found.")
+    if post["state"] == "PROCESSING":  # the photo is fetched by the next read
+        post = store.update("post", post_id, state="LIVE") or post
+    return JsonResponse(_post_view(post))
+
+
+@view
+def report_insights(request: HttpRequest, account_id: str, location_id: str) -> HttpResponse:
+    user = _user(request, account_id, location_id)
+    if user is None:
+        return unauthenticated()
+    body = json_body(request)
+    names = body.get("localPostNames") or []
+    metrics = [m.get("metric") for m in (body.get("basicRequest") or {}).get("metricRequests") or []]
+    time_range = (body.get("basicRequest") or {}).get("timeRange") or {}
+    if not names or len(names) > 10 or not metrics or not time_range.get("startTime"):
+        return google_error(400, "badRequest", "localPostNames (1-10), metricRequests and timeRange are required")
+    rates = {"LOCAL_POST_VIEWS_SEARCH": 180, "LOCAL_POST_ACTIONS_CALL_TO_ACTION": 12}
+    entries = []
+    for name in names:
+        post = store.get("post", str(name).rsplit("/", 1)[-1])
+        if post is None or post["name"] != name:
+            continue
+        values = [
+            {
+                "metric": m,
+                "totalValue": {
+                    "metricOption": "AGGREGATED_TOTAL",
+                    "timeDimension": {"timeRange": time_range},
+                    "value": str(grown(post["created"], rates.get(m, 0))),
+                },
+            }
+            for m in metrics
+        ]
+        entries.append({"localPostName": name, "metricValues": values})
+    return JsonResponse(
+        {
+            "name": f"accounts/{account_id}/locations/{location_id}",
+            "localPostMetrics": entries,
+            "timeZone": "America/Los_Angeles",
+        }
+    )
+
+
+urlpatterns = [
+    *oauth_urlpatterns(store, view, _new_user),
+    path("mybusinessaccountmanagement/v1/accounts", accounts),
+    path("mybusinessbusinessinformation/v1/accounts/<str:account_id>/locations", locations),
+    path("mybusinessbusinessinformation/v1/locations/<str:location_id>", location),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts", local_posts),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts:reportInsights", report_insights),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts/<str:post_id>", local_post),
+]
