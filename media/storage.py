@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+import math
 from typing import IO, Any, Protocol
 from urllib.parse import quote, urlencode
 
@@ -125,8 +126,9 @@ class S3MediaStorage:
     def upload_url(self, *, key: str, content_type: str, expires_at: dt.datetime) -> str:
         from django.utils import timezone
 
-        expires_in = max(1, int((expires_at - timezone.now()).total_seconds()))
-        url: str = self._client.generate_presigned_url(
+        client = self._client  # built lazily (slow the first time): measure the expiry after
+        expires_in = max(1, math.ceil((expires_at - timezone.now()).total_seconds()))
+        url: str = client.generate_presigned_url(
             "put_object",
             Params={"Bucket": self.bucket, "Key": key, "ContentType": content_type},
             ExpiresIn=expires_in,
