@@ -193,3 +193,13 @@ def test_delete_conflict_while_publishing(api: Any, workspace: Any) -> None:
         "code": "conflict",
     }
     assert Post.objects.filter(id=post.id).exists()
+
+
+@pytest.mark.parametrize("action", ["publish", "unschedule", "retry"])
+def test_actions_on_other_workspace_are_404(api: Any, other_workspace: Any, anon: Any, action: str) -> None:
+    foreign = PostFactory(workspace=other_workspace, status="DRAFT")
+    PostTargetFactory(post=foreign, status="FAILED")
+    response = api.post(f"{URL}/{foreign.id}/{action}", {}, format="json")
+    assert response.status_code == 404 and response.json()["message"] == "Post not found or access denied"
+    assert anon.post(f"{URL}/{foreign.id}/{action}", {}, format="json").status_code == 401
+    assert Post.objects.get(id=foreign.id).status == "DRAFT"
