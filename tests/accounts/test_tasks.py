@@ -1,0 +1,114 @@
+"""Beat tasks: the twice-daily FACEBOOK page check and the proactive token refresh. Each task
+run twice changes the world once."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from accounts import tasks
+from accounts.models import SocialAccount
+from accounts.schedule import BEAT_SCHEDULE
+from config.celery import collect_beat_schedule
+from platforms.base import Platform
+from platforms.sandbox.store import SandboxStore
+from tests.accounts.conftest import revoke, unauthorized_events
+from tests.factories.accounts import SocialAccountFactory
+from workspaces.models import Workspace
+
+
+def test_the_schedule_is_registered() -> None:
+    schedule = collect_beat_schedule()
+    for name in ("accounts.check_facebook_pages", "accounts.refresh_expiring_tokens"):
+        assert schedule[name]["task"] == name
+        assert name in BEAT_SCHEDULE
+    assert schedule["accounts.check_facebook_pages"]["schedule"].hour == {5, 17}
+
+
+@pytest.mark.django_db
+def test_check_facebook_pages_queues_one_check_per_page(
+    workspace: Workspace, other_workspace: Workspace, enqueued: list[tuple[str, list[Any]]]
+) -> None:
+    pages = [
+        SocialAccountFactory(workspace=workspace, platform="FACEBOOK"),
+        SocialAccountFactory(workspace=other_workspace, platform="FACEBOOK", status="unauthorized"),
+    ]
+    SocialAccountFactory(workspace=workspace, platform="INSTAGRAM")
+
+    assert tasks.check_facebook_pages() == 2
+
+    assert sorted(enqueued) == sorted(("accounts.check_account", [p.id]) for p in pages)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_check_account_marks_and_clears_once_per_transition(
+    site: str, workspace: Workspace, connect_account: Callable[..., SocialAccount]
+) -> None:
+    account = connect_account("FACEBOOK", workspace)
+    revoke(site, Platform.FACEBOOK, account.page_id)
+
+    tasks.check_account(account.id)
+    tasks.check_account(account.id)
+
+    account.refresh_from_db()
+    assert account.status == "unauthorized"
+    assert account.last_checked_at is not None
+    assert len(unauthorized_events(workspace.id)) == 1
+
+    revoke(site, Platform.FACEBOOK, account.page_id, revoked=False)
+    tasks.check_account(account.id)
+    tasks.check_account(account.id)
+    account.refresh_from_db()
+    assert (account.status, account.unauthorized_reason) == ("active", "")
+    assert len(unauthorized_events(workspace.id)) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_check_account_tolerates_an_unreachable_platform_and_a_deleted_account(
+    site: str, workspace: Workspace, connect_account: Callable[..., SocialAccount], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = connect_account("FACEBOOK", workspace)
+    monkeypatch.setenv("PLATFORM_FACEBOOK_BASE_URL", "http://127.0.0.1:9")
+    tasks.check_account(account.id)
+    account.refresh_from_db()
+    assert account.status == "active"
+    assert unauthorized_events(workspace.id) == []
+    tasks.check_account("acc_gone")
+
+
+@pytest.mark.django_db
+def test_refresh_expiring_tokens_queues_only_active_refreshable_tokens_near_expiry(
+    workspace: Workspace, enqueued: list[tuple[str, list[Any]]]
+) -> None:
+    soon = timezone.now() + dt.timedelta(minutes=10)
+    due = SocialAccountFactory(workspace=workspace, platform="PINTEREST", token_expires_at=soon)
+    SocialAccountFactory(workspace=workspace, platform="PINTEREST", token_expires_at=soon + dt.timedelta(hours=2))
+    SocialAccountFactory(workspace=workspace, platform="MASTODON", token_expires_at=soon)  # no refresh tokens
+    SocialAccountFactory(workspace=workspace, platform="PINTEREST", token_expires_at=soon, status="unauthorized")
+    SocialAccountFactory(workspace=workspace, platform="PINTEREST", token_expires_at=None)
+
+    assert tasks.refresh_expiring_tokens() == 1
+
+    assert enqueued == [("accounts.refresh_account_token", [due.id])]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refresh_account_token_twice_refreshes_once(
+    site: str, workspace: Workspace, connect_account: Callable[..., SocialAccount]
+) -> None:
+    account = connect_account("PINTEREST", workspace)
+    SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + dt.timedelta(minutes=20))
+    SandboxStore("pinterest").clear_requests()
+
+    tasks.refresh_account_token(account.id)
+    first = SocialAccount.objects.get(id=account.id).access_token
+    tasks.refresh_account_token(account.id)
+
+    assert SocialAccount.objects.get(id=account.id).access_token == first != account.access_token
+    refreshes = [r for r in SandboxStore("pinterest").requests() if r["path"].endswith("/oauth/token")]
+    assert len(refreshes) == 1
+    tasks.refresh_account_token("acc_gone")

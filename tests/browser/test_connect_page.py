@@ -1,0 +1,73 @@
+"""A real browser clicks through the hosted connect page: Debian's chromium, driven by
+Playwright's sync API, against the live server and the MASTODON simulator."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from accounts.connect import connect_link_create
+from accounts.models import SocialAccount
+from workspaces.models import Workspace
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(settings.BASE_DIR) / "var" / "screenshots"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"no chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+
+
+def test_click_through_the_connect_page_on_a_phone(site: str, workspace: Workspace) -> None:
+    if importlib.util.find_spec("platforms.mastodon") is None:
+        pytest.skip("platforms/mastodon.py has not landed yet")
+    from playwright.sync_api import sync_playwright
+
+    url = connect_link_create(workspace_id=workspace.id).url
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True)
+            page = context.new_page()
+            page.goto(url)
+            assert page.title() == "Connect your accounts"
+            assert page.get_by_role("heading", level=1).inner_text() == "Connect your accounts"
+            links = page.get_by_role("navigation", name="Platforms").get_by_role("link")
+            assert links.count() == 12
+            page.screenshot(path=str(SCREENSHOTS / "connect-choose.png"), full_page=True)
+
+            page.get_by_role("link", name="Mastodon", exact=True).click()
+            page.wait_for_url(f"{site}/connect/callback/MASTODON?*")
+
+            assert page.get_by_role("heading", level=1).inner_text() == "Mastodon connected"
+            assert page.get_by_role("status").is_visible()
+            page.screenshot(path=str(SCREENSHOTS / "connect-success.png"), full_page=True)
+            shown = page.locator("[data-account-id]")
+            assert shown.count() == 1
+            shown_id, shown_text = shown.get_attribute("data-account-id"), shown.inner_text()
+
+            page.get_by_role("link", name="Connect another account").click()
+            assert page.get_by_role("heading", level=1).inner_text() == "Connect your accounts"
+        finally:
+            browser.close()
+    # The ORM is used only outside Playwright's event loop.
+    account = SocialAccount.objects.get(workspace=workspace)
+    assert (shown_id, account.platform, account.status) == (account.id, "MASTODON", "active")
+    assert shown_text.startswith(account.display_name)
+    assert (SCREENSHOTS / "connect-success.png").stat().st_size > 0
