@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -22,6 +22,7 @@ from platforms.base import (
     ErrorCode,
     Permanent,
     PlatformError,
+    PublishResult,
     QuotaExhausted,
     RateLimited,
     Transient,
@@ -309,3 +310,99 @@ def facebook_login_token(
         },
     )
     return long_lived_token(graph, app, str(short["access_token"]))
+
+
+class ContainerFlow:
+    """The container → status → publish flow Instagram and Threads share. ``state`` holds the
+    step and the container ids, so a resumed call continues and never publishes twice."""
+
+    def __init__(
+        self,
+        graph: GraphApi,
+        *,
+        token: str,
+        user_id: str,
+        create_edge: str,
+        publish_edge: str,
+        status_field: str,
+        message_field: str,
+        poll_after: float,
+    ) -> None:
+        self.graph = graph
+        self.token = token
+        self.user_id = user_id
+        self.create_edge = create_edge
+        self.publish_edge = publish_edge
+        self.status_field = status_field
+        self.message_field = message_field
+        self.poll_after = poll_after
+
+    def create(self, params: dict[str, Any]) -> str:
+        data = {k: v for k, v in params.items() if v not in (None, "")}
+        body = self.graph.call("POST", f"{self.user_id}/{self.create_edge}", token=self.token, data=data)
+        return str(body["id"])
+
+    def status(self, container_id: str) -> str:
+        fields = f"{self.status_field},{self.message_field}"
+        node = self.graph.call("GET", container_id, token=self.token, params={"fields": fields})
+        status = str(node.get(self.status_field) or "")
+        if status == "ERROR":
+            raise Permanent(
+                str(node.get(self.message_field) or "The platform could not process the media"),
+                error_code=ErrorCode.MEDIA_REJECTED,
+            )
+        return status
+
+    def advance(
+        self,
+        state: dict[str, Any],
+        *,
+        create_containers: Callable[[], dict[str, Any]],
+        carousel_params: Callable[[list[str]], dict[str, Any]],
+    ) -> PublishResult:
+        state = dict(state)
+        if not state.get("step"):
+            state = create_containers()
+        if state["step"] == "children":
+            if any(self.status(child) != "FINISHED" for child in state["children"]):
+                return PublishResult(done=False, state=state, poll_after=self.poll_after)
+            state = {**state, "step": "container", "container_id": self.create(carousel_params(state["children"]))}
+        if state["step"] == "container":
+            status = self.status(state["container_id"])
+            if status == "EXPIRED":  # never published: start over with fresh containers
+                return PublishResult(done=False, state={}, poll_after=0)
+            if status == "PUBLISHED":
+                raise UnknownOutcome("The container was already published; look the post up before retrying")
+            if status != "FINISHED":
+                return PublishResult(done=False, state=state, poll_after=self.poll_after)
+            body = self.graph.call(
+                "POST",
+                f"{self.user_id}/{self.publish_edge}",
+                token=self.token,
+                data={"creation_id": state["container_id"]},
+                creates=True,
+            )
+            state = {"step": "published", "media_id": str(body["id"])}
+        if state["step"] != "published":
+            raise Permanent(f"Unknown publishing step {state['step']!r}", error_code=ErrorCode.INVALID_REQUEST)
+        node = self.graph.call("GET", state["media_id"], token=self.token, params={"fields": "id,permalink,timestamp"})
+        return PublishResult(
+            done=True,
+            platform_post_id=state["media_id"],
+            url=str(node.get("permalink") or ""),
+            published_at=parse_time(node.get("timestamp")) if node.get("timestamp") else utcnow(),
+        )
+
+
+def check_publishing_limit(graph: GraphApi, *, token: str, path: str, platform_name: str) -> None:
+    """Raise QuotaExhausted when ``quota_usage`` has reached ``config.quota_total``."""
+    body = graph.call("GET", path, token=token, params={"fields": "quota_usage,config"})
+    entry = (body.get("data") or [{}])[0]
+    total = (entry.get("config") or {}).get("quota_total")
+    usage = entry.get("quota_usage")
+    if isinstance(total, int) and isinstance(usage, int) and usage >= total:
+        # the window is a rolling 24 hours and the oldest post leaving it is not reported
+        raise QuotaExhausted(
+            f"{platform_name} publishing limit reached ({usage}/{total} posts in 24 hours)",
+            retry_at=utcnow() + dt.timedelta(hours=1),
+        )

@@ -19,7 +19,9 @@ from typing import Any
 from platforms._meta_common import (
     FACEBOOK_DIALOG_HOST,
     GRAPH_VERSION,
+    ContainerFlow,
     GraphApi,
+    check_publishing_limit,
     dialog_url,
     facebook_login_token,
     insight_values,
@@ -40,9 +42,7 @@ from platforms.base import (
     PlatformClient,
     PublishRequest,
     PublishResult,
-    QuotaExhausted,
     RemotePost,
-    UnknownOutcome,
 )
 
 LIVE_BASE_URL = "https://graph.facebook.com"
@@ -159,74 +159,28 @@ class Client(PlatformClient):
 
     # --- publish ----------------------------------------------------------------------
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
-        state = dict(state)
-        if not state.get("step"):
-            self._check_publishing_limit(creds)
-            state = self._create_containers(creds, request)
-        if state["step"] == "children":
-            statuses = [self._container_status(creds, child) for child in state["children"]]
-            if any(s != "FINISHED" for s in statuses):
-                return PublishResult(done=False, state=state, poll_after=self._poll_after(request))
-            carousel = {"media_type": "CAROUSEL", "children": ",".join(state["children"]), "caption": request.text}
-            state = {**state, "step": "container", "container_id": self._create(creds, carousel)}
-        if state["step"] == "container":
-            status = self._container_status(creds, state["container_id"])
-            if status == "EXPIRED":  # never published: start over with fresh containers
-                return PublishResult(done=False, state={}, poll_after=0)
-            if status == "PUBLISHED":
-                raise UnknownOutcome("The container was already published; look the post up before retrying")
-            if status != "FINISHED":
-                return PublishResult(done=False, state=state, poll_after=self._poll_after(request))
-            body = self.graph.call(
-                "POST",
-                f"{creds.external_id}/media_publish",
-                token=creds.access_token,
-                data={"creation_id": state["container_id"]},
-                creates=True,
-            )
-            state = {"step": "published", "media_id": str(body["id"])}
-        if state["step"] == "published":
-            node = self.graph.call(
-                "GET", state["media_id"], token=creds.access_token, params={"fields": "id,permalink,timestamp"}
-            )
-            return PublishResult(
-                done=True,
-                platform_post_id=state["media_id"],
-                url=str(node.get("permalink") or ""),
-                published_at=parse_time(node.get("timestamp")) if node.get("timestamp") else utcnow(),
-            )
-        raise Permanent(f"Unknown publishing step {state['step']!r}", error_code=ErrorCode.INVALID_REQUEST)
-
-    @staticmethod
-    def _poll_after(request: PublishRequest) -> float:
-        return VIDEO_POLL_SECONDS if any(m.kind == "video" for m in request.media) else IMAGE_POLL_SECONDS
-
-    def _check_publishing_limit(self, creds: Credentials) -> None:
-        body = self.graph.call(
-            "GET",
-            f"{creds.external_id}/content_publishing_limit",
+        flow = ContainerFlow(
+            self.graph,
             token=creds.access_token,
-            params={"fields": "quota_usage,config"},
+            user_id=creds.external_id,
+            create_edge="media",
+            publish_edge="media_publish",
+            status_field="status_code",
+            message_field="status",
+            poll_after=VIDEO_POLL_SECONDS if any(m.kind == "video" for m in request.media) else IMAGE_POLL_SECONDS,
         )
-        entry = (body.get("data") or [{}])[0]
-        total = (entry.get("config") or {}).get("quota_total")
-        usage = entry.get("quota_usage")
-        if isinstance(total, int) and isinstance(usage, int) and usage >= total:
-            # the window is a rolling 24 hours; the oldest post leaving it is not reported
-            raise QuotaExhausted(
-                f"Instagram content publishing limit reached ({usage}/{total} posts in 24 hours)",
-                retry_at=utcnow() + dt.timedelta(hours=1),
+
+        def create_containers() -> dict[str, Any]:
+            check_publishing_limit(
+                self.graph,
+                token=creds.access_token,
+                path=f"{creds.external_id}/content_publishing_limit",
+                platform_name="Instagram content",
             )
-
-    def _create(self, creds: Credentials, params: dict[str, Any]) -> str:
-        data = {k: v for k, v in params.items() if v not in (None, "")}
-        body = self.graph.call("POST", f"{creds.external_id}/media", token=creds.access_token, data=data)
-        return str(body["id"])
-
-    def _create_containers(self, creds: Credentials, request: PublishRequest) -> dict[str, Any]:
-        if not request.media:
-            raise Permanent("Instagram requires an image or a video", error_code=ErrorCode.INVALID_REQUEST)
-        if len(request.media) > 1:
+            if not request.media:
+                raise Permanent("Instagram requires an image or a video", error_code=ErrorCode.INVALID_REQUEST)
+            if len(request.media) == 1:
+                return {"step": "container", "container_id": flow.create(self._single_params(request))}
             children = []
             for item in request.media:
                 params = {"is_carousel_item": "true"}
@@ -234,9 +188,13 @@ class Client(PlatformClient):
                     params.update(media_type="VIDEO", video_url=item.url)
                 else:
                     params.update(image_url=item.url, alt_text=item.alt_text)
-                children.append(self._create(creds, params))
+                children.append(flow.create(params))
             return {"step": "children", "children": children}
-        return {"step": "container", "container_id": self._create(creds, self._single_params(request))}
+
+        def carousel_params(children: list[str]) -> dict[str, Any]:
+            return {"media_type": "CAROUSEL", "children": ",".join(children), "caption": request.text}
+
+        return flow.advance(state, create_containers=create_containers, carousel_params=carousel_params)
 
     @staticmethod
     def _single_params(request: PublishRequest) -> dict[str, Any]:
@@ -259,16 +217,6 @@ class Client(PlatformClient):
         if options.get("trialGraduation"):
             params["trial_params"] = json.dumps({"graduation_strategy": str(options["trialGraduation"]).upper()})
         return params
-
-    def _container_status(self, creds: Credentials, container_id: str) -> str:
-        node = self.graph.call("GET", container_id, token=creds.access_token, params={"fields": "status_code,status"})
-        status = str(node.get("status_code") or "")
-        if status == "ERROR":
-            raise Permanent(
-                str(node.get("status") or "Instagram could not process the media"),
-                error_code=ErrorCode.MEDIA_REJECTED,
-            )
-        return status
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         """A post from the last day whose caption is exactly ours; stories and empty captions

@@ -1,0 +1,353 @@
+"""Threads API simulator (graph.threads.net): OAuth authorize/code exchange, long-lived token
+exchange and refresh, containers (TEXT, IMAGE, VIDEO, CAROUSEL) that are IN_PROGRESS for one
+status read when they hold video, ``threads_publish`` under the publishing limit (250 a day),
+the user's threads listing, media insights and the followers count.
+
+Every authorization creates a new Threads user."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import re_path
+
+from platforms.sandbox import _meta_common as meta
+from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import simulator_view
+
+SLUG = "threads"
+V = r"^(?P<version>v\d+\.\d+)/"
+QUOTA_TOTAL = 250
+TEXT_LIMIT = 500
+DAY = 86400
+INSIGHT_METRICS = {"views", "likes", "replies", "reposts", "quotes", "shares"}
+
+
+def _store() -> SandboxStore:
+    return SandboxStore(SLUG)
+
+
+def _create_user() -> str:
+    s = _store()
+    user_id = meta.new_numeric_id(s, "2")
+    s.put(
+        "user",
+        user_id,
+        {
+            "id": user_id,
+            "username": f"sandbox.threads{user_id[-6:]}",
+            "name": f"Sandbox Threads {user_id[-4:]}",
+            "followers_count": 200 + int(user_id[-2:]),
+            "quota_total": QUOTA_TOTAL,
+        },
+    )
+    return user_id
+
+
+def _auth(request: HttpRequest, *, user_id: str | None = None) -> tuple[dict[str, Any] | None, JsonResponse | None]:
+    payload, error = meta.authenticate(_store(), request)
+    if error or payload is None:
+        return None, error
+    if user_id is not None and payload["account_id"] != user_id:
+        return None, meta.graph_error("(#10) Application does not have permission for this action", code=10)
+    return payload, None
+
+
+@simulator_view(SLUG, log=False)
+def authorize(request: HttpRequest) -> HttpResponse:
+    return meta.dialog_view(_store(), _create_user)(request)
+
+
+@simulator_view(SLUG)
+def oauth_access_token(request: HttpRequest) -> JsonResponse:
+    if request.method != "POST":
+        return meta.bad_method()
+    if meta.param(request, "grant_type") != "authorization_code":
+        return meta.graph_error("Unsupported grant_type", code=100)
+    s = _store()
+    user_id, error = meta.exchange_code(s, request)
+    if error or user_id is None:
+        return error or meta.invalid_token()
+    token = s.issue_token(user_id, kind="user", ttl=3600)
+    return JsonResponse({"access_token": token, "user_id": int(user_id)})
+
+
+def _exchange(request: HttpRequest, grant_type: str, needs_secret: bool) -> JsonResponse:
+    s = _store()
+    if meta.param(request, "grant_type") != grant_type or (needs_secret and not meta.param(request, "client_secret")):
+        return meta.graph_error(f"grant_type must be {grant_type}", code=100)
+    payload, error = meta.authenticate(s, request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    token = s.issue_token(payload["account_id"], kind="user", ttl=meta.LONG_LIVED_SECONDS, long_lived=True)
+    return JsonResponse(meta.token_body(token, meta.LONG_LIVED_SECONDS))
+
+
+@simulator_view(SLUG)
+def access_token(request: HttpRequest) -> JsonResponse:
+    return _exchange(request, "th_exchange_token", needs_secret=True)
+
+
+@simulator_view(SLUG)
+def refresh_access_token(request: HttpRequest) -> JsonResponse:
+    return _exchange(request, "th_refresh_token", needs_secret=False)
+
+
+def _user_view(user: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": user["id"],
+        "username": user["username"],
+        "name": user["name"],
+        "threads_profile_picture_url": f"https://sandbox.invalid/threads/{user['id']}.jpg",
+        "threads_biography": "A simulated Threads user",
+    }
+
+
+@simulator_view(SLUG)
+def me(request: HttpRequest, version: str) -> JsonResponse:
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    return JsonResponse(_user_view(_store().get("user", payload["account_id"]) or {}))
+
+
+def _thread_view(post: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": post["id"],
+        "media_product_type": "THREADS",
+        "media_type": post["media_type"],
+        "media_url": post.get("media_url", ""),
+        "permalink": f"https://www.threads.net/@{post['username']}/post/{post['id'][-11:]}",
+        "username": post["username"],
+        "text": post.get("text", ""),
+        "timestamp": meta.iso(post["created"]),
+        "shortcode": post["id"][-11:],
+        "is_quote_post": False,
+    }
+
+
+def _container_view(container: dict[str, Any]) -> dict[str, Any]:
+    status = container["status"]
+    if status == "IN_PROGRESS":
+        if container["polls_left"] > 0:
+            _store().update("container", container["id"], polls_left=container["polls_left"] - 1)
+        else:
+            status = "FINISHED"
+            _store().update("container", container["id"], status=status)
+    elif status == "FINISHED" and time.time() - container["created"] > DAY:
+        status = "EXPIRED"
+    body = {"id": container["id"], "status": status}
+    if container.get("error_message"):
+        body["error_message"] = container["error_message"]
+    return body
+
+
+@simulator_view(SLUG)
+def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    s = _store()
+    if (user := s.get("user", node_id)) is not None:
+        return JsonResponse(_user_view(user))
+    if (container := s.get("container", node_id)) is not None:
+        return JsonResponse(_container_view(container))
+    if (post := s.get("thread", node_id)) is not None:
+        return JsonResponse(_thread_view(post))
+    return meta.graph_error(f"Unsupported get request. Object with ID '{node_id}' does not exist", code=100, subcode=33)
+
+
+@simulator_view(SLUG)
+def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
+    _, error = _auth(request, user_id=user_id)
+    if error:
+        return error
+    s = _store()
+    if request.method == "GET":
+        since, until = meta.since_until(request)
+        items = [t for t in s.all("thread") if t["user_id"] == user_id and since <= t["created"] <= until]
+        items.sort(key=lambda t: t["created"], reverse=True)
+        return JsonResponse(meta.paged(request, [_thread_view(t) for t in items]))
+    media_type = meta.param(request, "media_type").upper()
+    text = meta.param(request, "text")
+    if (scenario := meta.scenario_error(s, text, f"threads:{user_id}")) is not None:
+        return scenario
+    if len(text) > TEXT_LIMIT:
+        return meta.graph_error(f"(#100) The text exceeds the {TEXT_LIMIT} character limit", code=100, subcode=4279009)
+    fields: dict[str, Any] = {
+        "media_type": media_type,
+        "text": text,
+        "polls_left": 0,
+        "carousel_item": meta.param(request, "is_carousel_item") == "true",
+    }
+    if media_type == "CAROUSEL":
+        children = [c for c in meta.param(request, "children").split(",") if c]
+        docs = [s.get("container", c) for c in children]
+        if not 2 <= len(children) <= 20 or any(
+            d is None or d["user_id"] != user_id or not d["carousel_item"] for d in docs
+        ):
+            return meta.graph_error("(#100) A carousel needs 2 to 20 valid carousel item containers", code=100)
+        fields["children"] = children
+    elif media_type in {"IMAGE", "VIDEO"}:
+        url = meta.param(request, "image_url" if media_type == "IMAGE" else "video_url")
+        problem = meta.fetch_media(url, kinds=("image",) if media_type == "IMAGE" else ("video",))
+        fields.update(media_url=url, polls_left=1 if media_type == "VIDEO" else 0)
+        if problem:
+            fields["error_message"] = f"FAILED_DOWNLOADING_{media_type}: {problem}"
+    elif media_type != "TEXT":
+        return meta.graph_error(f"(#100) Invalid media_type {media_type or '(missing)'}", code=100)
+    elif not text:
+        return meta.graph_error("(#100) A TEXT post needs text", code=100)
+    container_id = meta.new_numeric_id(s, "179")
+    status = "ERROR" if fields.get("error_message") else "IN_PROGRESS"
+    s.put(
+        "container",
+        container_id,
+        {"id": container_id, "user_id": user_id, "created": time.time(), "status": status, **fields},
+    )
+    return JsonResponse({"id": container_id})
+
+
+def _quota_used(s: SandboxStore, user_id: str) -> int:
+    return len([t for t in s.all("thread") if t["user_id"] == user_id and t["created"] > time.time() - DAY])
+
+
+@simulator_view(SLUG)
+def threads_publish(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
+    _, error = _auth(request, user_id=user_id)
+    if error:
+        return error
+    s = _store()
+    container = s.get("container", meta.param(request, "creation_id"))
+    if container is None or container["user_id"] != user_id:
+        return meta.graph_error("(#100) Invalid creation_id", code=100)
+    if container.get("media_id"):
+        meta.log_publish(
+            request, remote_id=container["media_id"], marker=container["id"], text=container["text"], repeat=True
+        )
+        return JsonResponse({"id": container["media_id"]})
+    status = _container_view(container)["status"]
+    if status != "FINISHED":
+        return meta.graph_error(
+            "Media Not Found",
+            code=24,
+            subcode=4279009 if status == "ERROR" else 2207027,
+            error_user_msg=f"The container is {status} and cannot be published yet",
+        )
+    user = s.get("user", user_id) or {}
+    if _quota_used(s, user_id) >= int(user.get("quota_total", QUOTA_TOTAL)):
+        return meta.graph_error(
+            "Application request limit reached",
+            code=4,
+            subcode=2207042,
+            status=403,
+            error_user_msg="You reached the maximum number of posts allowed in 24 hours.",
+        )
+    media_id = meta.new_numeric_id(s, "180")
+    kind = "CAROUSEL_ALBUM" if container["media_type"] == "CAROUSEL" else container["media_type"]
+    s.put(
+        "thread",
+        media_id,
+        {
+            "id": media_id,
+            "user_id": user_id,
+            "username": user.get("username", ""),
+            "text": container["text"],
+            "media_type": "TEXT_POST" if kind == "TEXT" else kind,
+            "media_url": container.get("media_url", ""),
+            "created": time.time(),
+        },
+    )
+    s.update("container", container["id"], status="PUBLISHED", media_id=media_id)
+    meta.log_publish(request, remote_id=media_id, marker=container["id"], text=container["text"])
+    return JsonResponse({"id": media_id})
+
+
+@simulator_view(SLUG)
+def publishing_limit(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
+    _, error = _auth(request, user_id=user_id)
+    if error:
+        return error
+    s = _store()
+    user = s.get("user", user_id) or {}
+    config = {"quota_total": int(user.get("quota_total", QUOTA_TOTAL)), "quota_duration": DAY}
+    return JsonResponse({"data": [{"quota_usage": _quota_used(s, user_id), "config": config}]})
+
+
+def _metric_entries(names: list[str], values: dict[str, int], owner: str, period: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": n,
+            "period": period,
+            "values": [{"value": values[n]}],
+            "title": n.title(),
+            "description": f"The number of {n}.",
+            "id": f"{owner}/insights/{n}/{period}",
+        }
+        for n in names
+    ]
+
+
+@simulator_view(SLUG)
+def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    post = _store().get("thread", media_id)
+    if post is None:
+        return meta.graph_error(
+            f"Unsupported get request. Object with ID '{media_id}' does not exist", code=100, subcode=33
+        )
+    names = [m for m in request.GET.get("metric", "").split(",") if m]
+    if not names or any(n not in INSIGHT_METRICS for n in names):
+        return meta.graph_error(f"(#100) metric must be one of {', '.join(sorted(INSIGHT_METRICS))}", code=100)
+    grown = meta.grown_metrics(post["created"])
+    values = {
+        "views": grown["views"],
+        "likes": grown["likes"],
+        "replies": grown["comments"],
+        "reposts": grown["shares"],
+        "quotes": grown["shares"] // 2,
+        "shares": grown["shares"] // 3,
+    }
+    return JsonResponse({"data": _metric_entries(names, values, media_id, "lifetime")})
+
+
+@simulator_view(SLUG)
+def user_insights(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
+    _, error = _auth(request, user_id=user_id)
+    if error:
+        return error
+    if request.GET.get("metric") != "followers_count":
+        return meta.graph_error(
+            "(#100) metric must be one of views, likes, replies, reposts, quotes, "
+            "followers_count, follower_demographics",
+            code=100,
+        )
+    user = _store().get("user", user_id) or {}
+    entry = {
+        "name": "followers_count",
+        "period": "day",
+        "title": "followers_count",
+        "description": "The number of followers.",
+        "total_value": {"value": user.get("followers_count", 0)},
+        "id": f"{user_id}/insights/followers_count/day",
+    }
+    return JsonResponse({"data": [entry]})
+
+
+urlpatterns = [
+    re_path(r"^oauth/authorize/?$", authorize),
+    re_path(r"^oauth/access_token$", oauth_access_token),
+    re_path(r"^access_token$", access_token),
+    re_path(r"^refresh_access_token$", refresh_access_token),
+    re_path(V + r"me$", me),
+    re_path(V + r"(?P<user_id>\d+)/threads$", threads),
+    re_path(V + r"(?P<user_id>\d+)/threads_publish$", threads_publish),
+    re_path(V + r"(?P<user_id>\d+)/threads_publishing_limit$", publishing_limit),
+    re_path(V + r"(?P<user_id>\d+)/threads_insights$", user_insights),
+    re_path(V + r"(?P<media_id>\d+)/insights$", insights),
+    re_path(V + r"(?P<node_id>\d+)$", node),
+]
