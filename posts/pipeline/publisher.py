@@ -139,7 +139,10 @@ def _prepare(target: PostTarget) -> tuple[Credentials, PublishRequest]:
     if account.status == AccountStatus.UNAUTHORIZED:
         reason = f": {account.unauthorized_reason}" if account.unauthorized_reason else ""
         raise _Unsendable(ErrorCode.AUTH_EXPIRED, f"The account is unauthorized{reason}. Reconnect it and retry.")
-    creds = account_fresh_credentials(account_id=account.id)
+    try:
+        creds = account_fresh_credentials(account_id=account.id)
+    except ApplicationError:
+        raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
     media: tuple[MediaItem, ...] = ()
     if post.media_urls:
         from media.services import media_resolve

