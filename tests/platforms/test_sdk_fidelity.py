@@ -80,3 +80,31 @@ def test_python_telegram_bot_gets_me_and_sends_messages(sandbox: str) -> None:
     assert text.chat.id == int(fields["chatId"])
     assert photo.message_id == 2 and photo.caption == "uploaded" and photo.photo[0].file_size > 0
     assert members >= 100
+
+
+def test_atproto_sdk_logs_in_and_sends_posts(sandbox: str) -> None:
+    from atproto import Client, client_utils
+
+    from platforms.sandbox.store import SandboxStore
+
+    sdk = Client(base_url=f"{sandbox}/bluesky/xrpc")
+    profile = sdk.login("sdk-check.bsky.social", "sandbox")
+    assert profile is not None and profile.handle == "sdk-check.bsky.social"
+    did = sdk.me.did if sdk.me else ""
+    assert did.startswith("did:plc:")
+
+    text = (
+        client_utils.TextBuilder()
+        .text("Hello from the atproto SDK ")
+        .link("link", "https://example.com")
+        .tag(" #sdk", "sdk")
+    )
+    post = sdk.send_post(text)
+    assert post.uri.startswith(f"at://{did}/app.bsky.feed.post/")
+    picture = sdk.send_image(text="with a picture", image=(FIXTURES / "sample.jpg").read_bytes(), image_alt="card")
+    stored = {p["uri"]: p["value"] for p in SandboxStore("bluesky").all(f"posts:{did}")}
+    assert stored[post.uri]["facets"][0]["features"][0]["uri"] == "https://example.com"
+    assert stored[picture.uri]["embed"]["images"][0]["alt"] == "card"
+    feed = sdk.get_author_feed(did)
+    assert [item.post.uri for item in feed.feed] == [picture.uri, post.uri]
+    assert sdk.get_posts([post.uri]).posts[0].like_count is not None

@@ -1,0 +1,437 @@
+"""BLUESKY: the AT Protocol XRPC API of the account's PDS (docs.bsky.app).
+
+Connect by credentials: handle + app password → ``com.atproto.server.createSession`` (the access
+JWT is short-lived; ``refreshSession`` with the refresh JWT renews both). Publish: images go up
+with ``com.atproto.repo.uploadBlob``; a video goes to the video service (``getServiceAuth`` →
+``app.bsky.video.uploadVideo`` → poll ``getJobStatus`` until the job holds the processed blob),
+then ``com.atproto.repo.createRecord`` writes the ``app.bsky.feed.post`` with rich-text facets
+(links, mentions, hashtags; UTF-8 byte offsets) under a record key derived from our target id.
+The key makes publishing exactly-once: a repeated create with the same key is refused by the PDS
+and read back as the post it already is, and ``lookup`` finds the post by key after an unknown
+outcome. Metrics from ``app.bsky.feed.getPosts`` (no views), followers from ``getProfile``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from django.conf import settings
+
+from platforms._social_common import download_media, json_or_empty, parse_instant, retry_at_from, send
+from platforms.base import (
+    AccountProfile,
+    AuthError,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    Permanent,
+    Platform,
+    PlatformClient,
+    PlatformError,
+    PublishRequest,
+    PublishResult,
+    QuotaExhausted,
+    RateLimited,
+    RemotePost,
+    Transient,
+)
+
+LIVE_BASE_URL = "https://bsky.social"
+LIVE_VIDEO_SERVICE = "https://video.bsky.app"
+POST = "app.bsky.feed.post"
+VIDEO_POLL_SECONDS = 2.0
+_AUTH_ERRORS = {
+    "ExpiredToken",
+    "InvalidToken",
+    "AuthenticationRequired",
+    "AuthMissing",
+    "AccountTakedown",
+    "AccountDeactivated",
+    "InvalidIdentifier",
+}
+_MEDIA_ERRORS = {"BlobTooLarge", "InvalidMimeType", "BlobNotFound"}
+_TID_ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
+_TID_EPOCH_US = 1_704_067_200_000_000  # 2024-01-01: record keys of our posts are minted from here
+_TID_SPAN_US = 366 * 24 * 3600 * 1_000_000
+
+_URL = re.compile(r"https?://[^\s<>\"']+")
+_MENTION = re.compile(r"(?<![\w@/])@((?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\.)+[a-zA-Z][a-zA-Z0-9-]{0,61})")
+_HASHTAG = re.compile(r"(?<![\w#&/])#([^\s#]*[^\d\s#][^\s#]*)")
+_TRAILING = ".,;:!?)]}'\""
+_RECORD_INVALID = re.compile(r"Invalid [\w.]+ record")
+
+
+def record_key(target_id: str) -> str:
+    """A valid TID (13 base32-sortable chars) that only ``target_id`` maps to."""
+    digest = hashlib.sha256(target_id.encode()).digest()
+    micros = _TID_EPOCH_US + int.from_bytes(digest[:8], "big") % _TID_SPAN_US
+    value = (micros << 10) | (int.from_bytes(digest[8:10], "big") & 0x3FF)
+    return "".join(_TID_ALPHABET[(value >> (5 * (12 - i))) & 31] for i in range(13))
+
+
+def _byte_span(text: str, start: int, end: int) -> dict[str, int]:
+    return {"byteStart": len(text[:start].encode()), "byteEnd": len(text[:end].encode())}
+
+
+def detect_facets(text: str, resolve_handle: Any = None) -> list[dict[str, Any]]:
+    """Rich-text facets of ``text``: links, hashtags, and mentions whose handle resolves to a DID
+    (``resolve_handle(handle) -> did | None``). Offsets are UTF-8 byte positions."""
+    facets: list[dict[str, Any]] = []
+    for match in _URL.finditer(text):
+        url = match.group(0).rstrip(_TRAILING)
+        end = match.start() + len(url)
+        facets.append(
+            {
+                "index": _byte_span(text, match.start(), end),
+                "features": [{"$type": "app.bsky.richtext.facet#link", "uri": url}],
+            }
+        )
+    for match in _HASHTAG.finditer(text):
+        tag = match.group(1).rstrip(_TRAILING)
+        if not tag or len(tag) > 64:
+            continue
+        end = match.start() + 1 + len(tag)
+        facets.append(
+            {
+                "index": _byte_span(text, match.start(), end),
+                "features": [{"$type": "app.bsky.richtext.facet#tag", "tag": tag}],
+            }
+        )
+    for match in _MENTION.finditer(text):
+        did = resolve_handle(match.group(1)) if resolve_handle else None
+        if did:
+            facets.append(
+                {
+                    "index": _byte_span(text, match.start(), match.end()),
+                    "features": [{"$type": "app.bsky.richtext.facet#mention", "did": did}],
+                }
+            )
+    return sorted(facets, key=lambda f: f["index"]["byteStart"])
+
+
+def jwt_expiry(token: str) -> dt.datetime | None:
+    try:
+        payload = token.split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        return dt.datetime.fromtimestamp(int(claims["exp"]), dt.UTC)
+    except (IndexError, ValueError, KeyError, TypeError):
+        return None
+
+
+def post_url(handle: str, uri: str) -> str:
+    return f"https://bsky.app/profile/{handle}/post/{uri.rsplit('/', 1)[-1]}"
+
+
+class Client(PlatformClient):
+    platform = Platform.BLUESKY
+    connect_method = "credentials"
+    credential_fields = ("handle", "appPassword")
+
+    # --- plumbing -----------------------------------------------------------------------
+    def xrpc(
+        self,
+        method: str,
+        nsid: str,
+        *,
+        token: str = "",
+        base: str = "",
+        creates: bool = False,
+        params: Any = None,
+        body: Any = None,
+        data: bytes | None = None,
+        content_type: str = "",
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        if content_type:
+            headers["Content-Type"] = content_type
+        response = send(
+            self.session,
+            method,
+            f"{base or self.base_url}/xrpc/{nsid}",
+            timeout=self.timeout,
+            creates=creates,
+            headers=headers,
+            params=params,
+            json=body,
+            data=data,
+        )
+        if response.status_code != 200:
+            raise self.error_from(response)
+        return json_or_empty(response)
+
+    @staticmethod
+    def error_from(response: requests.Response) -> PlatformError:
+        """The XRPC error envelope ``{"error": <name>, "message": <text>}``."""
+        body = json_or_empty(response)
+        body = body if isinstance(body, dict) else {}
+        name = str(body.get("error") or "")
+        message = str(body.get("message") or name or f"HTTP {response.status_code}")
+        status = response.status_code
+        if name in _AUTH_ERRORS or status == 401:
+            return AuthError(message, http_status=status)
+        if name == "RateLimitExceeded" or status == 429:
+            retry_at = retry_at_from(response.headers, "ratelimit-reset", "Retry-After")
+            policy = str(response.headers.get("ratelimit-policy") or "")
+            window = re.search(r"w=(\d+)", policy)
+            if window and int(window.group(1)) >= 86400:
+                return QuotaExhausted(message, http_status=status, retry_at=retry_at)
+            return RateLimited(message, http_status=status, retry_at=retry_at)
+        if status >= 500:
+            return Transient(message, http_status=status)
+        if name in _MEDIA_ERRORS or status == 413:
+            return Permanent(message, error_code=ErrorCode.MEDIA_REJECTED, http_status=status)
+        if name == "InvalidRecord" or _RECORD_INVALID.search(message):
+            return Permanent(message, error_code=ErrorCode.CONTENT_REJECTED, http_status=status)
+        if status == 403:
+            return Permanent(message, error_code=ErrorCode.PERMISSION_MISSING, http_status=status)
+        return Permanent(message, error_code=ErrorCode.INVALID_REQUEST, http_status=status)
+
+    # --- sessions -----------------------------------------------------------------------
+    def _credentials(self, session: dict[str, Any]) -> Credentials:
+        access = str(session["accessJwt"])
+        return Credentials(
+            access_token=access,
+            refresh_token=str(session["refreshJwt"]),
+            external_id=str(session["did"]),
+            expires_at=jwt_expiry(access),
+            extra={"handle": str(session["handle"])},
+        )
+
+    def connect_with_credentials(self, fields: dict[str, str]) -> list[ConnectedIdentity]:
+        identifier = (fields.get("handle") or "").strip().lstrip("@")
+        password = (fields.get("appPassword") or "").strip()
+        if not identifier or not password:
+            raise Permanent("handle and appPassword are required", error_code=ErrorCode.INVALID_REQUEST)
+        session = self.xrpc(
+            "POST", "com.atproto.server.createSession", body={"identifier": identifier, "password": password}
+        )
+        creds = self._credentials(session)
+        return [ConnectedIdentity(profile=self.check_token(creds), credentials=creds)]
+
+    def sandbox_credentials(self) -> dict[str, str]:
+        """A handle the simulator has never seen (it becomes a new user) and its password."""
+        suffix = hashlib.sha256(str(dt.datetime.now(dt.UTC).timestamp()).encode()).hexdigest()[:10]
+        return {"handle": f"sandbox-{suffix}.bsky.social", "appPassword": "sandbox"}
+
+    def refresh_token(self, creds: Credentials) -> Credentials:
+        return self._credentials(self.xrpc("POST", "com.atproto.server.refreshSession", token=creds.refresh_token))
+
+    def _profile(self, creds: Credentials) -> dict[str, Any]:
+        profile = self.xrpc(
+            "GET", "app.bsky.actor.getProfile", token=creds.access_token, params={"actor": creds.external_id}
+        )
+        return profile if isinstance(profile, dict) else {}
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        session = self.xrpc("GET", "com.atproto.server.getSession", token=creds.access_token)
+        profile = self._profile(creds)
+        return AccountProfile(
+            external_id=str(session["did"]),
+            display_name=str(profile.get("displayName") or session["handle"]),
+            username=str(session["handle"]),
+            avatar_url=str(profile.get("avatar") or ""),
+        )
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        count = self._profile(creds).get("followersCount")
+        return int(count) if isinstance(count, int) else None
+
+    # --- publish ------------------------------------------------------------------------
+    def _video_service(self) -> str:
+        configured = self.app.extra.get("video_service_url")
+        if configured:
+            return configured.rstrip("/")
+        return f"{self.base_url}/video" if settings.SANDBOX else LIVE_VIDEO_SERVICE
+
+    def _upload_blob(self, creds: Credentials, url: str) -> dict[str, Any]:
+        data, mime = download_media(self.session, url, timeout=self.timeout)
+        body = self.xrpc("POST", "com.atproto.repo.uploadBlob", token=creds.access_token, data=data, content_type=mime)
+        return dict(body["blob"])
+
+    def _start_video(self, creds: Credentials, url: str) -> str:
+        data, mime = download_media(self.session, url, timeout=self.timeout)
+        pds_host = urlsplit(self.base_url).netloc.replace(":", "%3A")
+        service = self.xrpc(
+            "GET",
+            "com.atproto.server.getServiceAuth",
+            token=creds.access_token,
+            params={"aud": f"did:web:{pds_host}", "lxm": "com.atproto.repo.uploadBlob"},
+        )
+        name = url.rsplit("/", 1)[-1] or "video.mp4"
+        response = send(
+            self.session,
+            "POST",
+            f"{self._video_service()}/xrpc/app.bsky.video.uploadVideo",
+            timeout=self.timeout,
+            params={"did": creds.external_id, "name": name},
+            headers={"Authorization": f"Bearer {service['token']}", "Content-Type": mime},
+            data=data,
+        )
+        body = json_or_empty(response)
+        if response.status_code == 409 and isinstance(body, dict) and body.get("jobId"):
+            return str(body["jobId"])  # this exact video was uploaded before: reuse its job
+        if response.status_code != 200:
+            raise self.error_from(response)
+        return str(body["jobStatus"]["jobId"])
+
+    def _video_blob(self, creds: Credentials, job_id: str) -> dict[str, Any] | None:
+        status = self.xrpc(
+            "GET",
+            "app.bsky.video.getJobStatus",
+            token=creds.access_token,
+            base=self._video_service(),
+            params={"jobId": job_id},
+        )["jobStatus"]
+        if status.get("state") == "JOB_STATE_FAILED":
+            raise Permanent(
+                str(status.get("message") or status.get("error") or "video processing failed"),
+                error_code=ErrorCode.MEDIA_REJECTED,
+            )
+        if status.get("state") == "JOB_STATE_COMPLETED" and status.get("blob"):
+            return dict(status["blob"])
+        return None
+
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        videos = [m for m in request.media if m.kind == "video"]
+        embed: dict[str, Any] | None = None
+        if videos:
+            job_id = state.get("video_job") or self._start_video(creds, videos[0].url)
+            blob = self._video_blob(creds, job_id)
+            if blob is None:
+                return PublishResult(done=False, state={"video_job": job_id}, poll_after=VIDEO_POLL_SECONDS)
+            embed = {"$type": "app.bsky.embed.video", "video": blob}
+            if videos[0].alt_text:
+                embed["alt"] = videos[0].alt_text
+        elif request.media:
+            images = [{"image": self._upload_blob(creds, item.url), "alt": item.alt_text} for item in request.media[:4]]
+            embed = {"$type": "app.bsky.embed.images", "images": images}
+        return self._create_post(creds, request, embed)
+
+    def _resolve_handle(self, handle: str) -> str | None:
+        try:
+            return str(self.xrpc("GET", "com.atproto.identity.resolveHandle", params={"handle": handle})["did"])
+        except (Permanent, KeyError, TypeError):
+            return None
+
+    def _create_post(self, creds: Credentials, request: PublishRequest, embed: dict[str, Any] | None) -> PublishResult:
+        record: dict[str, Any] = {
+            "$type": POST,
+            "text": request.text,
+            "createdAt": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        facets = detect_facets(request.text, self._resolve_handle)
+        if facets:
+            record["facets"] = facets
+        if embed:
+            record["embed"] = embed
+        if request.options.get("languages"):
+            record["langs"] = list(request.options["languages"])
+        rkey = record_key(request.target_id)
+        try:
+            created = self.xrpc(
+                "POST",
+                "com.atproto.repo.createRecord",
+                token=creds.access_token,
+                creates=True,
+                body={"repo": creds.external_id, "collection": POST, "rkey": rkey, "validate": True, "record": record},
+            )
+        except Permanent as exc:
+            # The PDS refuses a second record under the same key; only this target mints that key,
+            # so a record found there is our post from an earlier attempt.
+            if exc.error_code != ErrorCode.INVALID_REQUEST:
+                raise
+            existing = self._get_post(creds, rkey)
+            if existing is None:
+                raise
+            return existing
+        return self._result(creds, str(created["uri"]), record["createdAt"])
+
+    def _result(self, creds: Credentials, uri: str, created_at: Any) -> PublishResult:
+        return PublishResult(
+            done=True,
+            platform_post_id=uri,
+            url=post_url(creds.extra.get("handle") or creds.external_id, uri),
+            published_at=parse_instant(created_at),
+        )
+
+    def _get_post(self, creds: Credentials, rkey: str) -> PublishResult | None:
+        try:
+            found = self.xrpc(
+                "GET",
+                "com.atproto.repo.getRecord",
+                token=creds.access_token,
+                params={"repo": creds.external_id, "collection": POST, "rkey": rkey},
+            )
+        except Permanent as exc:
+            if "RecordNotFound" in exc.message or "Could not locate record" in exc.message:
+                return None
+            raise
+        return self._result(creds, str(found["uri"]), (found.get("value") or {}).get("createdAt"))
+
+    def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
+        return self._get_post(creds, record_key(request.target_id))
+
+    # --- analytics ----------------------------------------------------------------------
+    @staticmethod
+    def metrics_from(post: dict[str, Any]) -> Metrics:
+        return Metrics(
+            views=None,
+            likes=int(post.get("likeCount") or 0),
+            comments=int(post.get("replyCount") or 0),
+            shares=int(post.get("repostCount") or 0) + int(post.get("quoteCount") or 0),
+        )
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        found: dict[str, Metrics] = {}
+        for start in range(0, len(platform_post_ids), 25):
+            batch = platform_post_ids[start : start + 25]
+            body = self.xrpc("GET", "app.bsky.feed.getPosts", token=creds.access_token, params={"uris": batch})
+            for post in body.get("posts", []):
+                found[str(post["uri"])] = self.metrics_from(post)
+        return found
+
+    @classmethod
+    def remote_post_from(cls, post: dict[str, Any]) -> RemotePost:
+        record = post.get("record") or {}
+        author = post.get("author") or {}
+        embed = post.get("embed") or {}
+        thumbnail = str(embed.get("thumbnail") or "")
+        if not thumbnail and embed.get("images"):
+            thumbnail = str(embed["images"][0].get("thumb") or "")
+        return RemotePost(
+            platform_post_id=str(post["uri"]),
+            published_at=parse_instant(record.get("createdAt"))
+            or parse_instant(post.get("indexedAt"))
+            or dt.datetime.now(dt.UTC),
+            text=str(record.get("text") or ""),
+            permalink=post_url(str(author.get("handle") or author.get("did") or ""), str(post["uri"])),
+            thumbnail_url=thumbnail,
+            metrics=cls.metrics_from(post),
+        )
+
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
+        posts: list[RemotePost] = []
+        params: dict[str, Any] = {"actor": creds.external_id, "limit": 100, "filter": "posts_no_replies"}
+        for _page in range(200):
+            body = self.xrpc("GET", "app.bsky.feed.getAuthorFeed", token=creds.access_token, params=params)
+            for item in body.get("feed", []):
+                if item.get("reason"):  # a repost of someone else's post
+                    continue
+                post = self.remote_post_from(item["post"])
+                if post.published_at < since:
+                    return posts
+                posts.append(post)
+            if not body.get("cursor") or not body.get("feed"):
+                break
+            params["cursor"] = body["cursor"]
+        return posts
