@@ -45,7 +45,12 @@ def post(workspace, status: str, urls: list[str], *, finished_ago: dt.timedelta 
 
 def series(workspace, status: str, template: dict) -> RecurringPost:
     return RecurringPost.objects.create(
-        workspace=workspace, status=status, frequency="DAILY", starts_at=timezone.now(), timezone="UTC", template=template
+        workspace=workspace,
+        status=status,
+        frequency="DAILY",
+        starts_at=timezone.now(),
+        timezone="UTC",
+        template=template,
     )
 
 

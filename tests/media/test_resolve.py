@@ -52,7 +52,9 @@ def test_resolve_names_every_missing_url(workspace, other_workspace, local_media
     never_put = MediaFileFactory(workspace=workspace)
     unknown = "https://elsewhere.example/x.jpg"
     with pytest.raises(ValidationFailed) as error:
-        media_resolve(workspace_id=workspace.id, urls=[ok.public_url, foreign.public_url, never_put.public_url, unknown])
+        media_resolve(
+            workspace_id=workspace.id, urls=[ok.public_url, foreign.public_url, never_put.public_url, unknown]
+        )
     assert error.value.code == "media_not_found"
     assert error.value.message == [
         f"mediaUrls: {url} was not found in this workspace's uploads (PUT the file first)"

@@ -79,9 +79,7 @@ def test_an_oversize_object_is_refused_when_a_post_references_it(api, workspace,
 
 def test_preview_and_collection_on_s3(api, workspace, s3):
     item = mint(api, "sample.jpg", "image/jpeg")
-    requests.put(
-        item["uploadUrl"], data=(FIXTURES / "sample.jpg").read_bytes(), headers={"Content-Type": "image/jpeg"}
-    )
+    requests.put(item["uploadUrl"], data=(FIXTURES / "sample.jpg").read_bytes(), headers={"Content-Type": "image/jpeg"})
     media_resolve(workspace_id=workspace.id, urls=[item["publicUrl"]])
     row = MediaFile.objects.get(key=item["key"])
     assert preview_make(media_file_id=row.id) == "ready"

@@ -40,7 +40,10 @@ def test_mints_one_url_per_file_in_request_order(api, workspace, settings):
     files = [
         {"fileName": "Summer Photo.JPG", "mimeType": "image/jpeg"},
         {"fileName": "clip.mov", "mimeType": "video/quicktime"},
-        {"fileName": "deck.pptx", "mimeType": "application/vnd.openxmlformats-officedocument.presentationml.presentation"},
+        {
+            "fileName": "deck.pptx",
+            "mimeType": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        },
     ]
     with time_machine.travel(NOW, tick=False):
         response = api.post("/api/v1/upload-urls", {"files": files}, format="json")
@@ -82,15 +85,15 @@ def test_contributor_may_upload(client_for):
         ),
         (
             {"files": [{"fileName": "a.gif", "mimeType": "image/gif"}]},
-            ['files.0.mimeType: "image/gif" is not a valid choice.'],
+            ['files[0].mimeType: "image/gif" is not a valid choice.'],
         ),
         (
             {"files": [{"fileName": "", "mimeType": "image/png"}, {"mimeType": "image/png"}]},
-            ["files.0.fileName: This field may not be blank.", "files.1.fileName: This field is required."],
+            ["files[0].fileName: This field may not be blank.", "files[1].fileName: This field is required."],
         ),
         (
             {"files": [{"fileName": "x" * 256, "mimeType": "image/png"}]},
-            ["files.0.fileName: Ensure this field has no more than 255 characters."],
+            ["files[0].fileName: Ensure this field has no more than 255 characters."],
         ),
     ],
 )
