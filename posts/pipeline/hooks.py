@@ -8,8 +8,22 @@ from __future__ import annotations
 def on_target_published(*, target_id: str) -> None:
     """A target has just become PUBLISHED. Wiring point for analytics: it turns the entry into a
     tracked post (``analytics.services.track_published_target(target_id=...)``)."""
+    from analytics.services import track_published_target
+
+    track_published_target(target_id=target_id)
 
 
 def on_posts_claimed(*, post_ids: list[str]) -> None:
     """The dispatcher has just claimed these due SCHEDULED posts. Wiring point for recurrence:
     claiming an occurrence of a series creates the next one (``posts.recurrence``)."""
+    from posts.recurrence import series_occurrences_claimed
+
+    series_occurrences_claimed(post_ids=post_ids)
+
+
+def on_post_finished(*, post_id: str, status: str) -> None:
+    """The post has just become COMPLETED, PARTIAL_FAILURE or FAILED (finalize, under its row lock).
+    Wiring point for recurrence: a series pauses itself after 3 failed occurrences in a row."""
+    from posts.recurrence import series_post_finished
+
+    series_post_finished(post_id=post_id, status=status)
