@@ -1,0 +1,30 @@
+"""Recurring series (spec §2 "Recurring post", CONTRACT.md §6): the rule (``rules``), the writes
+(``services``), the reads (``selectors``) and the record (``rendering``).
+
+The posts services call :func:`series_start` while creating the first post of a series and
+:func:`upcoming_post_deleted` before deleting a post of a series; the pipeline hooks call
+:func:`series_occurrences_claimed` and :func:`series_post_finished`; accounts call
+:func:`series_account_removed`. The names resolve lazily, so that ``posts.services.payloads``
+can import ``posts.recurrence.input`` without importing the services (which import it back)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "series_account_removed",
+    "series_delete",
+    "series_occurrences_claimed",
+    "series_pause",
+    "series_post_finished",
+    "series_resume",
+    "series_start",
+    "upcoming_post_deleted",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(importlib.import_module("posts.recurrence.services"), name)
+    raise AttributeError(f"module 'posts.recurrence' has no attribute {name!r}")
