@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import ValidationFailed
 from core.fields import format_instant
 from media.services import media_mark_referenced
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
@@ -99,15 +97,10 @@ def post_create(*, workspace_id: str, plan: PostPlan, now: dt.datetime | None = 
 
 
 def _start_series(post: Post, plan: PostPlan) -> None:
-    """Hook for the recurrence engine: ``posts.recurrence.series_start(post=, plan=)`` validates
-    ``plan.recurrence``, creates the RecurringPost and links ``post`` as its first occurrence."""
-    try:
-        recurrence: Any = importlib.import_module("posts.recurrence")
-    except ImportError:
-        recurrence = None
-    series_start = getattr(recurrence, "series_start", None)
-    if series_start is None:
-        raise ValidationFailed(["recurrence: recurring series are not available yet"])
+    """The recurrence engine validates ``plan.recurrence`` against the post (400 otherwise),
+    creates the RecurringPost and links ``post`` as its first occurrence."""
+    from posts.recurrence import series_start
+
     series_start(post=post, plan=plan)
 
 

@@ -12,6 +12,7 @@ from rest_framework import serializers
 from core.fields import InstantField
 from platforms.base import Platform
 from posts.models import ContentType
+from posts.recurrence.input import RECURRENCE_DESCRIPTION, RecurrenceInput
 
 PLATFORM_VALUES = [p.value for p in Platform]
 
@@ -212,7 +213,7 @@ class PostTargetsInput(serializers.Serializer):
 class PostCreateInput(PostContentInput, PostTargetsInput):
     timezone = serializers.CharField(max_length=64, validators=[validate_timezone])
     saveAsDraft = serializers.BooleanField(required=False, default=False)
-    recurrence = serializers.DictField(required=False, allow_null=True)
+    recurrence = RecurrenceInput(required=False, allow_null=True, help_text=RECURRENCE_DESCRIPTION)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return PostContentInput.validate(self, attrs)
