@@ -105,6 +105,7 @@ def finalize_locked(post: Post) -> str | None:
     post.status, post.finished_at, post.updated_at = status, now, now
     name = FINAL_EVENT[status]
     _emit_post_event(post, name)
+    hooks.on_post_finished(post_id=post.id, status=status)
     return name
 
 
