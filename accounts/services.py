@@ -294,6 +294,10 @@ def account_disconnect(*, workspace_id: str, account_id: str) -> None:
     """Delete the account (404 for other workspaces). Posts keep their entries (the account
     reference becomes empty); analytics rows are removed by the analytics app's cascade."""
     account = account_get(workspace_id=workspace_id, account_id=account_id)
+    from posts.recurrence import series_account_removed
+
+    # Recurring series publishing to this account pause themselves (CONNECTION_REMOVED).
+    series_account_removed(workspace_id=workspace_id, account_id=account.id)
     account.delete()
 
 
