@@ -1,1 +1,80 @@
-"""Models of the analytics app."""
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import PLATFORM_CHOICES, SocialAccount
+from core.ids import id_factory
+from workspaces.models import Workspace
+
+
+class TrackedPost(models.Model):
+    """One post on a platform whose figures we follow: published through us (``target_id`` set)
+    or discovered on a connected account (no link). A NULL metric means the platform does not
+    report it, distinct from 0. Deleting the account (disconnect) deletes its rows."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("tp"), editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    account = models.ForeignKey(SocialAccount, on_delete=models.CASCADE, related_name="tracked_posts")
+    platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
+    platform_post_id = models.CharField(max_length=255)
+    post_id = models.CharField(max_length=40, null=True, blank=True)
+    target_id = models.CharField(max_length=40, null=True, blank=True, unique=True)
+    published_at = models.DateTimeField()
+    text = models.TextField(blank=True, default="")
+    permalink = models.URLField(max_length=2000, blank=True, default="")
+    thumbnail_url = models.URLField(max_length=2000, blank=True, default="")
+    views = models.BigIntegerField(null=True, blank=True)
+    likes = models.BigIntegerField(null=True, blank=True)
+    comments = models.BigIntegerField(null=True, blank=True)
+    shares = models.BigIntegerField(null=True, blank=True)
+    refresh_until = models.DateTimeField()
+    last_refreshed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["account", "platform_post_id"], name="trackedpost_unique_remote"),
+        ]
+        indexes = [
+            models.Index(fields=["workspace", "published_at"], name="tracked_ws_published"),
+            models.Index(fields=["workspace", "platform", "published_at"], name="tracked_ws_platform_published"),
+            models.Index(fields=["account", "refresh_until"], name="tracked_account_refresh"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform} {self.platform_post_id}"
+
+
+class FollowerSnapshot(models.Model):
+    """The follower count of an account on a day (the last reading of that day wins)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    account = models.ForeignKey(SocialAccount, on_delete=models.CASCADE, related_name="follower_snapshots")
+    platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
+    day = models.DateField()
+    count = models.BigIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["account", "day"], name="followersnapshot_unique_day")]
+        indexes = [models.Index(fields=["workspace", "platform", "day"], name="followers_ws_platform_day")]
+
+
+class SyncStatus(models.TextChoices):
+    IDLE = "IDLE"
+    QUEUED = "QUEUED"
+    SYNCING = "SYNCING"
+    FAILED = "FAILED"
+
+
+class AccountSyncState(models.Model):
+    account = models.OneToOneField(SocialAccount, on_delete=models.CASCADE, related_name="sync_state", primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=SyncStatus.choices, default=SyncStatus.IDLE)
+    history_imported_at = models.DateTimeField(null=True, blank=True)
+    last_synced_at = models.DateTimeField(null=True, blank=True)
+    last_error_message = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=Q(status__in=SyncStatus.values), name="syncstate_status_valid")]

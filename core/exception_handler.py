@@ -20,8 +20,11 @@ def flatten_validation_detail(detail: Any, prefix: str = "") -> list[str]:
     if isinstance(detail, dict):
         messages: list[str] = []
         for key, value in detail.items():
-            name = str(key) if key != "non_field_errors" else ""
-            path = f"{prefix}.{name}" if prefix and name else (prefix or name)
+            if isinstance(key, int):  # list items (ListField children) read as name[index]
+                path = f"{prefix}[{key}]"
+            else:
+                name = str(key) if key != "non_field_errors" else ""
+                path = f"{prefix}.{name}" if prefix and name else (prefix or name)
             messages.extend(flatten_validation_detail(value, path))
         return messages
     if isinstance(detail, list):

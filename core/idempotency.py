@@ -120,8 +120,9 @@ def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
             return view_method(view, request, *args, **kwargs)
         key = validate_key(raw_key.strip())
         from core.exception_handler import handle_exception, to_application_error
+        from workspaces.authentication import access_of
 
-        access = request.auth
+        access = access_of(request)
         fingerprint = fingerprint_of(request.method, request.path, request.data)
 
         def execute() -> tuple[int, Any]:

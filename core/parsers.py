@@ -33,7 +33,7 @@ class StrictJSONParser(JSONParser):
             raise ParseError("body is not valid UTF-8")
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
         if _contains_nul(data):
             raise ParseError("NUL characters are not allowed")

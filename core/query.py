@@ -62,3 +62,7 @@ def parse_query(
     serializer = serializer_class(data=collect_query(params, serializer_class, aliases))
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
+
+
+class NoQuery(serializers.Serializer):
+    """For endpoints that take no query parameters: any parameter is a 400 naming it."""

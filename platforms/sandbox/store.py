@@ -61,7 +61,7 @@ class SandboxStore:
         return bool(pipe.execute()[0])
 
     def ids(self, kind: str) -> list[str]:
-        return [i.decode() for i in self.redis.zrange(self._key(kind), 0, -1)]
+        return [i.decode() if isinstance(i, bytes) else str(i) for i in self.redis.zrange(self._key(kind), 0, -1)]
 
     def all(self, kind: str) -> list[dict[str, Any]]:
         ids = self.ids(kind)

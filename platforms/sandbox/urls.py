@@ -12,7 +12,7 @@ from platforms.sandbox import views
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("sandbox/_control/<str:slug>/requests", views.control_requests),
-    path("sandbox/_control/<str:slug>/accounts/<str:account_id>/revoke", views.control_revoke),
+    path("sandbox/_control/<str:slug>/accounts/<path:account_id>/revoke", views.control_revoke),
 ]
 
 for _platform in Platform:

@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from analytics.reports import SORT_FIELDS
+from core.fields import InstantField
+from platforms.base import Platform
+
+PLATFORM_CHOICES = [p.value for p in Platform]
+MAX_BUCKETS = 1000
+
+
+class WindowQuery(serializers.Serializer):
+    # "from" is a Python keyword: the field is declared under that name below.
+    to = InstantField(help_text="End of the window (inclusive). A bare date means midnight UTC.")
+    platforms = serializers.ListField(
+        child=serializers.ChoiceField(choices=PLATFORM_CHOICES), required=False, default=list
+    )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["from"] = InstantField(help_text="Start of the window (inclusive). A bare date means midnight UTC.")
+        return fields
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["to"] < attrs["from"]:
+            raise serializers.ValidationError({"to": "must not be earlier than from"})
+        return attrs
+
+
+class BreakdownQuery(WindowQuery):
+    """``platforms`` is accepted and ignored here: older clients send it."""
+
+
+class TimeseriesQuery(WindowQuery):
+    granularity = serializers.ChoiceField(choices=["DAILY", "WEEKLY", "MONTHLY"], required=False)
+    interval = serializers.ChoiceField(
+        choices=["DAY", "WEEK", "MONTH"], required=False, help_text="Legacy alias of granularity."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs = super().validate(attrs)
+        legacy = {"DAY": "DAILY", "WEEK": "WEEKLY", "MONTH": "MONTHLY"}
+        if "granularity" not in attrs:
+            attrs["granularity"] = legacy.get(attrs.pop("interval", ""), "DAILY")
+        attrs.pop("interval", None)
+        days = (attrs["to"] - attrs["from"]).days
+        per_bucket = {"DAILY": 1, "WEEKLY": 7, "MONTHLY": 28}[attrs["granularity"]]
+        if days / per_bucket > MAX_BUCKETS:
+            raise serializers.ValidationError(
+                {"granularity": f"the window has more than {MAX_BUCKETS} {attrs['granularity'].lower()} buckets"}
+            )
+        return attrs
+
+
+class PostsQuery(WindowQuery):
+    page = serializers.IntegerField(min_value=1, default=1, max_value=1_000_000)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    sortBy = serializers.ChoiceField(choices=list(SORT_FIELDS), default="PUBLISHED_AT")
+
+
+class MetricValueOutput(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True)
+    previousValue = serializers.FloatField(allow_null=True)
+    deltaPercent = serializers.FloatField(allow_null=True)
+
+
+class MetricBlock(serializers.Serializer):
+    views = MetricValueOutput()
+    likes = MetricValueOutput()
+    comments = MetricValueOutput()
+    shares = MetricValueOutput()
+    followers = MetricValueOutput()
+    postsCount = MetricValueOutput()
+    avgViewsPerPost = MetricValueOutput()
+    engagementRate = MetricValueOutput()
+
+
+class OverviewOutput(MetricBlock):
+    partialMetrics = serializers.ListField(child=serializers.CharField())
+    lastSyncedAt = serializers.DateTimeField(allow_null=True)
+
+
+class PointOutput(serializers.Serializer):
+    date = serializers.DateTimeField(help_text="Bucket start (UTC)")
+    views = serializers.IntegerField(allow_null=True)
+    likes = serializers.IntegerField(allow_null=True)
+    comments = serializers.IntegerField(allow_null=True)
+    shares = serializers.IntegerField(allow_null=True)
+    followers = serializers.IntegerField(allow_null=True, help_text="Latest known count at the bucket end")
+    postsCount = serializers.IntegerField()
+    engagementRate = serializers.FloatField(allow_null=True)
+
+
+class TimeseriesOutput(serializers.Serializer):
+    granularity = serializers.ChoiceField(choices=["DAILY", "WEEKLY", "MONTHLY"])
+    points = PointOutput(many=True)
+
+
+class BreakdownRowOutput(MetricBlock):
+    platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
+    supportedMetrics = serializers.ListField(child=serializers.CharField())
+
+
+class BreakdownOutput(serializers.Serializer):
+    platforms = BreakdownRowOutput(many=True)
+
+
+class PostMetricsOutput(serializers.Serializer):
+    views = serializers.IntegerField(allow_null=True)
+    likes = serializers.IntegerField(allow_null=True)
+    comments = serializers.IntegerField(allow_null=True)
+    shares = serializers.IntegerField(allow_null=True)
+    engagementRate = serializers.FloatField(allow_null=True)
+
+
+class PostRowOutput(serializers.Serializer):
+    id = serializers.CharField()
+    postId = serializers.CharField(allow_null=True)
+    postPlatformId = serializers.CharField(allow_null=True)
+    platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
+    accountName = serializers.CharField()
+    publishedAt = serializers.DateTimeField()
+    text = serializers.CharField()
+    permalink = serializers.CharField()
+    thumbnailUrl = serializers.CharField()
+    metrics = PostMetricsOutput()
+
+
+class PostsOutput(serializers.Serializer):
+    posts = PostRowOutput(many=True)
+    total = serializers.IntegerField()
+    page = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    hasMore = serializers.BooleanField()
+
+
+class SyncOutput(serializers.Serializer):
+    queued = serializers.BooleanField()
+    message = serializers.CharField()
+    cooldownSecondsRemaining = serializers.IntegerField()
+
+
+class AccountSyncOutput(serializers.Serializer):
+    accountId = serializers.CharField()
+    platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
+    status = serializers.ChoiceField(choices=["IDLE", "QUEUED", "SYNCING", "FAILED"])
+    lastSyncedAt = serializers.DateTimeField(allow_null=True)
+    lastErrorMessage = serializers.CharField(allow_null=True)
+
+
+class SyncStatusOutput(serializers.Serializer):
+    syncInProgress = serializers.BooleanField()
+    lastSyncedAt = serializers.DateTimeField(allow_null=True)
+    accounts = AccountSyncOutput(many=True)

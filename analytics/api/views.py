@@ -1,0 +1,199 @@
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from analytics import reports, selectors, services
+from analytics.api.serializers import (
+    BreakdownOutput,
+    BreakdownQuery,
+    OverviewOutput,
+    PostsOutput,
+    PostsQuery,
+    SyncOutput,
+    SyncStatusOutput,
+    TimeseriesOutput,
+    TimeseriesQuery,
+    WindowQuery,
+)
+from core.fields import format_instant
+from core.pagination import paginate
+from core.query import (
+    NoQuery,
+    parse_query,
+)
+from workspaces.authentication import access_of
+from workspaces.roles import Permission
+
+WINDOW_PARAMETERS = [
+    OpenApiParameter(
+        "from", OpenApiTypes.DATETIME, required=True, description="Start (inclusive); a date = midnight UTC"
+    ),
+    OpenApiParameter("to", OpenApiTypes.DATETIME, required=True, description="End (inclusive); not before `from`"),
+    OpenApiParameter(
+        "platforms",
+        OpenApiTypes.STR,
+        many=True,
+        description="Repeated. Omitted: every platform with analytics. MASTODON and TELEGRAM are ignored.",
+    ),
+]
+
+
+def _window(data: dict[str, Any]) -> reports.Window:
+    return reports.Window(start=data["from"], end=data["to"])
+
+
+class AnalyticsViewSet(viewsets.GenericViewSet):
+    required_permissions = {
+        "overview": Permission.ANALYTICS_READ,
+        "timeseries": Permission.ANALYTICS_READ,
+        "platform_breakdown": Permission.ANALYTICS_READ,
+        "posts": Permission.ANALYTICS_READ,
+        "sync": Permission.ANALYTICS_READ,
+        "sync_status": Permission.ANALYTICS_READ,
+    }
+    schema_tags = ["Analytics"]
+
+    @extend_schema(
+        operation_id="getAnalyticsOverview",
+        summary="Workspace totals for posts published in the window",
+        description=(
+            "Sums of views, likes, comments and shares, posts published, average views per post, the "
+            "latest known follower count and the engagement rate ((likes + comments + shares) / views × 100), "
+            "each with `previousValue` and `deltaPercent` against the window of equal length just before "
+            "`from`. A metric is null when no selected platform reports it; `partialMetrics` lists metrics "
+            "that some selected platform cannot report."
+        ),
+        parameters=WINDOW_PARAMETERS,
+        responses={200: OverviewOutput},
+    )
+    @action(detail=False, methods=["get"])
+    def overview(self, request: Request) -> Response:
+        access = access_of(request)
+        query = parse_query(request.query_params, WindowQuery)
+        body = reports.overview(workspace_id=access.workspace.id, requested=query["platforms"], window=_window(query))
+        body["lastSyncedAt"] = format_instant(selectors.last_synced_at(workspace_id=access.workspace.id))
+        return Response(body)
+
+    @extend_schema(
+        operation_id="getAnalyticsTimeseries",
+        summary="One point per day, ISO week or calendar month (UTC)",
+        description=(
+            "Counters sum the posts published inside each bucket (and inside the window); `followers` is "
+            "the latest known count at the bucket end. `interval=DAY|WEEK|MONTH` is a legacy alias of "
+            "`granularity`."
+        ),
+        parameters=[
+            *WINDOW_PARAMETERS,
+            OpenApiParameter("granularity", OpenApiTypes.STR, enum=["DAILY", "WEEKLY", "MONTHLY"]),
+            OpenApiParameter("interval", OpenApiTypes.STR, enum=["DAY", "WEEK", "MONTH"], deprecated=True),
+        ],
+        responses={200: TimeseriesOutput},
+    )
+    @action(detail=False, methods=["get"])
+    def timeseries(self, request: Request) -> Response:
+        access = access_of(request)
+        query = parse_query(request.query_params, TimeseriesQuery)
+        points = reports.timeseries(
+            workspace_id=access.workspace.id,
+            requested=query["platforms"],
+            window=_window(query),
+            granularity=query["granularity"],
+        )
+        for point in points:
+            point["date"] = format_instant(point["date"])
+        return Response({"granularity": query["granularity"], "points": points})
+
+    @extend_schema(
+        operation_id="getAnalyticsPlatformBreakdown",
+        summary="The overview metrics per platform",
+        description="One row per platform with analytics data in the workspace, with its `supportedMetrics`. "
+        "A `platforms` parameter is tolerated and ignored.",
+        parameters=WINDOW_PARAMETERS[:2],
+        responses={200: BreakdownOutput},
+    )
+    @action(detail=False, methods=["get"], url_path="platform-breakdown")
+    def platform_breakdown(self, request: Request) -> Response:
+        access = access_of(request)
+        query = parse_query(request.query_params, BreakdownQuery)
+        rows = reports.platform_breakdown(workspace_id=access.workspace.id, window=_window(query))
+        return Response({"platforms": rows})
+
+    @extend_schema(
+        operation_id="listAnalyticsPosts",
+        summary="Per-post figures for every tracked post published in the window",
+        description=(
+            "Includes posts discovered on connected accounts (their `postId` and `postPlatformId` are null). "
+            "A figure the platform does not report is null. Sorted descending by `sortBy` (nulls last)."
+        ),
+        parameters=[
+            *WINDOW_PARAMETERS,
+            OpenApiParameter("page", OpenApiTypes.INT, description="≥ 1, default 1"),
+            OpenApiParameter("limit", OpenApiTypes.INT, description="1–100, default 20"),
+            OpenApiParameter("sortBy", OpenApiTypes.STR, enum=list(reports.SORT_FIELDS)),
+        ],
+        responses={200: PostsOutput},
+    )
+    @action(detail=False, methods=["get"])
+    def posts(self, request: Request) -> Response:
+        access = access_of(request)
+        query = parse_query(request.query_params, PostsQuery)
+        qs = reports.tracked_posts(
+            workspace_id=access.workspace.id,
+            requested=query["platforms"],
+            window=_window(query),
+            sort_by=query["sortBy"],
+        )
+        page = paginate(qs, limit=query["limit"], offset=(query["page"] - 1) * query["limit"])
+        return Response(
+            {
+                "posts": [selectors.post_row(t) for t in page.items],
+                "total": page.total,
+                "page": query["page"],
+                "limit": query["limit"],
+                "hasMore": page.has_more,
+            }
+        )
+
+    @extend_schema(
+        operation_id="requestAnalyticsSync",
+        summary="Ask for an immediate refresh",
+        description="Queues a refresh of every account with analytics, at most once per workspace per 10 "
+        "minutes; inside the cooldown it answers `queued: false` with the seconds remaining (not an error).",
+        request=None,
+        responses={202: SyncOutput},
+    )
+    @action(detail=False, methods=["post"])
+    def sync(self, request: Request) -> Response:
+        access = access_of(request)
+        outcome = services.sync_request(workspace_id=access.workspace.id)
+        message = (
+            "Refresh queued"
+            if outcome.queued
+            else f"A refresh was requested recently; try again in {outcome.cooldown_seconds_remaining} seconds"
+        )
+        return Response(
+            {
+                "queued": outcome.queued,
+                "message": message,
+                "cooldownSecondsRemaining": outcome.cooldown_seconds_remaining,
+            },
+            status=202,
+        )
+
+    @extend_schema(
+        operation_id="getAnalyticsSyncStatus",
+        summary="Where each account's refresh stands",
+        responses={200: SyncStatusOutput},
+    )
+    @action(detail=False, methods=["get"], url_path="sync-status")
+    def sync_status(self, request: Request) -> Response:
+        access = access_of(request)
+        parse_query(request.query_params, NoQuery)
+        return Response(selectors.sync_status(workspace_id=access.workspace.id))

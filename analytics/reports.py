@@ -1,0 +1,299 @@
+"""The queries behind the analytics endpoints. Everything is scoped to one workspace and
+answered from indexed columns; no platform is called during a request.
+
+Windows are inclusive: posts published in [from, to]. The previous window has the same length
+and ends just before ``from``: [from − (to − from), from)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, F, FloatField, Q, QuerySet, Sum, Value
+from django.db.models.functions import Cast, Coalesce, NullIf
+
+from accounts.models import SocialAccount
+from analytics.metrics import (
+    COUNTERS,
+    Totals,
+    analytics_platforms,
+    avg_views,
+    engagement_rate,
+    metric_value,
+    reported,
+    supported_metrics,
+)
+from analytics.models import FollowerSnapshot, TrackedPost
+
+
+@dataclass(frozen=True)
+class Window:
+    start: dt.datetime
+    end: dt.datetime
+
+    @property
+    def previous(self) -> Window:
+        length = self.end - self.start
+        return Window(start=self.start - length, end=self.start)
+
+
+def present_platforms(*, workspace_id: str, requested: list[str] | None) -> list[str]:
+    """The selected platforms: requested (or all with analytics) that the workspace has."""
+    candidates = analytics_platforms(requested)
+    have = set(SocialAccount.objects.filter(workspace_id=workspace_id).values_list("platform", flat=True).distinct())
+    have |= set(TrackedPost.objects.filter(workspace_id=workspace_id).values_list("platform", flat=True).distinct())
+    return [p for p in candidates if p in have]
+
+
+def _in_window(qs: QuerySet[TrackedPost], window: Window, *, inclusive_end: bool) -> QuerySet[TrackedPost]:
+    qs = qs.filter(published_at__gte=window.start)
+    return qs.filter(published_at__lte=window.end) if inclusive_end else qs.filter(published_at__lt=window.end)
+
+
+def _aggregate_fields() -> dict[str, Any]:
+    # Aliases must not shadow the model's columns, hence the ``sum_`` prefix.
+    fields: dict[str, Any] = {f"sum_{name}": Sum(name) for name in COUNTERS}
+    fields["posts"] = Count("id")
+    fields["view_posts"] = Count("id", filter=Q(views__isnull=False))
+    return fields
+
+
+def _unprefixed(row: dict[str, Any]) -> dict[str, Any]:
+    return {key.removeprefix("sum_"): value for key, value in row.items()}
+
+
+def _totals_from_row(row: dict[str, Any], platforms: list[str]) -> Totals:
+    values = {name: (row.get(name) or 0) if reported(platforms, name) else None for name in COUNTERS}
+    return Totals(posts=row.get("posts") or 0, view_posts=row.get("view_posts") or 0, **values)
+
+
+def totals(*, workspace_id: str, platforms: list[str], window: Window, inclusive_end: bool = True) -> Totals:
+    qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
+    row = _in_window(qs, window, inclusive_end=inclusive_end).aggregate(**_aggregate_fields())
+    return _totals_from_row(_unprefixed(row), platforms)
+
+
+def totals_by_platform(
+    *, workspace_id: str, platforms: list[str], window: Window, inclusive_end: bool = True
+) -> dict[str, Totals]:
+    qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
+    rows = _in_window(qs, window, inclusive_end=inclusive_end).values("platform").annotate(**_aggregate_fields())
+    found = {row["platform"]: _totals_from_row(_unprefixed(dict(row)), [row["platform"]]) for row in rows}
+    return {p: found.get(p, _totals_from_row({}, [p])) for p in platforms}
+
+
+def _latest_followers_sql(platform_filter: str) -> str:
+    return f"""
+        SELECT platform, SUM(count) FROM (
+            SELECT DISTINCT ON (account_id) account_id, platform, count
+            FROM {FollowerSnapshot._meta.db_table}
+            WHERE workspace_id = %s AND day <= %s {platform_filter}
+            ORDER BY account_id, day DESC
+        ) latest GROUP BY platform
+    """
+
+
+def followers_by_platform(*, workspace_id: str, platforms: list[str], at: dt.datetime) -> dict[str, int]:
+    """Latest known follower count at instant ``at``, summed over each platform's accounts."""
+    with_followers = [p for p in platforms if "followers" in supported_metrics(p)]
+    if not with_followers:
+        return {}
+    sql = _latest_followers_sql("AND platform = ANY(%s)")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [workspace_id, at.date(), with_followers])
+        return {platform: int(total) for platform, total in cursor.fetchall()}
+
+
+def followers_total(*, workspace_id: str, platforms: list[str], at: dt.datetime) -> int | None:
+    if not reported(platforms, "followers"):
+        return None
+    counts = followers_by_platform(workspace_id=workspace_id, platforms=platforms, at=at)
+    return sum(counts.values()) if counts else None
+
+
+def metric_block(
+    current: Totals, previous: Totals, followers: tuple[int | None, int | None], platforms: list[str]
+) -> dict[str, Any]:
+    block = {name: metric_value(current.counter(name), previous.counter(name)) for name in COUNTERS}
+    block["followers"] = metric_value(*followers) if reported(platforms, "followers") else metric_value(None, None)
+    block["postsCount"] = metric_value(current.posts, previous.posts)
+    block["avgViewsPerPost"] = metric_value(avg_views(current), avg_views(previous))
+    block["engagementRate"] = metric_value(engagement_rate(current), engagement_rate(previous))
+    return block
+
+
+def partial_metrics(platforms: list[str]) -> list[str]:
+    names = [*COUNTERS, "followers", "avgViewsPerPost", "engagementRate"]
+    return [m for m in names if reported(platforms, m) and not all(m in supported_metrics(p) for p in platforms)]
+
+
+def _end_of_previous(window: Window) -> dt.datetime:
+    return window.start - dt.timedelta(microseconds=1)
+
+
+def overview(*, workspace_id: str, requested: list[str] | None, window: Window) -> dict[str, Any]:
+    platforms = present_platforms(workspace_id=workspace_id, requested=requested)
+    current = totals(workspace_id=workspace_id, platforms=platforms, window=window)
+    previous = totals(workspace_id=workspace_id, platforms=platforms, window=window.previous, inclusive_end=False)
+    followers = (
+        followers_total(workspace_id=workspace_id, platforms=platforms, at=window.end),
+        followers_total(workspace_id=workspace_id, platforms=platforms, at=_end_of_previous(window)),
+    )
+    body = metric_block(current, previous, followers, platforms)
+    body["partialMetrics"] = partial_metrics(platforms)
+    return body
+
+
+def platform_breakdown(*, workspace_id: str, window: Window) -> list[dict[str, Any]]:
+    platforms = present_platforms(workspace_id=workspace_id, requested=None)
+    current = totals_by_platform(workspace_id=workspace_id, platforms=platforms, window=window)
+    previous = totals_by_platform(
+        workspace_id=workspace_id, platforms=platforms, window=window.previous, inclusive_end=False
+    )
+    now_followers = followers_by_platform(workspace_id=workspace_id, platforms=platforms, at=window.end)
+    before_followers = followers_by_platform(
+        workspace_id=workspace_id, platforms=platforms, at=_end_of_previous(window)
+    )
+    rows = []
+    for platform in platforms:
+        followers = (now_followers.get(platform), before_followers.get(platform))
+        row: dict[str, Any] = {"platform": platform}
+        row.update(metric_block(current[platform], previous[platform], followers, [platform]))
+        row["supportedMetrics"] = supported_metrics(platform)
+        rows.append(row)
+    return rows
+
+
+# --- timeseries ------------------------------------------------------------------------------
+
+
+def bucket_start(moment: dt.datetime, granularity: str) -> dt.datetime:
+    day = dt.datetime(moment.year, moment.month, moment.day, tzinfo=dt.UTC)
+    if granularity == "WEEKLY":
+        return day - dt.timedelta(days=day.weekday())
+    if granularity == "MONTHLY":
+        return day.replace(day=1)
+    return day
+
+
+def next_bucket(start: dt.datetime, granularity: str) -> dt.datetime:
+    if granularity == "WEEKLY":
+        return start + dt.timedelta(days=7)
+    if granularity == "MONTHLY":
+        return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return start + dt.timedelta(days=1)
+
+
+_TRUNC = {"DAILY": "day", "WEEKLY": "week", "MONTHLY": "month"}
+
+
+def timeseries(
+    *, workspace_id: str, requested: list[str] | None, window: Window, granularity: str
+) -> list[dict[str, Any]]:
+    platforms = present_platforms(workspace_id=workspace_id, requested=requested)
+    starts: list[dt.datetime] = []
+    cursor_start = bucket_start(window.start, granularity)
+    while cursor_start <= window.end:
+        starts.append(cursor_start)
+        cursor_start = next_bucket(cursor_start, granularity)
+    sums = _bucket_sums(workspace_id, platforms, window, granularity)
+    followers = _followers_at_bucket_ends(workspace_id, platforms, window, starts, granularity)
+    points = []
+    for index, start in enumerate(starts):
+        row = sums.get(start, {})
+        bucket = _totals_from_row(row, platforms)
+        points.append(
+            {
+                "date": start,
+                **{name: bucket.counter(name) for name in COUNTERS},
+                "followers": followers[index],
+                "postsCount": bucket.posts,
+                "engagementRate": engagement_rate(bucket),
+            }
+        )
+    return points
+
+
+def _bucket_sums(
+    workspace_id: str, platforms: list[str], window: Window, granularity: str
+) -> dict[dt.datetime, dict[str, Any]]:
+    sql = f"""
+        SELECT date_trunc('{_TRUNC[granularity]}', published_at AT TIME ZONE 'UTC') AS bucket,
+               COUNT(*) AS posts, COUNT(*) FILTER (WHERE views IS NOT NULL) AS view_posts,
+               SUM(views), SUM(likes), SUM(comments), SUM(shares)
+        FROM {TrackedPost._meta.db_table}
+        WHERE workspace_id = %s AND platform = ANY(%s) AND published_at >= %s AND published_at <= %s
+        GROUP BY bucket
+    """
+    result: dict[dt.datetime, dict[str, Any]] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [workspace_id, platforms, window.start, window.end])
+        for bucket, posts, view_posts, views, likes, comments, shares in cursor.fetchall():
+            key = bucket.replace(tzinfo=dt.UTC)
+            result[key] = {
+                "posts": posts,
+                "view_posts": view_posts,
+                "views": views,
+                "likes": likes,
+                "comments": comments,
+                "shares": shares,
+            }
+    return result
+
+
+def _followers_at_bucket_ends(
+    workspace_id: str, platforms: list[str], window: Window, starts: list[dt.datetime], granularity: str
+) -> list[int | None]:
+    """The latest known count at each bucket's end (capped at ``to``), forward-filled per account
+    from one read of the snapshots."""
+    if not reported(platforms, "followers") or not starts:
+        return [None] * len(starts)
+    with_followers = [p for p in platforms if "followers" in supported_metrics(p)]
+    ends = [min(next_bucket(s, granularity) - dt.timedelta(microseconds=1), window.end).date() for s in starts]
+    snapshots = (
+        FollowerSnapshot.objects.filter(workspace_id=workspace_id, platform__in=with_followers, day__lte=ends[-1])
+        .order_by("account_id", "day")
+        .values_list("account_id", "day", "count")
+    )
+    per_account: dict[str, list[tuple[dt.date, int]]] = defaultdict(list)
+    for account_id, day, count in snapshots.iterator(chunk_size=5000):
+        per_account[account_id].append((day, count))
+    totals_at: list[int | None] = [None] * len(ends)
+    for series in per_account.values():
+        position = -1
+        for index, end in enumerate(ends):
+            while position + 1 < len(series) and series[position + 1][0] <= end:
+                position += 1
+            if position >= 0:
+                totals_at[index] = (totals_at[index] or 0) + series[position][1]
+    return totals_at
+
+
+# --- per-post rows ---------------------------------------------------------------------------
+
+SORT_FIELDS = {
+    "VIEWS": "views",
+    "LIKES": "likes",
+    "COMMENTS": "comments",
+    "SHARES": "shares",
+    "ENGAGEMENT_RATE": "engagement",
+    "PUBLISHED_AT": "published_at",
+}
+
+
+def tracked_posts(
+    *, workspace_id: str, requested: list[str] | None, window: Window, sort_by: str
+) -> QuerySet[TrackedPost]:
+    platforms = analytics_platforms(requested)
+    engaged = Coalesce(F("likes"), Value(0)) + Coalesce(F("comments"), Value(0)) + Coalesce(F("shares"), Value(0))
+    qs = (
+        TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
+        .filter(published_at__gte=window.start, published_at__lte=window.end)
+        .select_related("account")
+        .annotate(engagement=Cast(engaged, FloatField()) * 100.0 / Cast(NullIf(F("views"), 0), FloatField()))
+    )
+    field = SORT_FIELDS[sort_by]
+    return qs.order_by(F(field).desc(nulls_last=True), F("published_at").desc(), F("id").desc())

@@ -1,0 +1,143 @@
+"""Import on connect, refresh, tracking of published targets, sync and its cooldown — against
+the Pinterest simulator over real HTTP."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from accounts.services import account_disconnect, accounts_connect
+from analytics import services
+from analytics.models import AccountSyncState, FollowerSnapshot, TrackedPost
+from platforms.base import MediaItem, Platform, PublishRequest
+from platforms.registry import get_client
+from posts.models import Post, PostTarget
+from tests.platforms.conftest import connect_sandbox_account
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def pinterest(sandbox, workspace, media_server):
+    identities = connect_sandbox_account(Platform.PINTEREST)
+    account = accounts_connect(workspace_id=workspace.id, platform=Platform.PINTEREST, identities=identities)[0]
+    client = get_client(Platform.PINTEREST)
+    board = client.list_boards(account.credentials())[0]
+    remote_ids = []
+    for index in range(3):
+        result = client.publish(
+            account.credentials(),
+            PublishRequest(
+                target_id=f"pt_seed{index}",
+                content_type="IMAGE",
+                text=f"seed pin {index}",
+                media=(MediaItem(url=f"{media_server}/sample.jpg", kind="image", mime_type="image/jpeg"),),
+                options={"boardId": board.id, "title": f"Seed {index}"},
+            ),
+            {},
+        )
+        remote_ids.append(result.platform_post_id)
+    return account, remote_ids
+
+
+def test_import_brings_the_history_with_figures_and_followers(pinterest):
+    account, remote_ids = pinterest
+    outcome = services.import_account_history(account_id=account.id)
+    assert outcome is not None and outcome.posts >= 3
+    rows = TrackedPost.objects.filter(account=account)
+    assert set(remote_ids) <= set(rows.values_list("platform_post_id", flat=True))
+    row = rows.get(platform_post_id=remote_ids[0])
+    assert row.post_id is None and row.target_id is None  # discovered, not published through us
+    assert row.views is not None and row.likes is not None
+    assert row.refresh_until == row.published_at + dt.timedelta(days=180)
+    assert FollowerSnapshot.objects.filter(account=account, day=timezone.now().date()).count() == 1
+    state = AccountSyncState.objects.get(account=account)
+    assert state.status == "IDLE" and state.history_imported_at is not None
+
+    again = services.import_account_history(account_id=account.id)
+    assert again is not None
+    assert TrackedPost.objects.filter(account=account).count() == rows.count()
+    assert FollowerSnapshot.objects.filter(account=account).count() == 1
+
+
+def test_refresh_updates_rows_inside_their_window_only(pinterest):
+    account, remote_ids = pinterest
+    services.import_account_history(account_id=account.id)
+    old = TrackedPost.objects.get(account=account, platform_post_id=remote_ids[0])
+    TrackedPost.objects.filter(pk=old.pk).update(refresh_until=timezone.now() - dt.timedelta(days=1), views=-1)
+    outcome = services.refresh_account(account_id=account.id)
+    assert outcome is not None and outcome.posts >= 2
+    old.refresh_from_db()
+    assert old.views == -1  # past its 180 days: keeps its last numbers
+    fresh = TrackedPost.objects.get(account=account, platform_post_id=remote_ids[1])
+    assert fresh.last_refreshed_at is not None
+
+
+def test_published_target_is_tracked_once(pinterest, workspace):
+    account, remote_ids = pinterest
+    post = Post.objects.create(workspace=workspace, status="COMPLETED", content_type="IMAGE", text="ours")
+    target = PostTarget.objects.create(
+        post=post,
+        platform="PINTEREST",
+        account=account,
+        status="PUBLISHED",
+        platform_post_id=remote_ids[2],
+        published_at=timezone.now(),
+        text="ours",
+    )
+    services.track_published_target(target_id=target.id)
+    services.track_published_target(target_id=target.id)
+    row = TrackedPost.objects.get(account=account, platform_post_id=remote_ids[2])
+    assert (row.post_id, row.target_id, row.views) == (post.id, target.id, None)
+    services.import_account_history(account_id=account.id)
+    row.refresh_from_db()
+    assert row.target_id == target.id and row.views is not None  # the import keeps the link
+
+
+def test_sync_endpoint_cooldown_and_status(pinterest, api):
+    first = api.post("/api/v1/analytics/sync", {}, format="json")
+    assert first.status_code == 202
+    assert first.json() == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": 600}
+    second = api.post("/api/v1/analytics/sync", {}, format="json")
+    assert second.status_code == 202
+    body = second.json()
+    assert body["queued"] is False and 1 <= body["cooldownSecondsRemaining"] <= 600
+    status = api.get("/api/v1/analytics/sync-status").json()
+    account, _ = pinterest
+    assert status["syncInProgress"] is True
+    assert status["accounts"] == [
+        {
+            "accountId": account.id,
+            "platform": "PINTEREST",
+            "status": "QUEUED",
+            "lastSyncedAt": None,
+            "lastErrorMessage": None,
+        }
+    ]
+    services.refresh_account(account_id=account.id)
+    status = api.get("/api/v1/analytics/sync-status").json()
+    assert status["syncInProgress"] is False and status["lastSyncedAt"] is not None
+
+
+def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace):
+    account, _ = pinterest
+    services.import_account_history(account_id=account.id)
+    assert TrackedPost.objects.filter(account=account).exists()
+    account_disconnect(workspace_id=workspace.id, account_id=account.id)
+    assert not TrackedPost.objects.filter(account_id=account.id).exists()
+    assert not FollowerSnapshot.objects.filter(account_id=account.id).exists()
+
+
+def test_revoked_account_fails_the_sync_and_is_marked(pinterest, sandbox):
+    import requests
+
+    account, _ = pinterest
+    requests.post(
+        f"{sandbox}/_control/pinterest/accounts/{account.external_id}/revoke", json={"revoked": True}, timeout=10
+    )
+    assert services.refresh_account(account_id=account.id) is None
+    account.refresh_from_db()
+    assert account.status == "unauthorized"
+    assert AccountSyncState.objects.get(account=account).status == "FAILED"
