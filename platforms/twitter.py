@@ -1,0 +1,337 @@
+"""TWITTER (X): the X API v2 (docs.x.com).
+
+Connect: OAuth 2.0 authorization code with PKCE (``/i/oauth2/authorize`` on x.com, ``POST
+/2/oauth2/token`` with the app's Basic credentials; ``offline.access`` yields a refresh token,
+which rotates on every refresh). Publish: each media file goes through the chunked v2 upload
+(``/2/media/upload/initialize`` → ``/{id}/append`` → ``/{id}/finalize``; videos then report
+``processing_info`` and are polled with ``command=STATUS`` until ``succeeded``), then ``POST
+/2/tweets``. X has no idempotency key: after an unknown outcome ``lookup`` searches the user's
+recent tweets for the exact text (capabilities: "lookup"), and X itself refuses an identical
+tweet as duplicate content. Metrics from ``GET /2/tweets`` (public + non-public metrics; views
+are impressions), followers from ``/2/users/me``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import re
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+
+from platforms._social_common import download_media, json_or_empty, parse_instant, retry_at_from, send
+from platforms.base import (
+    AccountProfile,
+    AuthError,
+    ConnectedIdentity,
+    Credentials,
+    ErrorCode,
+    Metrics,
+    Permanent,
+    Platform,
+    PlatformClient,
+    PlatformError,
+    PublishRequest,
+    PublishResult,
+    QuotaExhausted,
+    RateLimited,
+    RemotePost,
+    Transient,
+)
+
+LIVE_BASE_URL = "https://api.x.com"
+LIVE_AUTHORIZE_URL = "https://x.com/i/oauth2/authorize"
+SCOPES = "tweet.read tweet.write users.read media.write offline.access"
+CHUNK_BYTES = 4 * 1024 * 1024
+_URL = re.compile(r"https?://\S+")
+
+
+def _same_text(a: str, b: str) -> bool:
+    """X rewrites links to t.co: compare the texts without their URLs and spacing."""
+
+    def norm(text: str) -> str:
+        return " ".join(_URL.sub("", text).split())
+
+    return norm(a) == norm(b)
+
+
+class Client(PlatformClient):
+    platform = Platform.TWITTER
+
+    # --- plumbing -----------------------------------------------------------------------
+    def _call(
+        self, method: str, path: str, token: str = "", *, creates: bool = False, media: bool = False, **kwargs: Any
+    ) -> Any:
+        headers = kwargs.pop("headers", {})
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        response = send(
+            self.session,
+            method,
+            f"{self.base_url}{path}",
+            timeout=self.timeout,
+            creates=creates,
+            headers=headers,
+            **kwargs,
+        )
+        if response.status_code not in (200, 201, 202, 204):
+            raise self.error_from(response, media=media)
+        return json_or_empty(response)
+
+    @staticmethod
+    def error_from(response: requests.Response, *, media: bool = False) -> PlatformError:
+        """v2 problem details ``{title, detail, type, status}``, the ``{errors: [...]}`` list, or
+        the OAuth ``{error, error_description}`` body."""
+        body = json_or_empty(response)
+        body = body if isinstance(body, dict) else {}
+        errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+        message = str(
+            (errors[0].get("message") if errors and isinstance(errors[0], dict) else "")
+            or body.get("detail")
+            or body.get("error_description")
+            or body.get("title")
+            or body.get("error")
+            or f"HTTP {response.status_code}"
+        )
+        status = response.status_code
+        headers = response.headers
+        if status == 401 or body.get("error") == "invalid_grant":
+            return AuthError(message, http_status=status)
+        if status == 429:
+            if (
+                headers.get("x-user-limit-24hour-remaining") == "0"
+                or headers.get("x-app-limit-24hour-remaining") == "0"
+            ):
+                reset = retry_at_from(headers, "x-user-limit-24hour-reset", "x-app-limit-24hour-reset")
+                return QuotaExhausted(message, http_status=status, retry_at=reset)
+            return RateLimited(message, http_status=status, retry_at=retry_at_from(headers, "x-rate-limit-reset"))
+        if status >= 500:
+            return Transient(message, http_status=status)
+        if status == 403 and "duplicate content" in message.lower():
+            return Permanent(message, error_code=ErrorCode.DUPLICATE, http_status=status)
+        if status == 403:
+            return Permanent(message, error_code=ErrorCode.PERMISSION_MISSING, http_status=status)
+        if media:
+            return Permanent(message, error_code=ErrorCode.MEDIA_REJECTED, http_status=status)
+        return Permanent(message, error_code=ErrorCode.CONTENT_REJECTED, http_status=status)
+
+    # --- OAuth 2.0 with PKCE --------------------------------------------------------------
+    def _fallback_verifier(self, redirect_uri: str) -> str:
+        """When the caller keeps no PKCE verifier, one derived from the app secret (plain method)."""
+        digest = hmac.new(self.app.client_secret.encode(), f"pkce:{redirect_uri}".encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+    def authorize_url(self, *, redirect_uri: str, state: str, code_challenge: str = "") -> str:
+        method = "S256" if code_challenge else "plain"
+        query = {
+            "response_type": "code",
+            "client_id": self.app.client_id,
+            "redirect_uri": redirect_uri,
+            "scope": SCOPES,
+            "state": state,
+            "code_challenge": code_challenge or self._fallback_verifier(redirect_uri),
+            "code_challenge_method": method,
+        }
+        base = LIVE_AUTHORIZE_URL if self.base_url == LIVE_BASE_URL else f"{self.base_url}/i/oauth2/authorize"
+        return f"{base}?{urlencode(query)}"
+
+    def _token(self, form: dict[str, str]) -> dict[str, Any]:
+        try:
+            body = self._call(
+                "POST",
+                "/2/oauth2/token",
+                data={**form, "client_id": self.app.client_id},
+                auth=(self.app.client_id, self.app.client_secret),
+            )
+        except Permanent as exc:  # a refused code or refresh token: the user must connect again
+            raise AuthError(exc.message, http_status=exc.http_status)
+        return dict(body)
+
+    def _credentials(self, token: dict[str, Any], user: dict[str, Any]) -> Credentials:
+        expires_in = token.get("expires_in")
+        return Credentials(
+            access_token=str(token["access_token"]),
+            refresh_token=str(token.get("refresh_token") or ""),
+            external_id=str(user["id"]),
+            expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=int(expires_in)) if expires_in else None,
+            extra={"username": str(user.get("username") or "")},
+        )
+
+    def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
+        token = self._token(
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect_uri,
+                "code_verifier": code_verifier or self._fallback_verifier(redirect_uri),
+            }
+        )
+        user = self._me(str(token["access_token"]))
+        return [
+            ConnectedIdentity(
+                profile=self._profile(user),
+                credentials=self._credentials(token, user),
+                scopes=tuple(str(token.get("scope") or "").split()),
+            )
+        ]
+
+    def refresh_token(self, creds: Credentials) -> Credentials:
+        token = self._token({"grant_type": "refresh_token", "refresh_token": creds.refresh_token})
+        return self._credentials(token, {"id": creds.external_id, "username": creds.extra.get("username", "")})
+
+    def _me(self, access_token: str) -> dict[str, Any]:
+        params = {"user.fields": "public_metrics,profile_image_url,username,name"}
+        return dict(self._call("GET", "/2/users/me", access_token, params=params)["data"])
+
+    @staticmethod
+    def _profile(user: dict[str, Any]) -> AccountProfile:
+        return AccountProfile(
+            external_id=str(user["id"]),
+            display_name=str(user.get("name") or user.get("username") or ""),
+            username=str(user.get("username") or ""),
+            avatar_url=str(user.get("profile_image_url") or ""),
+        )
+
+    def check_token(self, creds: Credentials) -> AccountProfile:
+        return self._profile(self._me(creds.access_token))
+
+    def fetch_followers(self, creds: Credentials) -> int | None:
+        count = (self._me(creds.access_token).get("public_metrics") or {}).get("followers_count")
+        return int(count) if isinstance(count, int) else None
+
+    # --- publish ------------------------------------------------------------------------
+    def _upload(self, creds: Credentials, url: str, kind: str) -> tuple[str, dict[str, Any] | None]:
+        data, mime = download_media(self.session, url, timeout=self.timeout)
+        category = "tweet_video" if kind == "video" else ("tweet_gif" if mime == "image/gif" else "tweet_image")
+        init = self._call(
+            "POST",
+            "/2/media/upload/initialize",
+            creds.access_token,
+            media=True,
+            json={"media_type": mime, "total_bytes": len(data), "media_category": category},
+        )
+        media_id = str(init["data"]["id"])
+        for index, start in enumerate(range(0, len(data), CHUNK_BYTES)):
+            self._call(
+                "POST",
+                f"/2/media/upload/{media_id}/append",
+                creds.access_token,
+                media=True,
+                data={"segment_index": str(index)},
+                files={"media": ("chunk", data[start : start + CHUNK_BYTES], "application/octet-stream")},
+            )
+        final = self._call("POST", f"/2/media/upload/{media_id}/finalize", creds.access_token, media=True)
+        return media_id, (final.get("data") or {}).get("processing_info")
+
+    def _processing_state(self, creds: Credentials, media_id: str) -> dict[str, Any]:
+        status = self._call(
+            "GET",
+            "/2/media/upload",
+            creds.access_token,
+            media=True,
+            params={"command": "STATUS", "media_id": media_id},
+        )
+        info = (status.get("data") or {}).get("processing_info") or {"state": "succeeded"}
+        if info.get("state") == "failed":
+            error = info.get("error") or {}
+            raise Permanent(str(error.get("message") or "media processing failed"), error_code=ErrorCode.MEDIA_REJECTED)
+        return dict(info)
+
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        media_ids: list[str] = list(state.get("media_ids", []))
+        pending: list[str] = list(state.get("pending", []))
+        wait = 0.0
+        for item in request.media[len(media_ids) :]:
+            media_id, info = self._upload(creds, item.url, item.kind)
+            media_ids.append(media_id)
+            if info and info.get("state") != "succeeded":
+                pending.append(media_id)
+                wait = max(wait, float(info.get("check_after_secs") or 1))
+        if state.get("pending"):
+            still = []
+            for media_id in pending:
+                info = self._processing_state(creds, media_id)
+                if info.get("state") != "succeeded":
+                    still.append(media_id)
+                    wait = max(wait, float(info.get("check_after_secs") or 1))
+            pending = still
+        if pending:
+            return PublishResult(done=False, state={"media_ids": media_ids, "pending": pending}, poll_after=wait or 1.0)
+        payload: dict[str, Any] = {"text": request.text}
+        if media_ids:
+            payload["media"] = {"media_ids": media_ids}
+        if request.options.get("replySettings"):
+            payload["reply_settings"] = request.options["replySettings"]
+        created = self._call("POST", "/2/tweets", creds.access_token, creates=True, json=payload)["data"]
+        return self._result(creds, str(created["id"]), dt.datetime.now(dt.UTC))
+
+    def _result(self, creds: Credentials, tweet_id: str, published_at: dt.datetime | None) -> PublishResult:
+        username = creds.extra.get("username") or "i/web"
+        return PublishResult(
+            done=True,
+            platform_post_id=tweet_id,
+            url=f"https://x.com/{username}/status/{tweet_id}",
+            published_at=published_at,
+        )
+
+    def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
+        since = dt.datetime.now(dt.UTC) - dt.timedelta(days=2)
+        for post in self.list_recent_posts(creds, since, pages=2):
+            if _same_text(post.text, request.text):
+                return self._result(creds, post.platform_post_id, post.published_at)
+        return None
+
+    # --- analytics ----------------------------------------------------------------------
+    @staticmethod
+    def metrics_from(tweet: dict[str, Any]) -> Metrics:
+        public = tweet.get("public_metrics") or {}
+        private = tweet.get("non_public_metrics") or tweet.get("organic_metrics") or {}
+        views = private.get("impression_count", public.get("impression_count"))
+        return Metrics(
+            views=int(views) if isinstance(views, int) else None,
+            likes=int(public.get("like_count") or 0),
+            comments=int(public.get("reply_count") or 0),
+            shares=int(public.get("retweet_count") or 0) + int(public.get("quote_count") or 0),
+        )
+
+    def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
+        found: dict[str, Metrics] = {}
+        for start in range(0, len(platform_post_ids), 100):
+            params = {
+                "ids": ",".join(platform_post_ids[start : start + 100]),
+                "tweet.fields": "public_metrics,non_public_metrics",
+            }
+            for tweet in self._call("GET", "/2/tweets", creds.access_token, params=params).get("data") or []:
+                found[str(tweet["id"])] = self.metrics_from(tweet)
+        return found
+
+    def list_recent_posts(self, creds: Credentials, since: dt.datetime, *, pages: int = 50) -> list[RemotePost]:
+        posts: list[RemotePost] = []
+        params: dict[str, Any] = {
+            "max_results": 100,
+            "tweet.fields": "created_at,public_metrics",
+            "exclude": "retweets,replies",
+            "start_time": since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        username = creds.extra.get("username") or "i/web"
+        for _page in range(pages):
+            body = self._call("GET", f"/2/users/{creds.external_id}/tweets", creds.access_token, params=params)
+            for tweet in body.get("data") or []:
+                posts.append(
+                    RemotePost(
+                        platform_post_id=str(tweet["id"]),
+                        published_at=parse_instant(tweet.get("created_at")) or dt.datetime.now(dt.UTC),
+                        text=str(tweet.get("text") or ""),
+                        permalink=f"https://x.com/{username}/status/{tweet['id']}",
+                        metrics=self.metrics_from(tweet),
+                    )
+                )
+            next_token = (body.get("meta") or {}).get("next_token")
+            if not next_token:
+                break
+            params["pagination_token"] = next_token
+        return posts
