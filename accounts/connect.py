@@ -63,6 +63,13 @@ def connect_link_create(*, workspace_id: str) -> IssuedConnectLink:
     return IssuedConnectLink(url=connect_url(token), token=token, expires_at=link.expires_at)
 
 
+def connect_links_purge(*, older_than: dt.timedelta = dt.timedelta(days=7)) -> int:
+    """Delete links (and their consent trips) that expired more than ``older_than`` ago.
+    Idempotent; returns how many links went."""
+    _, by_model = ConnectLink.objects.filter(expires_at__lt=timezone.now() - older_than).delete()
+    return int(by_model.get(ConnectLink._meta.label, 0))
+
+
 def connect_link_delete(*, workspace_id: str, token: str) -> None:
     """Delete the link and its pending consent trips; its pages answer 404 from now on.
     404 when unknown or of another workspace."""

@@ -11,6 +11,10 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "accounts.check_facebook_pages",
         "schedule": crontab(minute=17, hour="5,17"),  # twice a day
     },
+    "accounts.purge_expired_connect_links": {
+        "task": "accounts.purge_expired_connect_links",
+        "schedule": crontab(minute=41, hour=3),  # daily
+    },
     "accounts.refresh_expiring_tokens": {
         "task": "accounts.refresh_expiring_tokens",
         "schedule": 300.0,  # every 5 minutes; tokens are refreshed up to 30 minutes ahead

@@ -8,6 +8,7 @@ import logging
 from celery import shared_task
 
 from accounts import selectors, services
+from accounts.connect import connect_links_purge
 from accounts.errors import AccountNotFound
 from core.errors import ApplicationError
 from platforms.base import Platform, PlatformError
@@ -37,6 +38,12 @@ def check_account(account_id: str) -> None:
         return  # disconnected meanwhile
     except ApplicationError as exc:  # platform unreachable or refusing: the next run tries again
         logger.warning("check of account %s did not complete: %s", account_id, exc.code)
+
+
+@shared_task(name="accounts.purge_expired_connect_links", ignore_result=True)
+def purge_expired_connect_links() -> int:
+    """Daily: forget connect links that expired a week ago (their pages already answer 410)."""
+    return connect_links_purge()
 
 
 @shared_task(name="accounts.refresh_expiring_tokens", ignore_result=True)

@@ -15,7 +15,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.views.decorators.csrf import csrf_protect
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from accounts.connect import (
     ConnectOutcome,
@@ -107,7 +107,7 @@ def _render_step(request: HttpRequest, token: str, platform: Platform, step: Con
     return _page(request, "credentials.html", context, status=400 if step.errors else 200)
 
 
-@require_GET
+@require_safe
 @page_errors
 def connect_home(request: HttpRequest, token: str) -> HttpResponse:
     live_link(token)
@@ -130,7 +130,7 @@ def connect_platform(request: HttpRequest, token: str, platform: str) -> HttpRes
     return _render_step(request, token, chosen, step)
 
 
-@require_GET
+@require_safe
 @page_errors
 def connect_callback(request: HttpRequest, platform: str) -> HttpResponse:
     outcome = connect_complete_oauth(

@@ -4,7 +4,7 @@ selector call, render."""
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -28,6 +28,9 @@ from core.query import parse_query
 from workspaces.authentication import access_of
 from workspaces.roles import Permission
 
+UNREACHABLE = OpenApiResponse(
+    description="The platform could not be reached (`code: platform_unavailable`); retry later."
+)
 ID_PARAM = OpenApiParameter("id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Account id")
 
 
@@ -65,7 +68,7 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
             OpenApiParameter("id", OpenApiTypes.STR, OpenApiParameter.PATH, description="Account id or FACEBOOK pageId")
         ],
         request=None,
-        responses={200: AccountCheckOutput},
+        responses={200: AccountCheckOutput, 502: UNREACHABLE},
     )
     @action(detail=True, methods=["post"])
     def check(self, request: Request, pk: str) -> Response:
@@ -81,7 +84,7 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
             "`instagram_audio_unavailable`. 400 `audio_search_rejected` when the platform rejects the search."
         ),
         parameters=[ID_PARAM, InstagramAudioQuery],
-        responses={200: AudioListOutput},
+        responses={200: AudioListOutput, 502: UNREACHABLE},
     )
     @action(detail=True, methods=["get"], url_path="instagram-audio")
     def instagram_audio(self, request: Request, pk: str) -> Response:
@@ -102,7 +105,7 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
             "`account_unauthorized` (reconnect the account) or `board_request_refused` when the platform refuses."
         ),
         parameters=[ID_PARAM],
-        responses={200: BoardListOutput},
+        responses={200: BoardListOutput, 502: UNREACHABLE},
     )
     @action(detail=True, methods=["get"], url_path="pinterest-boards")
     def pinterest_boards(self, request: Request, pk: str) -> Response:

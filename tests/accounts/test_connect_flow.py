@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from accounts.connect import connect_link_create
 from accounts.models import ConnectAttempt, ConnectLink, SocialAccount
@@ -30,22 +31,28 @@ def test_connect_one_account_of_every_platform(
     connect_via_link: Callable[..., requests.Response],
     workspace: Workspace,
     enqueued: list[tuple[str, list[Any]]],
+    make_key: Callable[..., str],
 ) -> None:
     response = connect_via_link(platform)
 
     assert response.status_code == 200, response.text[:500]
     assert "connected" in response.text
-    account = SocialAccount.objects.get(workspace=workspace)
-    assert account.platform == platform
-    assert account.status == "active"
-    assert account.connected_at is not None
-    assert account.access_token
-    assert f'data-account-id="{account.id}"' in response.text
-    if platform == "FACEBOOK":
-        assert account.page_id == account.external_id
-    else:
-        assert account.page_id == ""
-    assert ("analytics.import_account_history", [account.id]) in enqueued
+    accounts = list(SocialAccount.objects.filter(workspace=workspace))
+    assert accounts  # one, or one per page/location the user manages (FACEBOOK, GOOGLE_BUSINESS)
+    for account in accounts:
+        assert account.platform == platform
+        assert account.status == "active"
+        assert account.connected_at is not None
+        assert account.access_token
+        assert f'data-account-id="{account.id}"' in response.text
+        assert account.page_id == (account.external_id if platform == "FACEBOOK" else "")
+        assert ("analytics.import_account_history", [account.id]) in enqueued
+    listed = APIClient()
+    listed.credentials(HTTP_AUTHORIZATION=f"Bearer {make_key('viewer', workspace)}")
+    body = listed.get("/api/v1/social-accounts").json()
+    assert [(a["id"], a["platform"], a["status"]) for a in body["accounts"]] == [
+        (a.id, platform, "active") for a in sorted(accounts, key=lambda a: (a.connected_at, a.id))
+    ]
 
 
 def test_sandbox_oauth_goes_through_consent_and_callback(site: str, workspace: Workspace) -> None:

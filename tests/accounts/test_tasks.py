@@ -112,3 +112,18 @@ def test_refresh_account_token_twice_refreshes_once(
     refreshes = [r for r in SandboxStore("pinterest").requests() if r["path"].endswith("/oauth/token")]
     assert len(refreshes) == 1
     tasks.refresh_account_token("acc_gone")
+
+
+@pytest.mark.django_db
+def test_purge_expired_connect_links_keeps_recent_ones(workspace: Workspace) -> None:
+    from accounts.models import ConnectLink
+    from tests.factories.accounts import make_connect_link
+
+    old, _ = make_connect_link(workspace, expires_in=-dt.timedelta(days=8))
+    recent, _ = make_connect_link(workspace, expires_in=-dt.timedelta(days=1))
+    live, _ = make_connect_link(workspace)
+
+    assert tasks.purge_expired_connect_links() == 1
+    assert tasks.purge_expired_connect_links() == 0
+    assert set(ConnectLink.objects.values_list("id", flat=True)) == {recent.id, live.id}
+    assert old.id
