@@ -169,6 +169,14 @@ def account_fresh_credentials(*, account_id: str) -> Credentials:
         raise
 
 
+def _unreachable(platform: str, exc: PlatformError) -> PlatformUnavailable:
+    # Transport errors can quote request URLs, and some platforms carry tokens in them: the
+    # client sees a generic sentence, the log only the error class.
+    logger.warning("%s call failed: %s", platform, exc.__class__.__name__)
+    retry = " (rate limited)" if exc.error_code == "rate_limited" else ""
+    return PlatformUnavailable(f"{platform} could not be reached{retry}; try again later")
+
+
 # --- checks ------------------------------------------------------------------------------
 
 
@@ -203,7 +211,7 @@ def account_verify(*, account_id: str) -> SocialAccount:
     except Permanent as exc:
         raise BadRequest(f"The platform refused the check: {exc.message}", code="check_refused")
     except PlatformError as exc:
-        raise PlatformUnavailable(f"The platform could not be reached: {exc.message}")
+        raise _unreachable(account.platform, exc)
     with transaction.atomic():
         account = SocialAccount.objects.select_for_update().get(id=account_id)
         if profile is not None:
@@ -320,7 +328,7 @@ def account_pinterest_boards(*, workspace_id: str, account_id: str) -> list[Boar
     except (Permanent, NotSupported) as exc:
         raise BoardRequestRefused(f"PINTEREST refused the board request: {exc}")
     except PlatformError as exc:
-        raise PlatformUnavailable(f"PINTEREST could not be reached: {exc.message}")
+        raise _unreachable(account.platform, exc)
 
 
 def account_instagram_audio(*, workspace_id: str, account_id: str, audio_type: str, query: str = "") -> list[AudioItem]:
@@ -340,4 +348,4 @@ def account_instagram_audio(*, workspace_id: str, account_id: str, audio_type: s
     except (Permanent, NotSupported) as exc:
         raise AudioSearchRejected(f"INSTAGRAM rejected the audio search: {exc}")
     except PlatformError as exc:
-        raise PlatformUnavailable(f"INSTAGRAM could not be reached: {exc.message}")
+        raise _unreachable(account.platform, exc)

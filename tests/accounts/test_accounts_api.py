@@ -336,3 +336,28 @@ def test_instagram_audio_errors(
         assert (response.status_code, response.json()["message"]) == (404, "Account not found")
     assert _audio(anon, insta.id, audioType="music").status_code == 401
     _denied(_audio(client_for("viewer"), insta.id, audioType="music"), "posts.draft", "viewer")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unreachable_platform_is_a_502_that_changes_nothing(
+    site: str,
+    api: APIClient,
+    workspace: Workspace,
+    connect_account: Callable[..., SocialAccount],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = connect_account("FACEBOOK", workspace)
+    pinner = connect_account("PINTEREST", workspace)
+    monkeypatch.setenv("PLATFORM_FACEBOOK_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")
+
+    for response, platform in ((_check(api, page.page_id), "FACEBOOK"), (_boards(api, pinner.id), "PINTEREST")):
+        assert response.status_code == 502
+        assert response.json() == {
+            "statusCode": 502,
+            "error": "Bad Gateway",
+            "message": f"{platform} could not be reached; try again later",
+            "code": "platform_unavailable",
+        }
+    assert set(SocialAccount.objects.values_list("status", flat=True)) == {"active"}
+    assert unauthorized_events(workspace.id) == []
