@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from rest_framework.test import APIClient
 
 from core.redis import get_redis
@@ -68,11 +70,31 @@ def api(client_for: Callable[..., APIClient]) -> APIClient:
     return client_for("admin")
 
 
+class _QuietWSGIHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def _simulator_server() -> Iterator[str]:
+    """One threaded HTTP server of this Django app for the whole session. The simulators keep
+    their state in Redis and never touch the database, so unlike ``live_server`` this needs no
+    transactional test (and no database flush after each test)."""
+    server = ThreadedWSGIServer(("127.0.0.1", 0), _QuietWSGIHandler, allow_reuse_address=False)
+    server.set_app(WSGIHandler())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
 @pytest.fixture
-def sandbox(live_server: Any, settings: Any) -> str:
-    """The simulators over real HTTP: a live server of this Django app, with every platform
-    client pointed at its ``/sandbox/<slug>`` base. Returns the sandbox base URL."""
-    settings.SANDBOX_BASE_URL = f"{live_server.url}/sandbox"
+def sandbox(_simulator_server: str, settings: Any) -> str:
+    """The simulators over real HTTP, with every platform client pointed at its
+    ``/sandbox/<slug>`` base. Returns the sandbox base URL. (Pages of the service itself that
+    read the database, such as the connect pages, need ``live_server`` instead.)"""
+    settings.SANDBOX_BASE_URL = f"{_simulator_server}/sandbox"
     return settings.SANDBOX_BASE_URL
 
 
