@@ -43,7 +43,7 @@ def test_connect_one_account_of_every_platform(
         assert account.platform == platform
         assert account.status == "active"
         assert account.connected_at is not None
-        assert account.access_token
+        assert account.access_token and account.access_token not in response.text
         assert f'data-account-id="{account.id}"' in response.text
         assert account.page_id == (account.external_id if platform == "FACEBOOK" else "")
         assert ("analytics.import_account_history", [account.id]) in enqueued
