@@ -77,7 +77,6 @@ def upload_urls_create(*, workspace_id: str, files: list[UploadRequest]) -> list
     if errors:
         raise ValidationFailed(errors)
     storage = get_media_storage()
-    expires_at = (timezone.now() + UPLOAD_URL_TTL).replace(microsecond=0)
     rows = []
     for item in files:
         name = sanitize_file_name(item.file_name, item.mime_type)
@@ -93,6 +92,7 @@ def upload_urls_create(*, workspace_id: str, files: list[UploadRequest]) -> list
             )
         )
     MediaFile.objects.bulk_create(rows)
+    expires_at = (timezone.now() + UPLOAD_URL_TTL).replace(microsecond=0)
     return [
         UploadTicket(
             file_name=item.file_name,

@@ -56,7 +56,10 @@ class OpenAICompatibleProvider:
         except requests.RequestException:
             raise ProviderError("AI image provider is unreachable", retryable=True)
         if response.status_code >= 400:
-            raise _classify(response)
+            error = _classify(response)
+            if self.api_key and self.api_key in error.message:
+                error = ProviderError(error.message.replace(self.api_key, "***"), retryable=error.retryable)
+            raise error
         return self._decode(response, aspect_ratio)
 
     def _decode(self, response: requests.Response, aspect_ratio: str) -> GeneratedImage:

@@ -218,6 +218,7 @@ def test_openai_client_request_and_crop(openai_provider):
             False,
         ),
         (429, {"error": {"message": "quota"}}, "AI image provider rate limit or quota exceeded: quota", True),
+        (400, {"error": {"message": "bad key sk-abc"}}, "AI image provider rejected the request: bad key ***", False),
         (500, b"<html>oops</html>", "AI image provider failed (500): HTTP 500", True),
         (200, {"data": []}, "AI image provider returned no image", False),
         (200, {"data": [{"b64_json": "!!!"}]}, "AI image provider returned no image", False),
