@@ -100,7 +100,33 @@ def _new_user() -> dict[str, Any]:
         )
         board_ids.append(board_id)
     user = {"id": user_id, "username": f"sandbox_pinner_{user_id[-6:]}", "created": time.time(), "boards": board_ids}
+    _seed_history(user, board_ids[0])
     return store.put("user", user_id, user)
+
+
+HISTORY_DAYS_AGO = (10, 40, 200)  # a real account has a past: two pins inside 180 days, one before
+
+
+def _seed_history(user: dict[str, Any], board_id: str) -> None:
+    for days in HISTORY_DAYS_AGO:
+        pin_id = store.new_id()
+        store.put(
+            "pin",
+            pin_id,
+            {
+                "id": pin_id,
+                "owner": user["id"],
+                "username": user["username"],
+                "board_id": board_id,
+                "title": f"Pinned {days} days ago",
+                "description": f"An older pin from {days} days ago",
+                "link": None,
+                "alt_text": None,
+                "media_type": "image",
+                "image_url": "https://i.pinimg.com/600x/sandbox/history.jpg",
+                "created": time.time() - days * 86400,
+            },
+        )
 
 
 # --- OAuth ---------------------------------------------------------------------------------
