@@ -8,6 +8,7 @@ Both servers are started once and left running as daemons, so every process of a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -106,12 +107,12 @@ def stop() -> None:
     import redis
 
     if _redis_alive():
-        try:
+        with contextlib.suppress(redis.RedisError):
             redis.Redis(unix_socket_path=str(REDIS_SOCKET)).shutdown(save=True)
-        except redis.RedisError:
-            pass
     if (PG_DIR / "postmaster.pid").exists():
-        import pgserver
+        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 
-        # cleanup() stops the server unless another live process still holds a handle on it.
-        pgserver.get_server(str(PG_DIR), cleanup_mode="stop").cleanup()
+        # As root, pgserver runs PostgreSQL as its own system user; pg_ctl must run as that user.
+        system_user = "pgserver" if os.geteuid() == 0 else None
+        with contextlib.suppress(subprocess.CalledProcessError):
+            pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PG_DIR, user=system_user)

@@ -192,7 +192,8 @@ RATE_LIMIT_WINDOW_SECONDS = env.int("RATE_LIMIT_WINDOW_SECONDS", default=60)
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 
 # --- Celery ------------------------------------------------------------------------------
-CELERY_BROKER_URL = REDIS_URL
+# kombu reads the database of a unix-socket URL from ``virtual_host``, not ``db``.
+CELERY_BROKER_URL = REDIS_URL.replace("?db=", "?virtual_host=") if "+socket://" in REDIS_URL else REDIS_URL
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
