@@ -25,8 +25,8 @@ DATABASE_NAME = "crosspost"
 
 # pgserver keeps an inter-process lock in the user's runtime directory; give it one if unset.
 if not os.environ.get("XDG_RUNTIME_DIR"):
-    _runtime_dir = Path(f"/tmp/crosspost-runtime-{os.getuid()}")
-    _runtime_dir.mkdir(mode=0o700, exist_ok=True)
+    _runtime_dir = VAR_DIR / "run"
+    _runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.environ["XDG_RUNTIME_DIR"] = str(_runtime_dir)
 
 # pgserver reports every process exit at INFO; that is noise in our logs.

@@ -1,12 +1,12 @@
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 from core import views as core_views
 
 API_APPS = ["workspaces", "accounts", "media", "webhooks", "posts", "analytics"]
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     *[path("", include(f"{app}.api.urls")) for app in API_APPS],
     re_path(r"^.*$", core_views.api_not_found),

@@ -24,12 +24,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["workspace"]
+        found: Workspace | None
         if options["create_workspace"]:
-            workspace, _ = Workspace.objects.get_or_create(name=name)
+            found, _ = Workspace.objects.get_or_create(name=name)
         else:
-            workspace = Workspace.objects.filter(name=name).first()
-            if workspace is None:
-                raise CommandError(f"no workspace named {name!r} (add --create-workspace to create it)")
+            found = Workspace.objects.filter(name=name).first()
+        if found is None:
+            raise CommandError(f"no workspace named {name!r} (add --create-workspace to create it)")
+        workspace = found
         if options["rate_limit"] is not None and options["rate_limit"] < 1:
             raise CommandError("--rate-limit must be at least 1")
         expires_at = None

@@ -19,4 +19,5 @@ class Command(BaseCommand):
             api_key = api_key_revoke(key_or_public_part=options["key"])
         except NotFound:
             raise CommandError("no such API key")
-        self.stdout.write(f"revoked {api_key.public_part} ({api_key.name}) at {api_key.revoked_at.isoformat()}")
+        revoked_at = api_key.revoked_at.isoformat() if api_key.revoked_at else "now"
+        self.stdout.write(f"revoked {api_key.public_part} ({api_key.name}) at {revoked_at}")
