@@ -1,0 +1,85 @@
+"""``python -m bench [--scenario NAME] [--quick] [--keep]``: start the bench stack, run the
+scenarios, print a table each (and write var/bench/<scenario>.json), stop everything."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+import traceback
+
+SCENARIOS = ("api", "burst", "steady", "webhooks", "analytics", "memory")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--scenario", choices=SCENARIOS, action="append", help="run only this one (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="steady for 60 s instead of 5 min, fewer samples")
+    parser.add_argument("--analytics-posts", type=int, default=None, help="tracked posts to seed (default 10,000,000)")
+    parser.add_argument("--worker-pool", default="prefork", help="Celery pool (the Procfile's: prefork)")
+    parser.add_argument("--worker-concurrency", type=int, default=None, help="Celery concurrency (Procfile: 4)")
+    parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    args = parser.parse_args(argv)
+    selected = [s for s in SCENARIOS if not args.scenario or s in args.scenario]
+
+    from bench.stack import LOG_DIR, BenchStack, server_database_url
+
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    stack = BenchStack(server_url=server_database_url(), worker_pool=args.worker_pool)
+    if args.worker_concurrency:
+        stack.worker_concurrency = args.worker_concurrency
+    failures = 0
+    try:
+        stack.redis.start()
+        os.environ.update(stack.env())  # this process works on the bench database and Redis too
+        print(f"bench: migrating a fresh database ({stack.database_url.rsplit('/', 1)[-1]})", flush=True)
+        stack.create_database()
+        import django
+
+        django.setup()
+        from bench import celery_app  # noqa: F401  (the Celery app this process enqueues with)
+        from bench.context import Bench
+
+        print("bench: starting web, sandbox, worker and beat", flush=True)
+        stack.start()
+        runner = Bench(stack=stack, quick=args.quick)
+        runner.record_memory("start-up")
+        for name in selected:
+            print(f"bench: running {name} …", flush=True)
+            module = importlib.import_module(f"bench.scenarios.{name}")
+            scenario_started = time.monotonic()
+            try:
+                if name == "analytics" and args.analytics_posts:
+                    report = module.run(runner, total=args.analytics_posts)
+                else:
+                    report = module.run(runner)
+            except Exception:
+                failures += 1
+                traceback.print_exc()
+                continue
+            report.details["scenarioSeconds"] = round(time.monotonic() - scenario_started, 1)
+            if name != "memory":
+                runner.record_memory(name)
+            report.write()
+            print(report.render(), flush=True)
+            print(f"   ({report.details['scenarioSeconds']:.0f} s)\n", flush=True)
+    finally:
+        stack.stop()
+        stack.redis.stop()
+        if not args.keep:
+            try:
+                from django.db import connections
+
+                connections.close_all()
+            except Exception:  # Django was never set up: nothing to close
+                pass
+            stack.drop_database()
+    print(f"bench: done in {time.monotonic() - started:.0f} s; JSON under var/bench/", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The scenarios, in the order ``make bench`` runs them."""

