@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 # A retry task may fire a moment before ``next_attempt_at`` (clock skew between processes).
 EARLY_TOLERANCE = dt.timedelta(seconds=2)
-LEASE_MARGIN_SECONDS = 15.0
+LEASE_MARGIN_SECONDS = 5.0
 SWEEP_OVERDUE_SECONDS = 60.0
 SWEEP_BATCH = 1000
 DISABLED_REASON = "webhook disabled; pending retries dropped"
@@ -49,7 +49,7 @@ def disable_threshold() -> int:
 
 def lease_duration() -> dt.timedelta:
     """Long enough for one send (bounded by the deadline) plus recording it."""
-    return dt.timedelta(seconds=timeout_seconds() * 2 + LEASE_MARGIN_SECONDS)
+    return dt.timedelta(seconds=timeout_seconds() * 3 + LEASE_MARGIN_SECONDS)
 
 
 def jittered(delay: float) -> float:

@@ -1,0 +1,181 @@
+"""Killing the webhook worker (SIGKILL) mid-run loses no (event, webhook) pair."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.db import connection, transaction
+
+from tests.factories import WorkspaceFactory
+from tests.factories.webhooks import WebhookFactory
+from webhooks.delivery.engine import deliveries_sweep
+from webhooks.events import emit_event
+from webhooks.models import Delivery, Event
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = int(os.environ.get('CHAOS_EVENTS', 500))
+WEBHOOKS = 3
+
+
+class PairCounter:
+    """A loopback receiver recording (path, event id) pairs; answers 200 after a short pause."""
+
+    def __init__(self) -> None:
+        self.pairs: set[tuple[str, str]] = set()
+        self.posts = 0
+        self.lock = threading.Lock()
+        counter = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                event_id = body.split(b'"id":"', 1)[1].split(b'"', 1)[0].decode()
+                time.sleep(0.005)
+                with counter.lock:
+                    counter.pairs.add((self.path, event_id))
+                    counter.posts += 1
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{path}"
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    credentials = quote(db["USER"] or "", safe="")
+    if db.get("PASSWORD"):
+        credentials += ":" + quote(db["PASSWORD"], safe="")
+    host = quote(db.get("HOST") or "", safe="")
+    port = f":{db['PORT']}" if db.get("PORT") else ""
+    return f"postgres://{credentials}@{host}{port}/{db['NAME']}"
+
+
+def _broker_url() -> str:
+    """Our own Redis database for the broker. kombu reads a socket URL's database from
+    ``virtual_host``, not from ``db`` (which settings.REDIS_URL uses), so translate it."""
+    url = settings.REDIS_URL
+    if url.startswith("redis+socket://") and "?db=" in url:
+        base, db = url.split("?db=", 1)
+        return f"{base}?virtual_host={db}"
+    return url
+
+
+@pytest.fixture
+def isolated_broker() -> Iterator[str]:
+    from config.celery import app
+
+    url = _broker_url()
+    previous = app.conf.broker_url
+    app.conf.broker_url = url
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield url
+    app.conf.broker_url = previous
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def _start_worker(log: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(),
+        "REDIS_URL": _broker_url(),
+        "PLATFORM_MODE": "sandbox",
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
+        "WEBHOOK_TIMEOUT_SECONDS": "1",
+        "WEBHOOK_RETRY_DELAYS": "0.5,0.5,0.5,0.5,0.5",
+        "TESTING": "0",
+    }
+    command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "webhooks", "-c", "4"]
+    command += ["--without-heartbeat", "--without-gossip", "--without-mingle", "-l", os.environ.get("CHAOS_LOG", "warning")]
+    with log.open("ab") as sink:
+        return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=sink, stderr=sink)
+
+
+def _kill(worker: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(worker.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    worker.wait(timeout=10)
+
+
+@pytest.fixture
+def workers() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for worker in started:
+        _kill(worker)
+
+
+def _wait_for(condition: Any, timeout: float, every: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(every)
+    return condition()
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_sigkill_mid_run_loses_no_event_webhook_pair(
+    workers: list[subprocess.Popen[bytes]], settings: Any, tmp_path: Path, isolated_broker: str
+) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    settings.WEBHOOK_TIMEOUT_SECONDS = 1.0
+    receiver = PairCounter()
+    workspace = WorkspaceFactory()
+    hooks = [WebhookFactory(workspace=workspace, url=receiver.url(f"/w{i}")) for i in range(WEBHOOKS)]
+    T0 = time.monotonic()
+    workers.append(_start_worker(tmp_path / 'worker.log'))
+    for index in range(EVENTS):
+        with transaction.atomic():
+            emit_event(workspace_id=workspace.id, name="post.published", data={"post": {"id": f"p{index}"}})
+    event_ids = list(Event.objects.values_list("id", flat=True))
+    assert len(event_ids) == EVENTS and Delivery.objects.count() == EVENTS * WEBHOOKS
+
+    print("emitted", time.monotonic() - T0, receiver.posts)
+    assert _wait_for(lambda: receiver.posts >= EVENTS * WEBHOOKS // 5, timeout=120), (tmp_path / "worker.log").read_text()[-3000:]
+    _kill(workers[0])
+    delivered_before_kill = len(receiver.pairs)
+    assert delivered_before_kill < EVENTS * WEBHOOKS, "the kill came too late to prove anything"
+
+    print("killed", time.monotonic() - T0, receiver.posts)
+    workers.append(_start_worker(tmp_path / 'worker.log'))
+    expected = {(f"/w{i}", event_id) for i in range(WEBHOOKS) for event_id in event_ids}
+
+    def all_delivered() -> bool:
+        deliveries_sweep(overdue_seconds=2)
+        return receiver.pairs >= expected
+
+    assert _wait_for(all_delivered, timeout=180, every=1.0), (
+        f"missing {len(expected - receiver.pairs)} pairs; before the kill {delivered_before_kill}"
+    )
+    assert receiver.pairs == expected
+    if os.environ.get("CHAOS_LOG"):
+        print((tmp_path / "worker.log").read_text()[-3000:])
+    print("done", time.monotonic() - T0, receiver.posts)
+    assert _wait_for(lambda: not Delivery.objects.exclude(status="succeeded").exists(), timeout=60)
+    assert len(hooks) == WEBHOOKS
