@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,7 +26,7 @@ from webhooks.events import emit_event
 from webhooks.models import Delivery, Event
 
 ROOT = Path(__file__).resolve().parents[2]
-EVENTS = int(os.environ.get('CHAOS_EVENTS', 500))
+EVENTS = int(os.environ.get("CHAOS_EVENTS", 500))
 WEBHOOKS = 3
 
 
@@ -108,16 +109,20 @@ def _start_worker(log: Path) -> subprocess.Popen[bytes]:
         "TESTING": "0",
     }
     command = [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "webhooks", "-c", "4"]
-    command += ["--without-heartbeat", "--without-gossip", "--without-mingle", "-l", os.environ.get("CHAOS_LOG", "warning")]
+    command += [
+        "--without-heartbeat",
+        "--without-gossip",
+        "--without-mingle",
+        "-l",
+        os.environ.get("CHAOS_LOG", "warning"),
+    ]
     with log.open("ab") as sink:
         return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True, stdout=sink, stderr=sink)
 
 
 def _kill(worker: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(worker.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     worker.wait(timeout=10)
 
 
@@ -149,7 +154,7 @@ def test_sigkill_mid_run_loses_no_event_webhook_pair(
     workspace = WorkspaceFactory()
     hooks = [WebhookFactory(workspace=workspace, url=receiver.url(f"/w{i}")) for i in range(WEBHOOKS)]
     T0 = time.monotonic()
-    workers.append(_start_worker(tmp_path / 'worker.log'))
+    workers.append(_start_worker(tmp_path / "worker.log"))
     for index in range(EVENTS):
         with transaction.atomic():
             emit_event(workspace_id=workspace.id, name="post.published", data={"post": {"id": f"p{index}"}})
@@ -157,13 +162,15 @@ def test_sigkill_mid_run_loses_no_event_webhook_pair(
     assert len(event_ids) == EVENTS and Delivery.objects.count() == EVENTS * WEBHOOKS
 
     print("emitted", time.monotonic() - T0, receiver.posts)
-    assert _wait_for(lambda: receiver.posts >= EVENTS * WEBHOOKS // 5, timeout=120), (tmp_path / "worker.log").read_text()[-3000:]
+    assert _wait_for(lambda: receiver.posts >= EVENTS * WEBHOOKS // 5, timeout=120), (
+        tmp_path / "worker.log"
+    ).read_text()[-3000:]
     _kill(workers[0])
     delivered_before_kill = len(receiver.pairs)
     assert delivered_before_kill < EVENTS * WEBHOOKS, "the kill came too late to prove anything"
 
     print("killed", time.monotonic() - T0, receiver.posts)
-    workers.append(_start_worker(tmp_path / 'worker.log'))
+    workers.append(_start_worker(tmp_path / "worker.log"))
     expected = {(f"/w{i}", event_id) for i in range(WEBHOOKS) for event_id in event_ids}
 
     def all_delivered() -> bool:
