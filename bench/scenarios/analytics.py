@@ -19,7 +19,9 @@ from bench.report import Report
 
 WORKSPACES = 1000
 LARGEST = 1_000_000
-DEFAULT_TOTAL = 10_000_000
+ASKED_TOTAL = 10_000_000
+# What fits in make bench's 20 minutes on a shared 2-core machine: the largest workspace at full size.
+DEFAULT_TOTAL = 2_000_000
 LARGEST_PLATFORMS = ["BLUESKY", "THREADS", "LINKEDIN", "YOUTUBE"]
 OTHER_PLATFORMS = ["BLUESKY", "THREADS"]
 WINDOW_SECONDS = 180 * 86400
@@ -165,12 +167,12 @@ def run(bench: Bench, *, total: int = DEFAULT_TOTAL) -> Report:
     report.add("refresh: ms per batch", cost["msPerBatch"], f"ms / {cost['batchSize']} rows")
     report.add("refresh: SQL queries (whole refresh)", cost["sqlQueries"])
     report.add("refresh: platform calls (whole refresh)", cost["platformCalls"])
-    report.add("tracked posts seeded", seeded["trackedPosts"], target=f"{total:,} asked")
+    report.add("tracked posts seeded", seeded["trackedPosts"], target=f"{ASKED_TOTAL:,} asked")
     report.add("seeding time", seeded["seconds"], "s")
-    if seeded["trackedPosts"] < DEFAULT_TOTAL:
+    if seeded["trackedPosts"] < ASKED_TOTAL:
         report.notes.append(
             f"seeded {seeded['trackedPosts']:,} tracked posts (largest workspace at full size, 1,000,000) "
-            f"instead of {DEFAULT_TOTAL:,} to keep make bench under 20 minutes"
+            f"instead of {ASKED_TOTAL:,} to keep make bench under 20 minutes"
         )
     report.notes.append(f"refresh measured on {cost['source']}")
     return report

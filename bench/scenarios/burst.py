@@ -30,12 +30,13 @@ def run(bench: Bench) -> Report:
     if time.time() >= due:
         report.notes.append(f"seeding took {seed_seconds:.1f} s: the posts were already due when it ended")
     cpu_before = bench.stack.cpu_seconds("worker")
-    deadline = due + (420 if not bench.quick else 240)
+    deadline = due + (300 if not bench.quick else 180)
     while time.time() < deadline and publishing.terminal_count(bench, run_id) < total:
         time.sleep(1.0)
     cpu_used = bench.stack.cpu_seconds("worker") - cpu_before
     result = publishing.outcome(bench, run_id)
     created, dups = publishing.duplicates(bench)
+    report.details["abandoned"] = publishing.abandon(bench, run_id)
 
     published = result["statuses"].get("PUBLISHED", 0)
     window = (result["lastPublished"] - due) if result["lastPublished"] else None

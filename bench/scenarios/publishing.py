@@ -150,3 +150,18 @@ def queue_depth(bench: Bench, queue: str = "publish") -> int:
     for key in keys:
         pipe.llen(key)
     return int(sum(pipe.execute()))
+
+
+def abandon(bench: Bench, run: str) -> int:
+    """Keep the next scenario clean when this one stopped waiting: targets of ``run`` still
+    PENDING are closed as FAILED (the benchmark's own database) and the queued tasks dropped;
+    a task that still arrives finds nothing to claim. Returns how many were abandoned."""
+    from bench.celery_app import app
+
+    rows = bench.sql(
+        "UPDATE posts_posttarget SET status = 'FAILED', error_message = 'abandoned by the benchmark' "
+        "WHERE post_id LIKE %s AND status = 'PENDING' RETURNING id",
+        [f"post_{run}_%"],
+    )
+    app.control.purge()
+    return len(rows)

@@ -32,7 +32,7 @@ def run(bench: Bench) -> Report:
     while time.time() < start:
         time.sleep(0.2)
     samples: list[dict[str, float]] = []
-    deadline = start + duration + 120
+    deadline = start + duration + 60
     while time.time() < deadline:
         tick = time.time()
         waiting = int(bench.sql(BACKLOG_SQL, [f"post_{run_id}_%"])[0][0])
@@ -42,6 +42,7 @@ def run(bench: Bench) -> Report:
         time.sleep(max(0.0, 1.0 - (time.time() - tick)))
     result = publishing.outcome(bench, run_id)
     _, dups = publishing.duplicates(bench)
+    report.details["abandoned"] = publishing.abandon(bench, run_id)
     during = [s for s in samples if s["t"] <= duration]
     queue = [s["queue"] for s in during]
     backlog = [s["backlog"] for s in during]
