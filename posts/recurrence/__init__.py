@@ -21,6 +21,7 @@ __all__ = [
     "series_resume",
     "series_start",
     "upcoming_post_deleted",
+    "upcoming_post_unscheduled",
 ]
 
 

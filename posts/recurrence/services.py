@@ -290,6 +290,13 @@ def upcoming_post_deleted(*, post: Post) -> None:
     _advance(series, after=max(post.occurrence_at, timezone.now()))
 
 
+def upcoming_post_unscheduled(*, post: Post) -> None:
+    """``post`` (locked by the caller) is about to become an undated draft: when it is the upcoming
+    occurrence of an ACTIVE series, the series moves on to the next occurrence at once, as when
+    it is deleted (the draft keeps its link to the series)."""
+    upcoming_post_deleted(post=post)
+
+
 @transaction.atomic
 def series_account_removed(*, workspace_id: str, account_id: str) -> int:
     """The account is being removed: every ACTIVE series of the workspace that publishes to it

@@ -309,3 +309,46 @@ def test_pausing_while_an_occurrence_is_claimed_lets_it_publish(api: Any, masto:
     finish(post1, "PUBLISHED")
     series.refresh_from_db()
     assert series.status == "PAUSED" and upcoming(series) == []
+
+
+def test_unscheduling_the_upcoming_post_moves_the_series_on(api: Any, masto: Any) -> None:
+    series = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
+    [post1] = upcoming(series)
+    with time_machine.travel(utc(2026, 4, 30, 1), tick=False):
+        body = api.post(f"{POSTS}/{post1.id}/unschedule", format="json").json()
+    assert (body["status"], body["scheduledAt"], body["recurringPostId"]) == ("DRAFT", None, series.id)
+    assert [p.occurrence_at for p in upcoming(series)] == [utc(2026, 5, 2, 9)]
+    series.refresh_from_db()
+    assert (series.next_occurrence_at, series.occurrence_count) == (utc(2026, 5, 2, 9), 2)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claim_hooks_create_one_next_occurrence(api: Any, masto: Any) -> None:
+    import threading
+
+    from django.db import connection, transaction
+
+    series = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
+    [post1] = upcoming(series)
+    barrier = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def claim() -> None:
+        try:
+            barrier.wait()
+            with time_machine.travel(utc(2026, 5, 1, 9), tick=False), transaction.atomic():
+                series_occurrences_claimed(post_ids=[post1.id])
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    series.refresh_from_db()
+    assert series.occurrence_count == 2
+    assert Post.objects.filter(recurring_post=series, occurrence_at=utc(2026, 5, 2, 9)).count() == 1
