@@ -64,6 +64,9 @@ def post_unschedule(*, workspace_id: str, post_id: str) -> Post:
     if post.status not in (PostStatus.DRAFT, PostStatus.SCHEDULED):
         raise BadRequest("Only a draft or a scheduled post can be unscheduled", code="post_not_unschedulable")
     if post.status != PostStatus.DRAFT or post.scheduled_at is not None:
+        if post.recurring_post_id:
+            # The upcoming occurrence of a series leaves the schedule: the series moves on to the next.
+            _recurrence_hook("upcoming_post_unscheduled", post=post)
         post.status, post.scheduled_at = PostStatus.DRAFT, None
         post.save(update_fields=["status", "scheduled_at", "updated_at"])
     return post
