@@ -171,6 +171,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.schema.add_shared_components",
+        "webhooks.schema.add_event_schemas",
     ],
     "PREPROCESSING_HOOKS": ["core.schema.only_public_api"],
     "DISABLE_ERRORS_AND_WARNINGS": False,
