@@ -7,16 +7,18 @@ from typing import Any
 
 from posts.pipeline import config
 
+# Both run on the "default" queue: behind thousands of queued publish tasks (a burst, or a queue
+# refilled after an outage) they would come too late to claim the next posts or recover lost work.
+# A tick that could not run in time is dropped: the next one does the same work.
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "posts.dispatch_due": {
         "task": "posts.dispatch_due",
         "schedule": config.dispatch_interval_seconds(),
-        # A tick that could not run in time is useless: the next one claims the same posts.
-        "options": {"expires": max(config.dispatch_interval_seconds() * 2, 1.0)},
+        "options": {"queue": "default", "expires": max(config.dispatch_interval_seconds() * 2, 2.0)},
     },
     "posts.sweep": {
         "task": "posts.sweep",
         "schedule": config.sweep_interval_seconds(),
-        "options": {"expires": config.sweep_interval_seconds()},
+        "options": {"queue": "default", "expires": max(config.sweep_interval_seconds() * 2, 10.0)},
     },
 }
