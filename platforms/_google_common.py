@@ -14,7 +14,6 @@ from zoneinfo import ZoneInfo
 
 import requests
 
-from platforms._share_c_common import as_int, host_url, json_or_empty, retry_at_from, send
 from platforms.base import (
     AuthError,
     Credentials,
@@ -26,6 +25,7 @@ from platforms.base import (
     RateLimited,
     Transient,
 )
+from platforms.http import as_int, host_url, json_or_empty, retry_at_from, send
 
 LIVE_AUTHORIZE_URL = "https://accounts.google.com/o/oauth2/v2/auth"
 LIVE_TOKEN_URL = "https://oauth2.googleapis.com/token"
@@ -85,11 +85,11 @@ class GoogleClient(PlatformClient):
         return path if path.startswith("http") else f"{self.base_url}{path}"
 
     def _call(
-        self, method: str, url: str, creds: Credentials, *, creating: bool = False, **kwargs: Any
+        self, method: str, url: str, creds: Credentials, *, creates: bool = False, **kwargs: Any
     ) -> requests.Response:
         headers = {"Authorization": f"Bearer {creds.access_token}", **kwargs.pop("headers", {})}
         response = send(
-            self.session, method, self._url(url), timeout=self.timeout, creating=creating, headers=headers, **kwargs
+            self.session, method, self._url(url), timeout=self.timeout, creates=creates, headers=headers, **kwargs
         )
         if response.status_code >= 400:
             raise google_error(response)

@@ -1,9 +1,7 @@
 """Shared pieces of the Meta clients (Facebook Pages, Instagram via Facebook Login, Threads):
-the versioned Graph base, the transport wrapper that tells "never sent" from "maybe sent",
-the Graph error envelope mapped onto the taxonomy, rate-limit headers and cursor paging.
-
-The transport wrapper :func:`send` is generic (TikTok uses it too): it only classifies failures
-that happen below HTTP."""
+the versioned Graph base, the Graph error envelope mapped onto the taxonomy, Meta's usage
+headers, cursor paging, the Facebook Login token steps and the container → publish flow that
+Instagram and Threads share. The transport itself is :mod:`platforms.http`."""
 
 from __future__ import annotations
 
@@ -11,10 +9,8 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlencode, urlsplit
 
 import requests
-from urllib3.exceptions import NameResolutionError, NewConnectionError
 
 from platforms.base import (
     AppCredentials,
@@ -28,59 +24,11 @@ from platforms.base import (
     Transient,
     UnknownOutcome,
 )
+from platforms.http import json_or_empty, parse_instant, retry_at_from, send, utcnow
 
 GRAPH_VERSION = "v21.0"
 FACEBOOK_DIALOG_HOST = "https://www.facebook.com"
 MAX_PAGES = 50  # bound on cursor paging: a runaway "next" link must not loop forever
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def _sent_before_failure(exc: requests.RequestException) -> bool:
-    """True when the request may have reached the platform before the failure."""
-    if isinstance(exc, requests.ConnectTimeout):
-        return False
-    if isinstance(exc, requests.ReadTimeout):
-        return True
-    if isinstance(exc, requests.ConnectionError):
-        reason: Any = exc.args[0] if exc.args else None
-        inner = getattr(reason, "reason", reason)
-        if isinstance(inner, NewConnectionError | NameResolutionError) or isinstance(
-            reason, NewConnectionError | NameResolutionError
-        ):
-            return False
-        text = str(exc)
-        return not ("Failed to establish a new connection" in text or "Name or service not known" in text)
-    return False
-
-
-def send(
-    session: requests.Session,
-    method: str,
-    url: str,
-    *,
-    timeout: float,
-    creates: bool = False,
-    **kwargs: Any,
-) -> requests.Response:
-    """One HTTP call. Failures below HTTP become Transient, except a create call that may have
-    been received (read timeout, connection dropped after sending): that is UnknownOutcome."""
-    try:
-        return session.request(method, url, timeout=timeout, **kwargs)
-    except requests.RequestException as exc:
-        if creates and _sent_before_failure(exc):
-            raise UnknownOutcome(f"No answer after sending {method} {urlsplit(url).path}: {exc.__class__.__name__}")
-        raise Transient(f"Could not reach {urlsplit(url).netloc}: {exc.__class__.__name__}") from exc
-
-
-def json_or_empty(response: requests.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 # --- rate-limit headers ------------------------------------------------------------------
@@ -103,10 +51,10 @@ def _usage_percent(raw: str | None) -> int:
 def retry_at_from_headers(headers: Any) -> dt.datetime | None:
     """When the caller may try again: Retry-After (seconds), or the longest
     ``estimated_time_to_regain_access`` (minutes) of X-Business-Use-Case-Usage."""
+    retry_after = retry_at_from(headers, "Retry-After")
+    if retry_after is not None:
+        return retry_after
     now = utcnow()
-    retry_after = headers.get("Retry-After")
-    if retry_after and str(retry_after).isdigit():
-        return now + dt.timedelta(seconds=int(retry_after))
     buc = headers.get("X-Business-Use-Case-Usage")
     if buc:
         try:
@@ -242,24 +190,9 @@ class GraphApi:
             body = self.call("GET", "", token=token, absolute_url=str(next_url))
 
 
-def dialog_url(*, api_base_url: str, live_host: str, dialog_host: str, path: str, query: dict[str, str]) -> str:
-    """OAuth consent page: the platform's web host in live mode, the simulator's base otherwise
-    (any base that is not the live API host is a simulator or a test double)."""
-    host = dialog_host if api_base_url.rstrip("/") == live_host else api_base_url.rstrip("/")
-    return f"{host}/{path.lstrip('/')}?{urlencode(query)}"
-
-
 def parse_time(value: Any) -> dt.datetime:
-    """Graph timestamps ("2024-05-01T10:00:00+0000") or unix seconds."""
-    if isinstance(value, int | float):
-        return dt.datetime.fromtimestamp(value, dt.UTC)
-    text = str(value or "")
-    if not text:
-        return utcnow()
-    if len(text) >= 5 and text[-5] in "+-" and text[-3] != ":":
-        text = f"{text[:-2]}:{text[-2:]}"
-    parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    """Graph timestamps ("2024-05-01T10:00:00+0000") or unix seconds; now when absent."""
+    return parse_instant(value) or utcnow()
 
 
 def insight_values(body: dict[str, Any]) -> dict[str, int]:

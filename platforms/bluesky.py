@@ -24,7 +24,6 @@ from urllib.parse import urlsplit
 import requests
 from django.conf import settings
 
-from platforms._social_common import download_media, json_or_empty, parse_instant, retry_at_from, send
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -43,6 +42,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send
 
 LIVE_BASE_URL = "https://bsky.social"
 LIVE_VIDEO_SERVICE = "https://video.bsky.app"

@@ -19,11 +19,9 @@ from platforms._meta_common import (
     FACEBOOK_DIALOG_HOST,
     GRAPH_VERSION,
     GraphApi,
-    dialog_url,
     facebook_login_token,
     insight_values,
     parse_time,
-    utcnow,
 )
 from platforms.base import (
     AccountProfile,
@@ -39,6 +37,7 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
+from platforms.http import dialog_url, utcnow
 
 LIVE_BASE_URL = "https://graph.facebook.com"
 SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "read_insights", "business_management")

@@ -15,7 +15,6 @@ import datetime as dt
 from typing import Any
 
 from platforms._google_common import GoogleClient
-from platforms._share_c_common import as_int, host_url, parse_time
 from platforms.base import (
     AccountProfile,
     ConnectedIdentity,
@@ -28,6 +27,7 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
+from platforms.http import as_int, host_url, parse_instant
 
 LIVE_BASE_URL = "https://mybusiness.googleapis.com"
 LIVE_ACCOUNTS_URL = "https://mybusinessaccountmanagement.googleapis.com/v1"
@@ -97,7 +97,7 @@ class Client(GoogleClient):
             post = self._json("GET", f"/v4/{state['name']}", creds)
         else:
             body = local_post_body(request)
-            post = self._json("POST", f"/v4/{creds.external_id}/localPosts", creds, json=body, creating=True)
+            post = self._json("POST", f"/v4/{creds.external_id}/localPosts", creds, json=body, creates=True)
         status = str(post.get("state") or "LIVE")
         if status == "REJECTED":
             raise Permanent("Google rejected the local post", error_code=ErrorCode.CONTENT_REJECTED)
@@ -107,7 +107,7 @@ class Client(GoogleClient):
             done=True,
             platform_post_id=str(post["name"]),
             url=str(post.get("searchUrl") or ""),
-            published_at=parse_time(post.get("createTime")) or dt.datetime.now(dt.UTC),
+            published_at=parse_instant(post.get("createTime")) or dt.datetime.now(dt.UTC),
         )
 
     # --- analytics -----------------------------------------------------------------------
@@ -115,7 +115,7 @@ class Client(GoogleClient):
         posts = self._pages(f"/v4/{creds.external_id}/localPosts", creds, "localPosts", {"pageSize": 100})
         found = []
         for post in posts:
-            created = parse_time(post.get("createTime"))
+            created = parse_instant(post.get("createTime"))
             if created is None or created < since:
                 continue
             media = post.get("media") or [{}]
@@ -186,7 +186,7 @@ def local_post_body(request: PublishRequest) -> dict[str, Any]:
     if topic in {"EVENT", "OFFER"}:
         schedule: dict[str, Any] = {}
         for prefix, key in (("start", "eventStart"), ("end", "eventEnd")):
-            moment = parse_time(options.get(key))
+            moment = parse_instant(options.get(key))
             if moment is not None:
                 schedule[f"{prefix}Date"] = {"year": moment.year, "month": moment.month, "day": moment.day}
                 schedule[f"{prefix}Time"] = {"hours": moment.hour, "minutes": moment.minute, "seconds": 0, "nanos": 0}

@@ -22,12 +22,10 @@ from platforms._meta_common import (
     ContainerFlow,
     GraphApi,
     check_publishing_limit,
-    dialog_url,
     facebook_login_token,
     insight_values,
     long_lived_token,
     parse_time,
-    utcnow,
 )
 from platforms.base import (
     AccountProfile,
@@ -44,6 +42,7 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
+from platforms.http import dialog_url, utcnow
 
 LIVE_BASE_URL = "https://graph.facebook.com"
 SCOPES = (

@@ -19,7 +19,6 @@ from urllib.parse import quote, urlencode
 
 import requests
 
-from platforms._share_c_common import as_int, fetch_media, host_url, json_or_empty, parse_time, retry_at_from, send
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -37,6 +36,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.http import as_int, download_media, host_url, json_or_empty, parse_instant, retry_at_from, send
 
 LIVE_BASE_URL = "https://api.linkedin.com"
 LIVE_AUTHORIZE_URL = "https://www.linkedin.com/oauth/v2/authorization"
@@ -64,7 +64,7 @@ class Client(PlatformClient):
 
     # --- transport -------------------------------------------------------------------------
     def _call(
-        self, method: str, path: str, creds: Credentials, *, creating: bool = False, **kwargs: Any
+        self, method: str, path: str, creds: Credentials, *, creates: bool = False, **kwargs: Any
     ) -> requests.Response:
         headers = {
             "Authorization": f"Bearer {creds.access_token}",
@@ -73,7 +73,7 @@ class Client(PlatformClient):
             **kwargs.pop("headers", {}),
         }
         url = path if path.startswith("http") else f"{self.base_url}{path}"
-        response = send(self.session, method, url, timeout=self.timeout, creating=creating, headers=headers, **kwargs)
+        response = send(self.session, method, url, timeout=self.timeout, creates=creates, headers=headers, **kwargs)
         if response.status_code >= 400:
             raise linkedin_error(response)
         return response
@@ -188,7 +188,7 @@ class Client(PlatformClient):
                 params={"action": "initializeUpload"},
                 json={"initializeUploadRequest": {"owner": author}},
             )["value"]
-            data, mime = fetch_media(self.session, item.url, timeout=self.timeout)
+            data, mime = download_media(self.session, item.url, timeout=self.timeout)
             self._put_bytes(str(init["uploadUrl"]), creds, data, mime or item.mime_type)
             urns.append(str(init["image"]))
         return PublishResult(done=False, state={**state, "images": urns}, poll_after=0.0)
@@ -198,7 +198,7 @@ class Client(PlatformClient):
     ) -> PublishResult | None:
         item = next(m for m in request.media if m.kind == "video")
         if not state.get("video"):
-            size = item.size or len(fetch_media(self.session, item.url, timeout=self.timeout)[0])
+            size = item.size or len(download_media(self.session, item.url, timeout=self.timeout)[0])
             init = self._json(
                 "POST",
                 "/rest/videos",
@@ -227,7 +227,7 @@ class Client(PlatformClient):
                 },
             )
         if not state.get("finalized"):
-            data, _ = fetch_media(self.session, item.url, timeout=self.timeout)
+            data, _ = download_media(self.session, item.url, timeout=self.timeout)
             etags = []
             for part in state["instructions"]:
                 response = self._put_bytes(
@@ -262,7 +262,7 @@ class Client(PlatformClient):
                 params={"action": "initializeUpload"},
                 json={"initializeUploadRequest": {"owner": author}},
             )["value"]
-            data, mime = fetch_media(self.session, item.url, timeout=self.timeout)
+            data, mime = download_media(self.session, item.url, timeout=self.timeout)
             self._put_bytes(str(init["uploadUrl"]), creds, data, mime or item.mime_type)
             return PublishResult(
                 done=False, state={**state, "document": str(init["document"])}, poll_after=PROCESSING_POLL_SECONDS
@@ -308,7 +308,7 @@ class Client(PlatformClient):
             body["content"] = {
                 "multiImage": {"images": [{"id": u, "altText": a} for u, a in zip(images, alts, strict=False)]}
             }
-        response = self._call("POST", "/rest/posts", creds, json=body, creating=True)
+        response = self._call("POST", "/rest/posts", creds, json=body, creates=True)
         urn = response.headers.get("x-restli-id") or response.headers.get("x-linkedin-id") or ""
         if not urn:
             raise Transient("LinkedIn created the post but sent no x-restli-id")
@@ -331,7 +331,7 @@ class Client(PlatformClient):
             body = self._json("GET", f"/rest/posts?{query}", creds)
             elements = body.get("elements") or []
             for post in elements:
-                published = parse_time(post.get("publishedAt") or post.get("createdAt"))
+                published = parse_instant(post.get("publishedAt") or post.get("createdAt"), millis=True)
                 if published is None or published < since or post.get("lifecycleState") != "PUBLISHED":
                     continue
                 found.append(

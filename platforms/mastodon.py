@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 
 import requests
 
-from platforms._social_common import classify_http, download_media, json_or_empty, parse_instant, retry_at_from, send
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -36,6 +35,7 @@ from platforms.base import (
     RateLimited,
     RemotePost,
 )
+from platforms.http import classify_http, download_media, json_or_empty, parse_instant, retry_at_from, send
 
 LIVE_BASE_URL = "https://mastodon.social"
 SCOPES = "read write"

@@ -14,15 +14,6 @@ from urllib.parse import urlencode
 
 import requests
 
-from platforms._share_c_common import (
-    as_int,
-    fetch_media,
-    host_url,
-    json_or_empty,
-    parse_time,
-    retry_at_from,
-    send,
-)
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -40,6 +31,15 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.http import (
+    as_int,
+    download_media,
+    host_url,
+    json_or_empty,
+    parse_instant,
+    retry_at_from,
+    send,
+)
 
 LIVE_BASE_URL = "https://api.pinterest.com/v5"
 LIVE_AUTHORIZE_URL = "https://www.pinterest.com/oauth/"
@@ -55,13 +55,13 @@ class Client(PlatformClient):
 
     # --- transport -------------------------------------------------------------------------
     def _call(
-        self, method: str, path: str, creds: Credentials | None = None, *, creating: bool = False, **kwargs: Any
+        self, method: str, path: str, creds: Credentials | None = None, *, creates: bool = False, **kwargs: Any
     ) -> dict[str, Any]:
         headers = kwargs.pop("headers", {})
         if creds is not None:
             headers["Authorization"] = f"Bearer {creds.access_token}"
         url = path if path.startswith("http") else f"{self.base_url}{path}"
-        response = send(self.session, method, url, timeout=self.timeout, creating=creating, headers=headers, **kwargs)
+        response = send(self.session, method, url, timeout=self.timeout, creates=creates, headers=headers, **kwargs)
         if response.status_code >= 400:
             raise self._error(response)
         return json_or_empty(response)
@@ -101,7 +101,7 @@ class Client(PlatformClient):
     def _token(self, form: dict[str, str]) -> dict[str, Any]:
         try:
             return self._call(
-                "POST", "/oauth/token", data=form, auth=(self.app.client_id, self.app.client_secret), creating=False
+                "POST", "/oauth/token", data=form, auth=(self.app.client_id, self.app.client_secret), creates=False
             )
         except Permanent as exc:  # an unusable code or refresh token: the user must connect again
             raise AuthError(exc.message, http_status=exc.http_status)
@@ -210,7 +210,7 @@ class Client(PlatformClient):
             body["link"] = str(request.options["link"])
         if request.media[0].alt_text:
             body["alt_text"] = request.media[0].alt_text[:500]
-        pin = self._call("POST", "/pins", creds, json=body, creating=True)
+        pin = self._call("POST", "/pins", creds, json=body, creates=True)
         return self._published(pin)
 
     def _video_source(
@@ -230,7 +230,7 @@ class Client(PlatformClient):
             return PublishResult(done=False, state=state, poll_after=0.0)
         if not state.get("uploaded"):
             video = next(m for m in request.media if m.kind == "video")
-            data, mime = fetch_media(self.session, video.url, timeout=self.timeout)
+            data, mime = download_media(self.session, video.url, timeout=self.timeout)
             fields = {str(k): str(v) for k, v in (state.get("upload_parameters") or {}).items()}
             response = send(
                 self.session,
@@ -261,7 +261,7 @@ class Client(PlatformClient):
             done=True,
             platform_post_id=pin_id,
             url=f"https://www.pinterest.com/pin/{pin_id}/",
-            published_at=parse_time(pin.get("created_at")) or dt.datetime.now(dt.UTC),
+            published_at=parse_instant(pin.get("created_at")) or dt.datetime.now(dt.UTC),
         )
 
     # --- analytics -----------------------------------------------------------------------
@@ -274,7 +274,7 @@ class Client(PlatformClient):
                 params["bookmark"] = bookmark
             page = self._call("GET", "/pins", creds, params=params)
             for item in page.get("items") or []:
-                created = parse_time(item.get("created_at"))
+                created = parse_instant(item.get("created_at"))
                 if created is None or created < since:
                     continue
                 posts.append(
@@ -287,7 +287,7 @@ class Client(PlatformClient):
                     )
                 )
             bookmark = str(page.get("bookmark") or "")
-            oldest = parse_time((page.get("items") or [{}])[-1].get("created_at")) if page.get("items") else None
+            oldest = parse_instant((page.get("items") or [{}])[-1].get("created_at")) if page.get("items") else None
             if not bookmark or (oldest is not None and oldest < since):
                 return posts
 

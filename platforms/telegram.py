@@ -18,7 +18,6 @@ import secrets
 import string
 from typing import Any
 
-from platforms._social_common import json_or_empty, send
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -34,6 +33,7 @@ from platforms.base import (
     RateLimited,
     Transient,
 )
+from platforms.http import json_or_empty, send
 
 LIVE_BASE_URL = "https://api.telegram.org"
 BOT_TOKEN = re.compile(r"^\d{5,}:[A-Za-z0-9_-]{35}$")

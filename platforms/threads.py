@@ -18,10 +18,8 @@ from platforms._meta_common import (
     ContainerFlow,
     GraphApi,
     check_publishing_limit,
-    dialog_url,
     insight_values,
     parse_time,
-    utcnow,
 )
 from platforms.base import (
     AccountProfile,
@@ -37,6 +35,7 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
+from platforms.http import dialog_url, utcnow
 
 LIVE_BASE_URL = "https://graph.threads.net"
 AUTHORIZE_HOST = "https://threads.net"

@@ -20,7 +20,6 @@ from typing import Any
 
 import requests
 
-from platforms._meta_common import dialog_url, json_or_empty, send, utcnow
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -40,6 +39,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.http import dialog_url, json_or_empty, send, utcnow
 
 LIVE_BASE_URL = "https://open.tiktokapis.com"
 AUTHORIZE_HOST = "https://www.tiktok.com"

@@ -23,7 +23,6 @@ from urllib.parse import urlencode
 
 import requests
 
-from platforms._social_common import download_media, json_or_empty, parse_instant, retry_at_from, send
 from platforms.base import (
     AccountProfile,
     AuthError,
@@ -42,6 +41,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send
 
 LIVE_BASE_URL = "https://api.x.com"
 LIVE_AUTHORIZE_URL = "https://x.com/i/oauth2/authorize"

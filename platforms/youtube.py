@@ -15,7 +15,6 @@ import logging
 from typing import Any
 
 from platforms._google_common import GoogleClient, google_error
-from platforms._share_c_common import as_int, fetch_media, json_or_empty, parse_time, send
 from platforms.base import (
     AccountProfile,
     ConnectedIdentity,
@@ -30,6 +29,7 @@ from platforms.base import (
     Transient,
 )
 from platforms.capabilities import CAPABILITIES
+from platforms.http import as_int, download_media, json_or_empty, parse_instant, send
 
 LIVE_BASE_URL = "https://www.googleapis.com"
 API = "/youtube/v3"
@@ -137,7 +137,7 @@ class Client(GoogleClient):
 
     def _upload(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         video = next(m for m in request.media if m.kind == "video")
-        data, mime = fetch_media(self.session, video.url, timeout=self.timeout)
+        data, mime = download_media(self.session, video.url, timeout=self.timeout)
         session_uri = str(state["session_uri"])
         size = len(data)
         probe = send(
@@ -204,7 +204,7 @@ class Client(GoogleClient):
             url=f"https://www.youtube.com/shorts/{video_id}"
             if shorts
             else f"https://www.youtube.com/watch?v={video_id}",
-            published_at=parse_time(state.get("published_at")) or dt.datetime.now(dt.UTC),
+            published_at=parse_instant(state.get("published_at")) or dt.datetime.now(dt.UTC),
         )
 
     # --- analytics -----------------------------------------------------------------------
@@ -276,7 +276,7 @@ def _remote_post(item: dict[str, Any]) -> RemotePost | None:
     snippet = item.get("snippet") or {}
     details = item.get("contentDetails") or {}
     video_id = details.get("videoId") or (snippet.get("resourceId") or {}).get("videoId")
-    published = parse_time(details.get("videoPublishedAt") or snippet.get("publishedAt"))
+    published = parse_instant(details.get("videoPublishedAt") or snippet.get("publishedAt"))
     if not video_id or published is None:
         return None
     thumbnails = snippet.get("thumbnails") or {}

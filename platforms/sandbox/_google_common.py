@@ -10,7 +10,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLPattern, path
 
-from platforms.sandbox._share_c_common import bearer, redirect_with
+from platforms.sandbox.common import bearer_token, redirect_with
 from platforms.sandbox.store import SandboxStore
 
 ACCESS_TTL = 3599
@@ -52,7 +52,7 @@ def unauthenticated() -> JsonResponse:
 
 def account_of(store: SandboxStore, request: HttpRequest) -> str | None:
     """The simulated Google user behind the bearer token, unless the token is unknown or revoked."""
-    token = store.token(bearer(request))
+    token = store.token(bearer_token(request))
     if not token or token.get("kind") != "access" or store.is_revoked(token["account_id"]):
         return None
     return str(token["account_id"])

@@ -11,14 +11,16 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-import requests
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 
+from platforms.sandbox.common import pull_media
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
+from platforms.sandbox.views import simulator_view
 
 LONG_LIVED_SECONDS = 60 * 24 * 3600
 SHORT_LIVED_SECONDS = 2 * 3600
+DAY = 86400
 
 
 def graph_error(
@@ -111,16 +113,11 @@ def grown_metrics(published_at: float) -> dict[str, int]:
 
 def fetch_media(url: str, *, kinds: tuple[str, ...]) -> str | None:
     """None when ``url`` answers with media of one of ``kinds`` ("image"/"video"); else why not."""
-    if not url.startswith(("http://", "https://")):
-        return f"The media URL {url!r} is not a valid http(s) URL"
-    try:
-        response = requests.get(url, timeout=10)
-    except requests.RequestException as exc:
-        return f"Media could not be fetched from {url}: {exc.__class__.__name__}"
-    if response.status_code != 200:
-        return f"Media could not be fetched from {url}: HTTP {response.status_code}"
-    content_type = response.headers.get("Content-Type", "").split(";")[0].strip()
-    if content_type.split("/")[0] not in kinds or not response.content:
+    pulled = pull_media(url)
+    if isinstance(pulled, str):
+        return pulled
+    content_type = pulled[1]
+    if content_type.split("/")[0] not in kinds:
         return f"Unsupported media type {content_type or 'unknown'} at {url}"
     return None
 
@@ -242,3 +239,114 @@ def log_publish(
     """Mark this call in the request log as one that published (tests count duplicates by it)."""
     entry = {"publish": True, "marker": marker, "remoteId": remote_id, "text": text[:80], **extra}
     request.sandbox_log = entry  # type: ignore[attr-defined]
+
+
+# --- what the Facebook Login simulators (Facebook, Instagram) and the container simulators
+# --- (Instagram, Threads) have in common ----------------------------------------------------
+
+
+def facebook_login_views(
+    slug: str, create_user: Callable[[], str]
+) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:
+    """The versioned ``dialog/oauth`` and ``oauth/access_token`` views of a Facebook Login app."""
+
+    @simulator_view(slug, log=False)
+    def dialog(request: HttpRequest, version: str) -> HttpResponse:
+        return dialog_view(SandboxStore(slug), create_user)(request)
+
+    @simulator_view(slug)
+    def access_token(request: HttpRequest, version: str) -> JsonResponse:
+        return facebook_login_token(SandboxStore(slug), request)
+
+    return dialog, access_token
+
+
+def owned_listing(
+    request: HttpRequest,
+    items: list[dict[str, Any]],
+    *,
+    owner_key: str,
+    owner: str,
+    view: Callable[[dict[str, Any]], dict[str, Any]],
+) -> JsonResponse:
+    """GET on a media edge: the owner's items within ``since``/``until``, newest first, paged."""
+    since, until = since_until(request)
+    mine = [item for item in items if item[owner_key] == owner and since <= item["created"] <= until]
+    mine.sort(key=lambda item: item["created"], reverse=True)
+    return JsonResponse(paged(request, [view(item) for item in mine]))
+
+
+def quota_used(items: list[dict[str, Any]], *, owner_key: str, owner: str) -> int:
+    """Posts ``owner`` published in the last 24 hours (the content publishing limit's window)."""
+    cutoff = time.time() - DAY
+    return sum(1 for item in items if item[owner_key] == owner and item["created"] > cutoff)
+
+
+def publishing_limit_body(used: int, total: int) -> dict[str, Any]:
+    return {"data": [{"quota_usage": used, "config": {"quota_total": total, "quota_duration": DAY}}]}
+
+
+def advance_container(store: SandboxStore, container: dict[str, Any], *, status_key: str) -> str:
+    """A container's status as of this read: IN_PROGRESS for ``polls_left`` reads, then
+    FINISHED; a FINISHED container left unpublished for 24 hours is EXPIRED."""
+    status = str(container[status_key])
+    if status == "IN_PROGRESS":
+        if container["polls_left"] > 0:
+            store.update("container", container["id"], polls_left=container["polls_left"] - 1)
+        else:
+            status = "FINISHED"
+            store.update("container", container["id"], **{status_key: status})
+    elif status == "FINISHED" and time.time() - container["created"] > DAY:
+        status = "EXPIRED"
+    return status
+
+
+def publish_container(
+    request: HttpRequest,
+    store: SandboxStore,
+    *,
+    owner_key: str,
+    owner: str,
+    collection: str,
+    text_key: str,
+    status_key: str,
+    quota_total: int,
+    invalid_id: Callable[[], JsonResponse],
+    refusal: Callable[[dict[str, Any]], JsonResponse | None],
+    quota_reached: Callable[[], JsonResponse],
+    published: Callable[[dict[str, Any]], dict[str, Any]],
+) -> JsonResponse:
+    """``*_publish`` with ``creation_id``: a container published once (a repeat answers the same
+    id), refused while ``refusal`` says so or when the 24-hour quota is used up; ``published``
+    gives the new post's fields from the container."""
+    container = store.get("container", param(request, "creation_id"))
+    if container is None or container[owner_key] != owner:
+        return invalid_id()
+    text = str(container.get(text_key) or "")
+    if container.get("media_id"):
+        log_publish(request, remote_id=container["media_id"], marker=container["id"], text=text, repeat=True)
+        return JsonResponse({"id": container["media_id"]})
+    if (refused := refusal(container)) is not None:
+        return refused
+    if quota_used(store.all(collection), owner_key=owner_key, owner=owner) >= quota_total:
+        return quota_reached()
+    media_id = new_numeric_id(store, "180")
+    store.put(collection, media_id, {"id": media_id, owner_key: owner, "created": time.time(), **published(container)})
+    store.update("container", container["id"], media_id=media_id, **{status_key: "PUBLISHED"})
+    log_publish(request, remote_id=media_id, marker=container["id"], text=text)
+    return JsonResponse({"id": media_id})
+
+
+def metric_entries(names: list[str], values: dict[str, int], owner: str, period: str) -> list[dict[str, Any]]:
+    """Insights ``data`` entries, one per metric name."""
+    return [
+        {
+            "name": name,
+            "period": period,
+            "values": [{"value": values[name]}],
+            "title": name.title(),
+            "description": f"The number of {name}.",
+            "id": f"{owner}/insights/{name}/{period}",
+        }
+        for name in names
+    ]

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from platforms._social_common import bearer_token, growing, iso_utc, json_response, sniff_mime
+from platforms.sandbox.common import bearer_token, grown, iso, json_response, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -224,7 +224,7 @@ def _profile_basic(user: dict[str, Any]) -> dict[str, Any]:
         "handle": user["handle"],
         "displayName": user["handle"].split(".")[0].title(),
         "labels": [],
-        "createdAt": iso_utc(user["created"]),
+        "createdAt": iso(user["created"], millis=True),
     }
 
 
@@ -236,10 +236,10 @@ def get_profile(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     return {
         **_profile_basic(user),
         "description": "A simulated Bluesky account",
-        "followersCount": growing(user["created"], 2, offset=user["followers"]),
+        "followersCount": grown(user["created"], 2, base=user["followers"]),
         "followsCount": 25,
         "postsCount": len(_store().ids(f"posts:{user['did']}")),
-        "indexedAt": iso_utc(user["created"]),
+        "indexedAt": iso(user["created"], millis=True),
     }, _ratelimit(viewer["did"])
 
 
@@ -277,11 +277,11 @@ def _post_view(request: HttpRequest, user: dict[str, Any], post: dict[str, Any])
         "cid": post["cid"],
         "author": _profile_basic(user),
         "record": post["value"],
-        "replyCount": growing(post["indexed"], 0.3),
-        "repostCount": growing(post["indexed"], 0.6),
-        "likeCount": growing(post["indexed"], 2.0),
-        "quoteCount": growing(post["indexed"], 0.1),
-        "indexedAt": iso_utc(post["indexed"]),
+        "replyCount": grown(post["indexed"], 0.3),
+        "repostCount": grown(post["indexed"], 0.6),
+        "likeCount": grown(post["indexed"], 2.0),
+        "quoteCount": grown(post["indexed"], 0.1),
+        "indexedAt": iso(post["indexed"], millis=True),
         "labels": [],
     }
     embed = _embed_view(request, user["did"], post["value"].get("embed"))

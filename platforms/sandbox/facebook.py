@@ -10,7 +10,7 @@ import json
 import time
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import re_path
 
 from platforms.sandbox import _meta_common as meta
@@ -62,14 +62,7 @@ def _json(body: dict[str, Any], status: int = 200) -> JsonResponse:
     return response
 
 
-@simulator_view(SLUG, log=False)
-def dialog(request: HttpRequest, version: str) -> HttpResponse:
-    return meta.dialog_view(_store(), _create_user)(request)
-
-
-@simulator_view(SLUG)
-def access_token(request: HttpRequest, version: str) -> JsonResponse:
-    return meta.facebook_login_token(_store(), request)
+dialog, access_token = meta.facebook_login_views(SLUG, _create_user)
 
 
 @simulator_view(SLUG)

@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
-from platforms.sandbox._share_c_common import digest, fetch, grown, iso, sniff_kind
+from platforms.sandbox.common import digest, fetch_media, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -152,7 +152,7 @@ def _validate(body: dict[str, Any]) -> str | None:
     if len(media) > 1:
         return "A local post takes at most one photo"
     for item in media:
-        fetched = fetch(str(item.get("sourceUrl") or ""), max_bytes=MAX_PHOTO_BYTES)
+        fetched = fetch_media(str(item.get("sourceUrl") or ""), max_bytes=MAX_PHOTO_BYTES)
         if item.get("mediaFormat") != "PHOTO" or fetched is None or sniff_kind(fetched[0]) != "image":
             return "The media item could not be fetched or is not a photo"
     return None

@@ -13,7 +13,7 @@ import json
 import time
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.urls import re_path
 
 from platforms.sandbox import _meta_common as meta
@@ -23,7 +23,6 @@ from platforms.sandbox.views import simulator_view
 SLUG = "instagram"
 V = r"^(?P<version>v\d+\.\d+)/"
 QUOTA_TOTAL = 100
-DAY = 86400
 TRENDING_AUDIO = [
     ("music", "Golden Hour Drive", "The Sandbox Band", 31000),
     ("music", "Late Night Loops", "Lo-Fi Collective", 28000),
@@ -74,14 +73,7 @@ def _auth(request: HttpRequest, *, ig_id: str | None = None) -> tuple[dict[str, 
     return payload, None
 
 
-@simulator_view(SLUG, log=False)
-def dialog(request: HttpRequest, version: str) -> HttpResponse:
-    return meta.dialog_view(_store(), _create_user)(request)
-
-
-@simulator_view(SLUG)
-def access_token(request: HttpRequest, version: str) -> JsonResponse:
-    return meta.facebook_login_token(_store(), request)
+dialog, access_token = meta.facebook_login_views(SLUG, _create_user)
 
 
 @simulator_view(SLUG)
@@ -127,15 +119,7 @@ def _media_view(media: dict[str, Any]) -> dict[str, Any]:
 
 
 def _container_view(container: dict[str, Any]) -> dict[str, Any]:
-    status_code = container["status_code"]
-    if status_code == "IN_PROGRESS":
-        if container["polls_left"] > 0:
-            _store().update("container", container["id"], polls_left=container["polls_left"] - 1)
-        else:
-            status_code = "FINISHED"
-            _store().update("container", container["id"], status_code=status_code)
-    elif status_code == "FINISHED" and time.time() - container["created"] > DAY:
-        status_code = "EXPIRED"
+    status_code = meta.advance_container(_store(), container, status_key="status_code")
     status = {
         "IN_PROGRESS": "In Progress: Media is still being processed.",
         "FINISHED": "Finished: Media has been uploaded and it is ready to be published.",
@@ -192,10 +176,7 @@ def media(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
         return error
     s = _store()
     if request.method == "GET":
-        since, until = meta.since_until(request)
-        items = [m for m in s.all("media") if m["ig_id"] == ig_id and since <= m["created"] <= until]
-        items.sort(key=lambda m: m["created"], reverse=True)
-        return JsonResponse(meta.paged(request, [_media_view(m) for m in items]))
+        return meta.owned_listing(request, s.all("media"), owner_key="ig_id", owner=ig_id, view=_media_view)
     media_type = meta.param(request, "media_type", "IMAGE").upper()
     caption = meta.param(request, "caption")
     if (scenario := meta.scenario_error(s, caption, f"media:{ig_id}")) is not None:
@@ -257,28 +238,7 @@ def media(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
     return JsonResponse({"id": doc["id"]})
 
 
-def _quota_used(s: SandboxStore, ig_id: str) -> int:
-    return len([m for m in s.all("media") if m["ig_id"] == ig_id and m["created"] > time.time() - DAY])
-
-
-@simulator_view(SLUG)
-def media_publish(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
-    _, error = _auth(request, ig_id=ig_id)
-    if error:
-        return error
-    s = _store()
-    container = s.get("container", meta.param(request, "creation_id"))
-    if container is None or container["ig_id"] != ig_id:
-        return meta.graph_error("(#100) Invalid creation_id", code=100, subcode=2207001)
-    if container.get("media_id"):
-        meta.log_publish(
-            request,
-            remote_id=container["media_id"],
-            marker=container["id"],
-            text=container.get("caption", ""),
-            repeat=True,
-        )
-        return JsonResponse({"id": container["media_id"]})
+def _not_publishable(container: dict[str, Any]) -> JsonResponse | None:
     view = _container_view(container)
     if view["status_code"] == "ERROR":
         return meta.graph_error("(#100) The media could not be published: " + view["status"], code=100, subcode=2207032)
@@ -289,9 +249,27 @@ def media_publish(request: HttpRequest, version: str, ig_id: str) -> JsonRespons
             subcode=2207027,
             error_user_msg="The media is not ready for publishing, please wait for a moment",
         )
-    ig = s.get("iguser", ig_id) or {}
-    if _quota_used(s, ig_id) >= int(ig.get("quota_total", QUOTA_TOTAL)):
-        return meta.graph_error(
+    return None
+
+
+@simulator_view(SLUG)
+def media_publish(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
+    _, error = _auth(request, ig_id=ig_id)
+    if error:
+        return error
+    s = _store()
+    return meta.publish_container(
+        request,
+        s,
+        owner_key="ig_id",
+        owner=ig_id,
+        collection="media",
+        text_key="caption",
+        status_key="status_code",
+        quota_total=int((s.get("iguser", ig_id) or {}).get("quota_total", QUOTA_TOTAL)),
+        invalid_id=lambda: meta.graph_error("(#100) Invalid creation_id", code=100, subcode=2207001),
+        refusal=_not_publishable,
+        quota_reached=lambda: meta.graph_error(
             "Application request limit reached",
             code=4,
             subcode=2207042,
@@ -300,26 +278,16 @@ def media_publish(request: HttpRequest, version: str, ig_id: str) -> JsonRespons
             error_user_msg="You reached maximum number of posts that is allowed to be published "
             "by Content Publishing API.",
             status=403,
-        )
-    media_id = meta.new_numeric_id(s, "180")
-    s.put(
-        "media",
-        media_id,
-        {
-            "id": media_id,
-            "ig_id": ig_id,
+        ),
+        published=lambda container: {
             "caption": container.get("caption", ""),
             "media_type": container["media_type"],
             "product": container.get("product", "FEED"),
             "media_url": container.get("media_url", ""),
-            "created": time.time(),
             "audio_id": container.get("audio_id"),
             "trial_params": container.get("trial_params"),
         },
     )
-    s.update("container", container["id"], status_code="PUBLISHED", media_id=media_id)
-    meta.log_publish(request, remote_id=media_id, marker=container["id"], text=container.get("caption", ""))
-    return JsonResponse({"id": media_id})
 
 
 @simulator_view(SLUG)
@@ -328,9 +296,10 @@ def publishing_limit(request: HttpRequest, version: str, ig_id: str) -> JsonResp
     if error:
         return error
     s = _store()
-    ig = s.get("iguser", ig_id) or {}
-    quota = {"quota_total": int(ig.get("quota_total", QUOTA_TOTAL)), "quota_duration": DAY}
-    return JsonResponse({"data": [{"quota_usage": _quota_used(s, ig_id), "config": quota}]})
+    total = int((s.get("iguser", ig_id) or {}).get("quota_total", QUOTA_TOTAL))
+    return JsonResponse(
+        meta.publishing_limit_body(meta.quota_used(s.all("media"), owner_key="ig_id", owner=ig_id), total)
+    )
 
 
 @simulator_view(SLUG)
@@ -352,18 +321,7 @@ def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
     grown = meta.grown_metrics(item["created"])
     grown["saved"] = grown["likes"] // 3
     grown["total_interactions"] = grown["likes"] + grown["comments"] + grown["shares"]
-    data = [
-        {
-            "name": m,
-            "period": "lifetime",
-            "values": [{"value": grown[m]}],
-            "title": m.title(),
-            "description": f"The number of {m}.",
-            "id": f"{media_id}/insights/{m}/lifetime",
-        }
-        for m in metrics
-    ]
-    return JsonResponse({"data": data})
+    return JsonResponse({"data": meta.metric_entries(metrics, grown, media_id, "lifetime")})
 
 
 @simulator_view(SLUG)

@@ -14,7 +14,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox._share_c_common import bearer, digest, grown, redirect_with, sniff_kind
+from platforms.sandbox.common import bearer_token, digest, grown, redirect_with, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -43,7 +43,7 @@ def _unauthorized() -> JsonResponse:
 
 
 def _member(request: HttpRequest, *, versioned: bool = True) -> tuple[dict[str, Any] | None, JsonResponse | None]:
-    token = store.token(bearer(request))
+    token = store.token(bearer_token(request))
     if not token or token.get("kind") != "access" or store.is_revoked(token["account_id"]):
         return None, _unauthorized()
     if versioned and not VERSION.match(request.headers.get("LinkedIn-Version", "")):
@@ -200,7 +200,7 @@ def _finalize(member: dict[str, Any], request_body: dict[str, Any]) -> JsonRespo
 def upload(request: HttpRequest, urn: str, part: int) -> HttpResponse:
     """Stands in for LinkedIn's upload host (the ``uploadUrl`` values)."""
     asset = store.get("asset", urn)
-    token = store.token(bearer(request))
+    token = store.token(bearer_token(request))
     if asset is None or not token or token["account_id"] != asset["owner"] or request.method != "PUT":
         return _error(401, "INVALID_ACCESS_TOKEN", "Invalid upload credentials", 65600)
     data = request.body

@@ -15,14 +15,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path
 
-from platforms._social_common import (
-    bearer_token,
-    growing,
-    iso_utc,
-    json_response,
-    request_params,
-    sniff_mime,
-)
+from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
@@ -84,7 +77,7 @@ def _account_json(request: HttpRequest, account: dict[str, Any], *, with_source:
         "bot": False,
         "discoverable": True,
         "group": False,
-        "created_at": iso_utc(account["created"]),
+        "created_at": iso(account["created"], millis=True),
         "note": "<p>Simulated account</p>",
         "url": f"{base}/@{account['username']}",
         "uri": f"{base}/users/{account['username']}",
@@ -92,7 +85,7 @@ def _account_json(request: HttpRequest, account: dict[str, Any], *, with_source:
         "avatar_static": f"{base}/avatars/original/missing.png",
         "header": f"{base}/headers/original/missing.png",
         "header_static": f"{base}/headers/original/missing.png",
-        "followers_count": growing(account["created"], 2, offset=account["followers"]),
+        "followers_count": grown(account["created"], 2, base=account["followers"]),
         "following_count": 12,
         "statuses_count": len(statuses),
         "last_status_at": None,
@@ -394,7 +387,7 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
     media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
     return {
         "id": status["id"],
-        "created_at": iso_utc(status["created"]),
+        "created_at": iso(status["created"], millis=True),
         "in_reply_to_id": None,
         "in_reply_to_account_id": None,
         "sensitive": status["sensitive"],
@@ -403,9 +396,9 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "language": status["language"],
         "uri": f"{base}/users/{account['username']}/statuses/{status['id']}",
         "url": f"{base}/@{account['username']}/{status['id']}",
-        "replies_count": growing(status["created"], 0.2),
-        "reblogs_count": growing(status["created"], 0.5),
-        "favourites_count": growing(status["created"], 1.5),
+        "replies_count": grown(status["created"], 0.2),
+        "reblogs_count": grown(status["created"], 0.5),
+        "favourites_count": grown(status["created"], 1.5),
         "edited_at": None,
         "content": paragraphs,
         "reblog": None,

@@ -13,7 +13,16 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox._share_c_common import basic_auth, bearer, digest, fetch, grown, iso, redirect_with, sniff_kind
+from platforms.sandbox.common import (
+    basic_auth,
+    bearer_token,
+    digest,
+    fetch_media,
+    grown,
+    iso,
+    redirect_with,
+    sniff_kind,
+)
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -74,7 +83,7 @@ def _unauthorized() -> JsonResponse:
 
 
 def _user(request: HttpRequest) -> dict[str, Any] | None:
-    token = store.token(bearer(request))
+    token = store.token(bearer_token(request))
     if not token or token.get("kind") != "access" or store.is_revoked(token["account_id"]):
         return None
     return store.get("user", token["account_id"])
@@ -306,7 +315,7 @@ def _media_problem(source: dict[str, Any], user: dict[str, Any]) -> tuple[str, s
     """(media_type, image url for the pin) or an error message."""
     kind = source.get("source_type")
     if kind == "image_url":
-        fetched = fetch(str(source.get("url") or ""), max_bytes=MAX_IMAGE_BYTES)
+        fetched = fetch_media(str(source.get("url") or ""), max_bytes=MAX_IMAGE_BYTES)
         if fetched is None or sniff_kind(fetched[0]) != "image":
             return "Sorry, we could not fetch the image."
         return "image", str(source["url"])
@@ -315,7 +324,7 @@ def _media_problem(source: dict[str, Any], user: dict[str, Any]) -> tuple[str, s
         if not 2 <= len(items) <= 5:
             return "multiple_image_urls needs 2 to 5 images"
         for entry in items:
-            fetched = fetch(str(entry.get("url") or ""), max_bytes=MAX_IMAGE_BYTES)
+            fetched = fetch_media(str(entry.get("url") or ""), max_bytes=MAX_IMAGE_BYTES)
             if fetched is None or sniff_kind(fetched[0]) != "image":
                 return "Sorry, we could not fetch one of the images."
         return "multiple_images", str(items[0]["url"])

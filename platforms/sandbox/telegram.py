@@ -16,7 +16,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from platforms._social_common import fetch_public_media, growing, json_response, request_params, sniff_mime
+from platforms.sandbox.common import fetch_media, grown, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -109,7 +109,7 @@ def get_chat(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) 
 
 def get_member_count(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
     chat = _chat(bot, params)
-    return growing(chat["created"], 3, offset=chat["members"])
+    return grown(chat["created"], 3, base=chat["members"])
 
 
 def _scenario(request: HttpRequest, chat: dict[str, Any], text: str) -> None:
@@ -130,7 +130,7 @@ def _media_from(request: HttpRequest, value: Any, kind: str) -> dict[str, Any]:
         upload = request.FILES.get(value[len("attach://") :])
         data = upload.read() if upload else None
     elif isinstance(value, str) and value.startswith(("http://", "https://")):
-        fetched = fetch_public_media(value)
+        fetched = fetch_media(value)
         if fetched is None:
             raise ApiError(400, "Bad Request: failed to get HTTP URL content")
         data = fetched[0]

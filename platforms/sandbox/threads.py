@@ -21,7 +21,6 @@ SLUG = "threads"
 V = r"^(?P<version>v\d+\.\d+)/"
 QUOTA_TOTAL = 250
 TEXT_LIMIT = 500
-DAY = 86400
 INSIGHT_METRICS = {"views", "likes", "replies", "reposts", "quotes", "shares"}
 
 
@@ -129,15 +128,7 @@ def _thread_view(post: dict[str, Any]) -> dict[str, Any]:
 
 
 def _container_view(container: dict[str, Any]) -> dict[str, Any]:
-    status = container["status"]
-    if status == "IN_PROGRESS":
-        if container["polls_left"] > 0:
-            _store().update("container", container["id"], polls_left=container["polls_left"] - 1)
-        else:
-            status = "FINISHED"
-            _store().update("container", container["id"], status=status)
-    elif status == "FINISHED" and time.time() - container["created"] > DAY:
-        status = "EXPIRED"
+    status = meta.advance_container(_store(), container, status_key="status")
     body = {"id": container["id"], "status": status}
     if container.get("error_message"):
         body["error_message"] = container["error_message"]
@@ -166,10 +157,7 @@ def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
         return error
     s = _store()
     if request.method == "GET":
-        since, until = meta.since_until(request)
-        items = [t for t in s.all("thread") if t["user_id"] == user_id and since <= t["created"] <= until]
-        items.sort(key=lambda t: t["created"], reverse=True)
-        return JsonResponse(meta.paged(request, [_thread_view(t) for t in items]))
+        return meta.owned_listing(request, s.all("thread"), owner_key="user_id", owner=user_id, view=_thread_view)
     media_type = meta.param(request, "media_type").upper()
     text = meta.param(request, "text")
     if (scenario := meta.scenario_error(s, text, f"threads:{user_id}")) is not None:
@@ -210,8 +198,16 @@ def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
     return JsonResponse({"id": container_id})
 
 
-def _quota_used(s: SandboxStore, user_id: str) -> int:
-    return len([t for t in s.all("thread") if t["user_id"] == user_id and t["created"] > time.time() - DAY])
+def _not_publishable(container: dict[str, Any]) -> JsonResponse | None:
+    status = _container_view(container)["status"]
+    if status == "FINISHED":
+        return None
+    return meta.graph_error(
+        "Media Not Found",
+        code=24,
+        subcode=4279009 if status == "ERROR" else 2207027,
+        error_user_msg=f"The container is {status} and cannot be published yet",
+    )
 
 
 @simulator_view(SLUG)
@@ -220,49 +216,37 @@ def threads_publish(request: HttpRequest, version: str, user_id: str) -> JsonRes
     if error:
         return error
     s = _store()
-    container = s.get("container", meta.param(request, "creation_id"))
-    if container is None or container["user_id"] != user_id:
-        return meta.graph_error("(#100) Invalid creation_id", code=100)
-    if container.get("media_id"):
-        meta.log_publish(
-            request, remote_id=container["media_id"], marker=container["id"], text=container["text"], repeat=True
-        )
-        return JsonResponse({"id": container["media_id"]})
-    status = _container_view(container)["status"]
-    if status != "FINISHED":
-        return meta.graph_error(
-            "Media Not Found",
-            code=24,
-            subcode=4279009 if status == "ERROR" else 2207027,
-            error_user_msg=f"The container is {status} and cannot be published yet",
-        )
     user = s.get("user", user_id) or {}
-    if _quota_used(s, user_id) >= int(user.get("quota_total", QUOTA_TOTAL)):
-        return meta.graph_error(
+
+    def published(container: dict[str, Any]) -> dict[str, Any]:
+        kind = "CAROUSEL_ALBUM" if container["media_type"] == "CAROUSEL" else container["media_type"]
+        return {
+            "username": user.get("username", ""),
+            "text": container["text"],
+            "media_type": "TEXT_POST" if kind == "TEXT" else kind,
+            "media_url": container.get("media_url", ""),
+        }
+
+    return meta.publish_container(
+        request,
+        s,
+        owner_key="user_id",
+        owner=user_id,
+        collection="thread",
+        text_key="text",
+        status_key="status",
+        quota_total=int(user.get("quota_total", QUOTA_TOTAL)),
+        invalid_id=lambda: meta.graph_error("(#100) Invalid creation_id", code=100),
+        refusal=_not_publishable,
+        quota_reached=lambda: meta.graph_error(
             "Application request limit reached",
             code=4,
             subcode=2207042,
             status=403,
             error_user_msg="You reached the maximum number of posts allowed in 24 hours.",
-        )
-    media_id = meta.new_numeric_id(s, "180")
-    kind = "CAROUSEL_ALBUM" if container["media_type"] == "CAROUSEL" else container["media_type"]
-    s.put(
-        "thread",
-        media_id,
-        {
-            "id": media_id,
-            "user_id": user_id,
-            "username": user.get("username", ""),
-            "text": container["text"],
-            "media_type": "TEXT_POST" if kind == "TEXT" else kind,
-            "media_url": container.get("media_url", ""),
-            "created": time.time(),
-        },
+        ),
+        published=published,
     )
-    s.update("container", container["id"], status="PUBLISHED", media_id=media_id)
-    meta.log_publish(request, remote_id=media_id, marker=container["id"], text=container["text"])
-    return JsonResponse({"id": media_id})
 
 
 @simulator_view(SLUG)
@@ -271,23 +255,10 @@ def publishing_limit(request: HttpRequest, version: str, user_id: str) -> JsonRe
     if error:
         return error
     s = _store()
-    user = s.get("user", user_id) or {}
-    config = {"quota_total": int(user.get("quota_total", QUOTA_TOTAL)), "quota_duration": DAY}
-    return JsonResponse({"data": [{"quota_usage": _quota_used(s, user_id), "config": config}]})
-
-
-def _metric_entries(names: list[str], values: dict[str, int], owner: str, period: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": n,
-            "period": period,
-            "values": [{"value": values[n]}],
-            "title": n.title(),
-            "description": f"The number of {n}.",
-            "id": f"{owner}/insights/{n}/{period}",
-        }
-        for n in names
-    ]
+    total = int((s.get("user", user_id) or {}).get("quota_total", QUOTA_TOTAL))
+    return JsonResponse(
+        meta.publishing_limit_body(meta.quota_used(s.all("thread"), owner_key="user_id", owner=user_id), total)
+    )
 
 
 @simulator_view(SLUG)
@@ -312,7 +283,7 @@ def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
         "quotes": grown["shares"] // 2,
         "shares": grown["shares"] // 3,
     }
-    return JsonResponse({"data": _metric_entries(names, values, media_id, "lifetime")})
+    return JsonResponse({"data": meta.metric_entries(names, values, media_id, "lifetime")})
 
 
 @simulator_view(SLUG)

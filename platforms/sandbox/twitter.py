@@ -15,9 +15,9 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path
 
-from platforms._social_common import bearer_token, growing, iso_utc, json_response, request_params, sniff_mime
 from platforms.base import Platform
 from platforms.capabilities import text_length
+from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
@@ -162,7 +162,7 @@ def users_me(request: HttpRequest) -> HttpResponse:
         "username": user["username"],
         "profile_image_url": "https://pbs.twimg.com/profile_images/sandbox_normal.jpg",
         "public_metrics": {
-            "followers_count": growing(user["created"], 2, offset=user["followers"]),
+            "followers_count": grown(user["created"], 2, base=user["followers"]),
             "following_count": 40,
             "tweet_count": len(tweets),
             "listed_count": 1,
@@ -175,21 +175,21 @@ def users_me(request: HttpRequest) -> HttpResponse:
 def _tweet_json(tweet: dict[str, Any], fields: set[str], owner: bool) -> dict[str, Any]:
     data: dict[str, Any] = {"id": tweet["id"], "text": tweet["text"], "edit_history_tweet_ids": [tweet["id"]]}
     if "created_at" in fields:
-        data["created_at"] = iso_utc(tweet["created"])
-    impressions = growing(tweet["created"], 30)
+        data["created_at"] = iso(tweet["created"], millis=True)
+    impressions = grown(tweet["created"], 30)
     if "public_metrics" in fields:
         data["public_metrics"] = {
-            "retweet_count": growing(tweet["created"], 0.5),
-            "reply_count": growing(tweet["created"], 0.3),
-            "like_count": growing(tweet["created"], 2),
-            "quote_count": growing(tweet["created"], 0.1),
-            "bookmark_count": growing(tweet["created"], 0.2),
+            "retweet_count": grown(tweet["created"], 0.5),
+            "reply_count": grown(tweet["created"], 0.3),
+            "like_count": grown(tweet["created"], 2),
+            "quote_count": grown(tweet["created"], 0.1),
+            "bookmark_count": grown(tweet["created"], 0.2),
             "impression_count": impressions,
         }
     if "non_public_metrics" in fields and owner:
         data["non_public_metrics"] = {
             "impression_count": impressions,
-            "user_profile_clicks": growing(tweet["created"], 1),
+            "user_profile_clicks": grown(tweet["created"], 1),
         }
     if tweet.get("media_keys"):
         data["attachments"] = {"media_keys": tweet["media_keys"]}
@@ -225,7 +225,7 @@ def user_tweets(request: HttpRequest, user_id: str) -> HttpResponse:
     tweets = sorted(_store().all(f"tweets:{user_id}"), key=lambda t: int(t["id"]), reverse=True)
     start = request.GET.get("start_time")
     if start:
-        tweets = [t for t in tweets if iso_utc(t["created"]) >= start.replace("Z", ".000Z")]
+        tweets = [t for t in tweets if iso(t["created"], millis=True) >= start.replace("Z", ".000Z")]
     page = tweets[offset : offset + limit]
     fields = _fields(request)
     body: dict[str, Any] = {"meta": {"result_count": len(page)}}

@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
-from platforms.sandbox._share_c_common import digest, grown, iso, sniff_kind
+from platforms.sandbox.common import digest, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
