@@ -44,6 +44,11 @@ class IsAuthenticatedPrincipal(BasePermission):
         access = request.auth
         if not isinstance(access, Access):
             return False  # DRF turns this into 401 (NotAuthenticated)
+        if getattr(view, "action", None) == "metadata" and request.method != "OPTIONS":
+            # DRF's OPTIONS answer probes POST/PUT to describe their serializer fields; our views
+            # have no serializer_class (the OpenAPI description is the field reference), so the
+            # probe is declined and OPTIONS lists the route's methods and media types only.
+            return False
         permission = required_permission(view, request.method or "get")
         if permission is _UNDECLARED:
             if not _handles(view, request.method or "get"):
