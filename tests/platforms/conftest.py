@@ -1,18 +1,30 @@
-"""Helpers for driving a real platform client against its simulator."""
+"""Helpers for driving a real platform client against its simulator: connecting accounts,
+reading a simulator's request log, building media items, running a publish flow to the end,
+and loading recorded platform bodies."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
 
-from platforms.base import ConnectedIdentity, Platform
+from platforms.base import ConnectedIdentity, Credentials, MediaItem, Platform, PublishRequest, PublishResult
 from platforms.registry import get_client
 
 REDIRECT_URI = "http://127.0.0.1:9/connect/callback"
+RECORDED = Path(__file__).parent / "recorded"
+_MEDIA_TYPES = {
+    "jpg": ("image", "image/jpeg"),
+    "jpeg": ("image", "image/jpeg"),
+    "png": ("image", "image/png"),
+    "mp4": ("video", "video/mp4"),
+    "pdf": ("document", "application/pdf"),
+}
 
 
 def connect_sandbox_account(platform: Platform | str) -> list[ConnectedIdentity]:
@@ -34,3 +46,48 @@ def connect_sandbox_account(platform: Platform | str) -> list[ConnectedIdentity]
 @pytest.fixture
 def connect(sandbox: str) -> Callable[[Any], list[ConnectedIdentity]]:
     return connect_sandbox_account
+
+
+@pytest.fixture
+def connect_one(connect: Callable[[Any], list[ConnectedIdentity]]) -> Callable[[Any], ConnectedIdentity]:
+    """Connect a new simulated account that yields exactly one identity."""
+
+    def one(platform: Any) -> ConnectedIdentity:
+        identities = connect(platform)
+        assert len(identities) == 1, identities
+        return identities[0]
+
+    return one
+
+
+def load_recorded(platform: str, name: str) -> Any:
+    """A body recorded from the real platform: ``tests/platforms/recorded/<platform>/<name>``."""
+    return json.loads((RECORDED / platform / name).read_text())
+
+
+def sim_requests(sandbox: str, slug: str, path_part: str = "") -> list[dict[str, Any]]:
+    """The calls the ``slug`` simulator received (whose path contains ``path_part``), oldest first."""
+    log = requests.get(f"{sandbox}/_control/{slug}/requests", timeout=10).json()["requests"]
+    return [entry for entry in log if path_part in entry["path"]]
+
+
+def publish_calls(sandbox: str, slug: str) -> list[dict[str, Any]]:
+    """The received calls that published something (the simulators mark them in the log)."""
+    return [entry for entry in sim_requests(sandbox, slug) if entry.get("publish")]
+
+
+def media_item(url: str, *, alt: str = "") -> MediaItem:
+    """A MediaItem for ``url`` whose kind and mime type follow the file's extension."""
+    kind, mime = _MEDIA_TYPES[url.rsplit(".", 1)[-1].lower()]
+    return MediaItem(url=url, kind=kind, mime_type=mime, alt_text=alt)
+
+
+def drive(
+    client: Any, creds: Credentials, request: PublishRequest, state: dict[str, Any] | None = None
+) -> list[PublishResult]:
+    """Call publish until done, feeding back the state each time (as the worker does)."""
+    results = [client.publish(creds, request, state or {})]
+    while not results[-1].done:
+        assert len(results) < 10, results
+        results.append(client.publish(creds, request, results[-1].state))
+    return results

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -30,31 +30,18 @@ from platforms.base import (
 )
 from platforms.registry import get_client, http_session
 from platforms.sandbox.store import SandboxStore
+from tests.platforms.conftest import load_recorded, media_item, publish_calls
 
-RECORDED = Path(__file__).parent / "recorded" / "bluesky"
-
-
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
+recorded = partial(load_recorded, "bluesky")
 
 
 def posts_in_repo(did: str) -> list[dict[str, Any]]:
     return SandboxStore("bluesky").all(f"posts:{did}")
 
 
-def create_calls(sandbox: str) -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/bluesky/requests", timeout=10).json()["requests"]
-    return [r for r in log if r.get("publish")]
-
-
 @pytest.fixture
-def account(connect: Any) -> Credentials:
-    (identity,) = connect(Platform.BLUESKY)
-    return identity.credentials
-
-
-def image(media_server: str, name: str = "sample.jpg", alt: str = "") -> MediaItem:
-    return MediaItem(url=f"{media_server}/{name}", kind="image", mime_type="image/jpeg", alt_text=alt)
+def account(connect_one: Any) -> Credentials:
+    return connect_one(Platform.BLUESKY).credentials
 
 
 # --- pure helpers -------------------------------------------------------------------------
@@ -148,7 +135,10 @@ def test_publish_images_with_alt_text(sandbox: str, account: Credentials, media_
         target_id="tgt_i",
         content_type="CAROUSEL",
         text="pics",
-        media=(image(media_server, alt="first"), image(media_server, "sample.png", alt="second")),
+        media=(
+            media_item(f"{media_server}/sample.jpg", alt="first"),
+            media_item(f"{media_server}/sample.png", alt="second"),
+        ),
     )
     result = client.publish(account, req, {})
     assert result.done
@@ -185,7 +175,7 @@ def test_repeat_publish_with_the_same_target_returns_the_existing_post(sandbox: 
     again = client.publish(account, req, {})
     assert again.platform_post_id == first.platform_post_id
     assert len(posts_in_repo(account.external_id)) == 1
-    assert [c["status"] for c in create_calls(sandbox)] == [200, 400]
+    assert [c["status"] for c in publish_calls(sandbox, "bluesky")] == [200, 400]
     assert client.lookup(account, req) == again
     assert client.lookup(account, PublishRequest(target_id="other", content_type="TEXT", text="x")) is None
 

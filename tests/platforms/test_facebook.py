@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,54 +17,27 @@ from platforms.base import (
     ConnectedIdentity,
     Credentials,
     ErrorCode,
-    MediaItem,
     Metrics,
     NotSupported,
     Permanent,
     PublishRequest,
-    PublishResult,
     RateLimited,
     Transient,
     UnknownOutcome,
 )
 from platforms.facebook import LIVE_BASE_URL, Client
 from platforms.registry import get_client
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls
 
-RECORDED = Path(__file__).parent / "recorded" / "facebook"
+recorded = partial(load_recorded, "facebook")
+publishes = partial(publish_calls, slug="facebook")
+
 GRAPH = f"{LIVE_BASE_URL}/v21.0"
 
 
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def image(url: str) -> MediaItem:
-    return MediaItem(url=url, kind="image", mime_type="image/jpeg")
-
-
-def video(url: str) -> MediaItem:
-    return MediaItem(url=url, kind="video", mime_type="video/mp4")
-
-
-def drive(client: Any, creds: Credentials, request: PublishRequest) -> list[PublishResult]:
-    """Call publish until done, feeding back the state each time (as the worker does)."""
-    results = [client.publish(creds, request, {})]
-    while not results[-1].done:
-        assert len(results) < 10, results
-        results.append(client.publish(creds, request, results[-1].state))
-    return results
-
-
-def publishes(sandbox: str) -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/facebook/requests", timeout=10).json()["requests"]
-    return [entry for entry in log if entry.get("publish")]
-
-
 @pytest.fixture
-def page(connect: Any) -> ConnectedIdentity:
-    identities = connect("FACEBOOK")
-    assert len(identities) >= 1
-    return identities[0]
+def page(connect_one: Any) -> ConnectedIdentity:
+    return connect_one("FACEBOOK")
 
 
 def test_connect_yields_each_managed_page_with_its_page_token(connect: Any) -> None:
@@ -107,7 +80,7 @@ def test_text_post_is_listed_with_growing_metrics(sandbox: str, page: ConnectedI
 def test_single_image_post(sandbox: str, page: ConnectedIdentity, media_server: str) -> None:
     client = get_client("FACEBOOK")
     request = PublishRequest(
-        target_id="t2", content_type="IMAGE", text="A photo", media=(image(f"{media_server}/sample.jpg"),)
+        target_id="t2", content_type="IMAGE", text="A photo", media=(media_item(f"{media_server}/sample.jpg"),)
     )
     results = drive(client, page.credentials, request)
     assert len(results) == 1 and results[0].platform_post_id.startswith(f"{page.profile.page_id}_")
@@ -118,7 +91,7 @@ def test_multi_image_post_resumes_from_state_without_a_second_post(
     sandbox: str, page: ConnectedIdentity, media_server: str
 ) -> None:
     client = get_client("FACEBOOK")
-    media = (image(f"{media_server}/sample.jpg"), image(f"{media_server}/sample.png"))
+    media = (media_item(f"{media_server}/sample.jpg"), media_item(f"{media_server}/sample.png"))
     request = PublishRequest(target_id="t3", content_type="CAROUSEL", text="Two photos", media=media)
     first = client.publish(page.credentials, request, {})
     assert not first.done and first.state["step"] == "feed" and len(first.state["photo_ids"]) == 2
@@ -134,7 +107,7 @@ def test_video_post_polls_processing_then_ready(sandbox: str, page: ConnectedIde
         target_id="t4",
         content_type="VIDEO",
         text="A video",
-        media=(video(f"{media_server}/sample.mp4"),),
+        media=(media_item(f"{media_server}/sample.mp4"),),
         options={"videoTitle": "My title"},
     )
     results = drive(client, page.credentials, request)
@@ -154,7 +127,7 @@ def test_reel_and_video_story_phases_resume_without_a_second_post(
         target_id="t5",
         content_type="VIDEO",
         text="Short one",
-        media=(video(f"{media_server}/sample.mp4"),),
+        media=(media_item(f"{media_server}/sample.mp4"),),
         options={"postType": post_type},
     )
     start = client.publish(page.credentials, request, {})
@@ -178,7 +151,7 @@ def test_photo_story(sandbox: str, page: ConnectedIdentity, media_server: str) -
         target_id="t6",
         content_type="IMAGE",
         text="",
-        media=(image(f"{media_server}/sample.jpg"),),
+        media=(media_item(f"{media_server}/sample.jpg"),),
         options={"postType": "STORY"},
     )
     results = drive(client, page.credentials, request)
@@ -189,7 +162,7 @@ def test_photo_story(sandbox: str, page: ConnectedIdentity, media_server: str) -
 
 def test_unreachable_image_is_media_rejected(sandbox: str, page: ConnectedIdentity, media_server: str) -> None:
     request = PublishRequest(
-        target_id="t7", content_type="IMAGE", text="x", media=(image(f"{media_server}/missing.jpg"),)
+        target_id="t7", content_type="IMAGE", text="x", media=(media_item(f"{media_server}/missing.jpg"),)
     )
     with pytest.raises(Permanent) as raised:
         get_client("FACEBOOK").publish(page.credentials, request, {})
@@ -283,14 +256,16 @@ def test_recorded_reel_and_photo_bodies_parse() -> None:
     responses.post(f"{GRAPH}/1234567890/photos", json=recorded("photos_create.json"))
     client = live_client()
     request = PublishRequest(
-        "t", "VIDEO", "x", media=(video("https://cdn.example/v.mp4"),), options={"postType": "REEL"}
+        "t", "VIDEO", "x", media=(media_item("https://cdn.example/v.mp4"),), options={"postType": "REEL"}
     )
     first = client.publish(CREDS, request, {})
     assert first.state["upload_url"] == start["upload_url"]
     done = client.publish(CREDS, request, {"step": "video_status", "video_id": "1122334455667788"})
     assert done.platform_post_id == "1234567890_1122334455667788"
     assert done.url == "https://www.facebook.com/reel/1122334455667788"
-    photo = client.publish(CREDS, PublishRequest("t", "IMAGE", "x", media=(image("https://cdn.example/a.jpg"),)), {})
+    photo = client.publish(
+        CREDS, PublishRequest("t", "IMAGE", "x", media=(media_item("https://cdn.example/a.jpg"),)), {}
+    )
     assert photo.platform_post_id == "1234567890_10161000000000000"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -28,17 +28,11 @@ from platforms.base import (
 )
 from platforms.registry import get_client, http_session
 from platforms.sandbox.store import SandboxStore
+from tests.platforms.conftest import load_recorded, sim_requests
 
-RECORDED = Path(__file__).parent / "recorded" / "google_business"
+recorded = partial(load_recorded, "google_business")
+
 HOUR_AGO = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
-
-
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def requests_log(sandbox: str) -> list[dict[str, Any]]:
-    return requests.get(f"{sandbox}/_control/google_business/requests", timeout=10).json()["requests"]
 
 
 @pytest.fixture
@@ -148,7 +142,7 @@ def test_photo_post_processing_is_resumed_without_a_second_post(
     assert not started.done and started.state["name"].startswith(creds.external_id)
     result = client.publish(creds, request, started.state)
     assert result.done and result.platform_post_id == started.state["name"]
-    assert len([r for r in requests_log(sandbox) if r.get("publish")]) == 1
+    assert len([r for r in sim_requests(sandbox, "google_business") if r.get("publish")]) == 1
     broken = MediaItem(url=f"{media_server}/sample.pdf", kind="image", mime_type="image/jpeg")
     with pytest.raises(Permanent):
         client.publish(creds, PublishRequest("t", "IMAGE", "x", (broken,)), {})

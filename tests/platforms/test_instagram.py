@@ -4,8 +4,7 @@ and against recorded Graph API bodies."""
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from platforms.base import (
     ConnectedIdentity,
     Credentials,
     ErrorCode,
-    MediaItem,
     Metrics,
     Permanent,
     PublishRequest,
@@ -31,41 +29,17 @@ from platforms.base import (
 from platforms.instagram import LIVE_BASE_URL, Client
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls
 
-RECORDED = Path(__file__).parent / "recorded" / "instagram"
+recorded = partial(load_recorded, "instagram")
+publishes = partial(publish_calls, slug="instagram")
+
 GRAPH = f"{LIVE_BASE_URL}/v21.0"
 
 
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def image(url: str) -> MediaItem:
-    return MediaItem(url=url, kind="image", mime_type="image/jpeg")
-
-
-def video(url: str) -> MediaItem:
-    return MediaItem(url=url, kind="video", mime_type="video/mp4")
-
-
-def drive(client: Any, creds: Credentials, request: PublishRequest) -> list[PublishResult]:
-    results = [client.publish(creds, request, {})]
-    while not results[-1].done:
-        assert len(results) < 10, results
-        results.append(client.publish(creds, request, results[-1].state))
-    return results
-
-
-def publishes(sandbox: str) -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/instagram/requests", timeout=10).json()["requests"]
-    return [entry for entry in log if entry.get("publish")]
-
-
 @pytest.fixture
-def account(connect: Any) -> ConnectedIdentity:
-    identities = connect("INSTAGRAM")
-    assert len(identities) == 1
-    return identities[0]
+def account(connect_one: Any) -> ConnectedIdentity:
+    return connect_one("INSTAGRAM")
 
 
 def test_connect_yields_the_linked_professional_account(account: ConnectedIdentity) -> None:
@@ -83,7 +57,7 @@ def test_image_post_publishes_in_one_call_and_is_listed(
 ) -> None:
     client = get_client("INSTAGRAM")
     since = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)
-    request = PublishRequest("t1", "IMAGE", "Fresh peaches", media=(image(f"{media_server}/sample.jpg"),))
+    request = PublishRequest("t1", "IMAGE", "Fresh peaches", media=(media_item(f"{media_server}/sample.jpg"),))
     results = drive(client, account.credentials, request)
     assert len(results) == 1
     media_id = results[0].platform_post_id
@@ -104,7 +78,7 @@ def test_reel_with_audio_and_trial_resumes_from_state_without_a_second_post(
         "t2",
         "VIDEO",
         "A reel",
-        media=(video(f"{media_server}/sample.mp4"),),
+        media=(media_item(f"{media_server}/sample.mp4"),),
         options={"audio": "17900000000000001", "trialGraduation": "SS_PERFORMANCE"},
     )
     first = client.publish(account.credentials, request, {})
@@ -130,9 +104,9 @@ def test_carousel_waits_for_items_then_publishes_once(
 ) -> None:
     client = get_client("INSTAGRAM")
     media = (
-        image(f"{media_server}/sample.jpg"),
-        video(f"{media_server}/sample.mp4"),
-        image(f"{media_server}/sample.png"),
+        media_item(f"{media_server}/sample.jpg"),
+        media_item(f"{media_server}/sample.mp4"),
+        media_item(f"{media_server}/sample.png"),
     )
     results = drive(client, account.credentials, PublishRequest("t3", "CAROUSEL", "Three", media=media))
     assert results[0].state["step"] == "children" and len(results[0].state["children"]) == 3
@@ -145,7 +119,7 @@ def test_carousel_waits_for_items_then_publishes_once(
 def test_story(sandbox: str, account: ConnectedIdentity, media_server: str) -> None:
     client = get_client("INSTAGRAM")
     request = PublishRequest(
-        "t4", "IMAGE", "", media=(image(f"{media_server}/sample.jpg"),), options={"postType": "STORY"}
+        "t4", "IMAGE", "", media=(media_item(f"{media_server}/sample.jpg"),), options={"postType": "STORY"}
     )
     result = drive(client, account.credentials, request)[-1]
     stored = SandboxStore("instagram").get("media", result.platform_post_id)
@@ -156,7 +130,7 @@ def test_video_that_cannot_be_fetched_is_media_rejected(
     sandbox: str, account: ConnectedIdentity, media_server: str
 ) -> None:
     client = get_client("INSTAGRAM")
-    request = PublishRequest("t5", "VIDEO", "x", media=(video(f"{media_server}/missing.mp4"),))
+    request = PublishRequest("t5", "VIDEO", "x", media=(media_item(f"{media_server}/missing.mp4"),))
     with pytest.raises(Permanent) as raised:
         client.publish(account.credentials, request, {})
     assert raised.value.error_code == ErrorCode.MEDIA_REJECTED
@@ -166,7 +140,7 @@ def test_video_that_cannot_be_fetched_is_media_rejected(
 def test_publishing_limit_is_quota_exhausted(sandbox: str, account: ConnectedIdentity, media_server: str) -> None:
     SandboxStore("instagram").update("iguser", account.credentials.external_id, quota_total=1)
     client = get_client("INSTAGRAM")
-    request = PublishRequest("t6", "IMAGE", "one", media=(image(f"{media_server}/sample.jpg"),))
+    request = PublishRequest("t6", "IMAGE", "one", media=(media_item(f"{media_server}/sample.jpg"),))
     assert client.publish(account.credentials, request, {}).done
     with pytest.raises(QuotaExhausted) as raised:
         client.publish(account.credentials, PublishRequest("t7", "IMAGE", "two", media=request.media), {})
@@ -192,7 +166,7 @@ def test_check_token_refresh_and_revocation(sandbox: str, account: ConnectedIden
 
 def test_scenario_markers(sandbox: str, account: ConnectedIdentity, media_server: str) -> None:
     client = get_client("INSTAGRAM")
-    media = (image(f"{media_server}/sample.jpg"),)
+    media = (media_item(f"{media_server}/sample.jpg"),)
     with pytest.raises(AuthError):
         client.publish(account.credentials, PublishRequest("a", "IMAGE", "x #sandbox-unauthorized", media=media), {})
     with pytest.raises(Permanent) as failed:
@@ -252,7 +226,7 @@ def test_recorded_publish_flow_parses() -> None:
     responses.post(f"{GRAPH}/17841405822304914/media_publish", json=recorded("media_publish.json"))
     responses.get(f"{GRAPH}/17920238422030506", json=recorded("media_fields.json"))
     client = live_client()
-    request = PublishRequest("t", "VIDEO", "x", media=(video("https://cdn.example/v.mp4"),))
+    request = PublishRequest("t", "VIDEO", "x", media=(media_item("https://cdn.example/v.mp4"),))
     first = client.publish(CREDS, request, {})
     assert first.state == {"step": "container", "container_id": "17889455560051444"}
     done = client.publish(CREDS, request, first.state)
@@ -273,7 +247,7 @@ def test_recorded_limit_status_error_insights_media_and_audio_parse() -> None:
     responses.get(f"{GRAPH}/17841405822304914", json=recorded("ig_user.json"))
     responses.get(f"{GRAPH}/ig_audio", json=recorded("ig_audio.json"))
     client = live_client()
-    request = PublishRequest("t", "IMAGE", "x", media=(image("https://cdn.example/a.jpg"),))
+    request = PublishRequest("t", "IMAGE", "x", media=(media_item("https://cdn.example/a.jpg"),))
     with pytest.raises(QuotaExhausted):
         client.publish(CREDS, request, {})
     with pytest.raises(Permanent) as rejected:

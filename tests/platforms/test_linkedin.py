@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -21,44 +21,23 @@ from platforms.base import (
     MediaItem,
     Permanent,
     PublishRequest,
-    PublishResult,
     RateLimited,
     Transient,
     UnknownOutcome,
 )
 from platforms.registry import get_client, http_session
 from platforms.sandbox.store import SandboxStore
+from tests.platforms.conftest import drive, load_recorded, media_item, sim_requests
 
-RECORDED = Path(__file__).parent / "recorded" / "linkedin"
+recorded = partial(load_recorded, "linkedin")
+
 LIVE = linkedin.LIVE_BASE_URL
 HOUR_AGO = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
 
 
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def requests_log(sandbox: str) -> list[dict[str, Any]]:
-    return requests.get(f"{sandbox}/_control/linkedin/requests", timeout=10).json()["requests"]
-
-
-def finish(client: Any, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
-    for _ in range(10):
-        result = client.publish(creds, request, state)
-        if result.done:
-            return result
-        state = result.state
-    raise AssertionError("publish never finished")
-
-
-def media(media_server: str, name: str, kind: str, mime: str) -> MediaItem:
-    return MediaItem(url=f"{media_server}/{name}", kind=kind, mime_type=mime, alt_text=f"{kind} alt")
-
-
 @pytest.fixture
-def account(connect: Any) -> Any:
-    [identity] = connect("LINKEDIN")
-    return identity
+def account(connect_one: Any) -> Any:
+    return connect_one("LINKEDIN")
 
 
 def test_connect_check_and_refresh(sandbox: str, account: Any) -> None:
@@ -97,25 +76,25 @@ def test_text_post_listing_metrics_and_duplicate(sandbox: str, account: Any) -> 
 
 def test_single_image_and_multi_image_posts(media_server: str, account: Any) -> None:
     client = get_client("LINKEDIN")
-    one = PublishRequest("t1", "IMAGE", "One picture", (media(media_server, "sample.jpg", "image", "image/jpeg"),))
-    assert finish(client, account.credentials, one, {}).done
-    many = tuple(media(media_server, n, "image", "image/jpeg") for n in ("sample.jpg", "sample.png", "sample.jpg"))
-    result = finish(client, account.credentials, PublishRequest("t2", "CAROUSEL", "Three", many), {})
+    one = PublishRequest("t1", "IMAGE", "One picture", (media_item(f"{media_server}/sample.jpg", alt="image alt"),))
+    assert drive(client, account.credentials, one, {})[-1].done
+    many = tuple(media_item(f"{media_server}/{n}", alt="image alt") for n in ("sample.jpg", "sample.png", "sample.jpg"))
+    result = drive(client, account.credentials, PublishRequest("t2", "CAROUSEL", "Three", many), {})[-1]
     post = SandboxStore("linkedin").get("post", result.platform_post_id)
     assert len(post["content"]["multiImage"]["images"]) == 3
 
 
 def test_video_flow_resumed_after_each_step_creates_one_post(sandbox: str, media_server: str, account: Any) -> None:
     client = get_client("LINKEDIN")
-    request = PublishRequest("t3", "VIDEO", "Our clip", (media(media_server, "sample.mp4", "video", "video/mp4"),))
+    request = PublishRequest("t3", "VIDEO", "Our clip", (media_item(f"{media_server}/sample.mp4", alt="video alt"),))
     initialized = client.publish(account.credentials, request, {})
     assert initialized.state["video"].startswith("urn:li:video:")
     uploaded = client.publish(account.credentials, request, initialized.state)
     assert uploaded.state["finalized"]
     # the answer to the first status poll was lost: resume again from the finalized state
     assert not client.publish(account.credentials, request, uploaded.state).done
-    result = finish(client, account.credentials, request, uploaded.state)
-    log = requests_log(sandbox)
+    result = drive(client, account.credentials, request, uploaded.state)[-1]
+    log = sim_requests(sandbox, "linkedin")
     assert len([r for r in log if r["path"].endswith("/rest/videos") and r["method"] == "POST"]) == 2  # init+final
     assert [r["remoteId"] for r in log if r.get("publish")] == [result.platform_post_id]
     assert SandboxStore("linkedin").get("post", result.platform_post_id)["content"] == {
@@ -129,16 +108,21 @@ def test_document_post_uses_the_document_title(media_server: str, account: Any) 
         "t4",
         "DOCUMENT",
         "Read this",
-        (media(media_server, "sample.pdf", "document", "application/pdf"),),
+        (media_item(f"{media_server}/sample.pdf", alt="document alt"),),
         {"documentTitle": "Annual report"},
     )
-    result = finish(client, account.credentials, request, {})
+    result = drive(client, account.credentials, request, {})[-1]
     content = SandboxStore("linkedin").get("post", result.platform_post_id)["content"]
     assert content["media"]["title"] == "Annual report" and content["media"]["id"].startswith("urn:li:document:")
 
 
 def test_a_wrong_file_is_media_rejected(media_server: str, account: Any) -> None:
-    request = PublishRequest("t5", "IMAGE", "x", (media(media_server, "sample.pdf", "image", "image/jpeg"),))
+    request = PublishRequest(
+        "t5",
+        "IMAGE",
+        "x",
+        (MediaItem(url=f"{media_server}/sample.pdf", kind="image", mime_type="image/jpeg", alt_text="image alt"),),
+    )
     with pytest.raises(Permanent) as caught:
         get_client("LINKEDIN").publish(account.credentials, request, {})
     assert caught.value.error_code == ErrorCode.MEDIA_REJECTED

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -27,36 +27,15 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.registry import get_client
+from tests.platforms.conftest import load_recorded, media_item, publish_calls, sim_requests
 
-RECORDED = Path(__file__).parent / "recorded" / "mastodon"
-
-
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def sim_requests(sandbox: str, path_part: str = "") -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/mastodon/requests", timeout=10).json()["requests"]
-    return [r for r in log if path_part in r["path"]]
-
-
-def publishes(sandbox: str) -> list[dict[str, Any]]:
-    return [r for r in sim_requests(sandbox) if r.get("publish")]
+recorded = partial(load_recorded, "mastodon")
+publishes = partial(publish_calls, slug="mastodon")
 
 
 @pytest.fixture
-def account(connect: Any) -> Credentials:
-    (identity,) = connect(Platform.MASTODON)
-    return identity.credentials
-
-
-def image(media_server: str, name: str = "sample.jpg", alt: str = "") -> MediaItem:
-    mime = "image/png" if name.endswith(".png") else "image/jpeg"
-    return MediaItem(url=f"{media_server}/{name}", kind="image", mime_type=mime, alt_text=alt)
-
-
-def video(media_server: str) -> MediaItem:
-    return MediaItem(url=f"{media_server}/sample.mp4", kind="video", mime_type="video/mp4")
+def account(connect_one: Any) -> Credentials:
+    return connect_one(Platform.MASTODON).credentials
 
 
 # --- connect and tokens ------------------------------------------------------------------
@@ -121,7 +100,7 @@ def test_publish_images_with_alt_text(sandbox: str, account: Credentials, media_
         target_id="tgt_imgs",
         content_type="CAROUSEL",
         text="two pictures",
-        media=(image(media_server, alt="a test card"), image(media_server, "sample.png")),
+        media=(media_item(f"{media_server}/sample.jpg", alt="a test card"), media_item(f"{media_server}/sample.png")),
     )
     result = client.publish(account, req, {})
     assert result.done  # images are processed at upload time
@@ -129,7 +108,7 @@ def test_publish_images_with_alt_text(sandbox: str, account: Credentials, media_
     assert [p.platform_post_id for p in posts] == [result.platform_post_id]
     assert posts[0].text == "two pictures"
     assert "/small/" in posts[0].thumbnail_url
-    uploads = sim_requests(sandbox, "/api/v2/media")
+    uploads = sim_requests(sandbox, "mastodon", "/api/v2/media")
     assert [u["status"] for u in uploads] == [200, 200]
 
 
@@ -137,7 +116,9 @@ def test_publish_video_waits_for_processing_and_resumes_without_a_second_status(
     sandbox: str, account: Credentials, media_server: str
 ) -> None:
     client = get_client(Platform.MASTODON)
-    req = PublishRequest(target_id="tgt_video", content_type="VIDEO", text="a clip", media=(video(media_server),))
+    req = PublishRequest(
+        target_id="tgt_video", content_type="VIDEO", text="a clip", media=(media_item(f"{media_server}/sample.mp4"),)
+    )
     first = client.publish(account, req, {})
     assert not first.done
     assert first.poll_after > 0
@@ -153,9 +134,9 @@ def test_publish_video_waits_for_processing_and_resumes_without_a_second_status(
         state = result.state
         time.sleep(0.5)
     assert result is not None and result.done
-    assert len(sim_requests(sandbox, "/api/v2/media")) == 1  # the upload was not repeated
+    assert len(sim_requests(sandbox, "mastodon", "/api/v2/media")) == 1  # the upload was not repeated
     assert [p["remoteId"] for p in publishes(sandbox)] == [result.platform_post_id]
-    assert [s["status"] for s in sim_requests(sandbox, "/api/v1/media/")][0] == 206
+    assert [s["status"] for s in sim_requests(sandbox, "mastodon", "/api/v1/media/")][0] == 206
 
 
 def test_repeated_publish_returns_the_same_status_by_idempotency_key(sandbox: str, account: Credentials) -> None:

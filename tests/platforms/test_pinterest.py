@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -20,46 +20,21 @@ from platforms.base import (
     MediaItem,
     Permanent,
     PublishRequest,
-    PublishResult,
     RateLimited,
     Transient,
     UnknownOutcome,
 )
 from platforms.registry import get_client, http_session
+from tests.platforms.conftest import drive, load_recorded, media_item, sim_requests
 
-RECORDED = Path(__file__).parent / "recorded" / "pinterest"
+recorded = partial(load_recorded, "pinterest")
+
 LIVE = pinterest.LIVE_BASE_URL
 
 
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def requests_log(sandbox: str) -> list[dict[str, Any]]:
-    return requests.get(f"{sandbox}/_control/pinterest/requests", timeout=10).json()["requests"]
-
-
-def image(media_server: str, name: str = "sample.jpg") -> MediaItem:
-    return MediaItem(url=f"{media_server}/{name}", kind="image", mime_type="image/jpeg", alt_text="a test card")
-
-
-def video(media_server: str) -> MediaItem:
-    return MediaItem(url=f"{media_server}/sample.mp4", kind="video", mime_type="video/mp4")
-
-
-def finish(client: Any, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
-    for _ in range(10):
-        result = client.publish(creds, request, state)
-        if result.done:
-            return result
-        state = result.state
-    raise AssertionError("publish never finished")
-
-
 @pytest.fixture
-def account(connect: Any) -> Any:
-    [identity] = connect("PINTEREST")
-    return identity
+def account(connect_one: Any) -> Any:
+    return connect_one("PINTEREST")
 
 
 @pytest.fixture
@@ -114,7 +89,7 @@ def test_list_boards_follows_bookmarks_and_includes_secret_boards(sandbox: str, 
     assert len({b.id for b in boards}) == 28
     assert [b.name for b in boards if b.privacy == "SECRET"] == ["Private drafts"]
     assert {b.privacy for b in boards} == {"PUBLIC", "PROTECTED", "SECRET"}
-    board_calls = [r for r in requests_log(sandbox) if r["path"].endswith("/boards")]
+    board_calls = [r for r in sim_requests(sandbox, "pinterest") if r["path"].endswith("/boards")]
     assert len(board_calls) == 2
 
 
@@ -125,16 +100,24 @@ def test_followers(account: Any) -> None:
 # --- publishing ---------------------------------------------------------------------------
 def test_publish_image_pin(sandbox: str, media_server: str, account: Any, board_id: str) -> None:
     client = get_client("PINTEREST")
-    result = client.publish(account.credentials, pin_request("Fresh lemons", (image(media_server),), board_id), {})
+    result = client.publish(
+        account.credentials,
+        pin_request("Fresh lemons", (media_item(f"{media_server}/sample.jpg", alt="a test card"),), board_id),
+        {},
+    )
     assert result.done and result.platform_post_id
     assert result.url == f"https://www.pinterest.com/pin/{result.platform_post_id}/"
     [listed] = client.list_recent_posts(account.credentials, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
     assert (listed.platform_post_id, listed.text) == (result.platform_post_id, "Fresh lemons")
-    assert [r["remoteId"] for r in requests_log(sandbox) if r.get("publish")] == [result.platform_post_id]
+    assert [r["remoteId"] for r in sim_requests(sandbox, "pinterest") if r.get("publish")] == [result.platform_post_id]
 
 
 def test_publish_carousel_pin(media_server: str, account: Any, board_id: str) -> None:
-    media = (image(media_server), image(media_server, "sample.png"), image(media_server))
+    media = (
+        media_item(f"{media_server}/sample.jpg", alt="a test card"),
+        media_item(f"{media_server}/sample.png", alt="a test card"),
+        media_item(f"{media_server}/sample.jpg", alt="a test card"),
+    )
     result = get_client("PINTEREST").publish(
         account.credentials, pin_request("Three looks", media, board_id, "CAROUSEL"), {}
     )
@@ -143,15 +126,15 @@ def test_publish_carousel_pin(media_server: str, account: Any, board_id: str) ->
 
 def test_publish_video_pin_runs_the_media_flow(sandbox: str, media_server: str, account: Any, board_id: str) -> None:
     client = get_client("PINTEREST")
-    request = pin_request("Watch this", (video(media_server),), board_id, "VIDEO")
+    request = pin_request("Watch this", (media_item(f"{media_server}/sample.mp4"),), board_id, "VIDEO")
     first = client.publish(account.credentials, request, {})
     assert not first.done and first.state["media_id"]
     # the worker lost the result of the next step: resume from the first state again
     second = client.publish(account.credentials, request, first.state)
     assert not second.done and second.state["uploaded"]
-    result = finish(client, account.credentials, request, second.state)
+    result = drive(client, account.credentials, request, second.state)[-1]
     assert result.done
-    log = requests_log(sandbox)
+    log = sim_requests(sandbox, "pinterest")
     assert len([r for r in log if r["path"].endswith("/media") and r["method"] == "POST"]) == 1
     assert len([r for r in log if r.get("publish")]) == 1
     assert len(client.list_recent_posts(account.credentials, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))) == 1
@@ -159,7 +142,11 @@ def test_publish_video_pin_runs_the_media_flow(sandbox: str, media_server: str, 
 
 def test_publish_without_board_is_refused_before_calling(account: Any, media_server: str) -> None:
     with pytest.raises(Permanent) as caught:
-        get_client("PINTEREST").publish(account.credentials, pin_request("x", (image(media_server),), ""), {})
+        get_client("PINTEREST").publish(
+            account.credentials,
+            pin_request("x", (media_item(f"{media_server}/sample.jpg", alt="a test card"),), ""),
+            {},
+        )
     assert caught.value.error_code == ErrorCode.INVALID_REQUEST
 
 
@@ -172,7 +159,7 @@ def test_unfetchable_image_is_media_rejected(media_server: str, account: Any, bo
 
 def test_scenario_markers(media_server: str, account: Any, board_id: str) -> None:
     client = get_client("PINTEREST")
-    media = (image(media_server),)
+    media = (media_item(f"{media_server}/sample.jpg", alt="a test card"),)
     with pytest.raises(Permanent) as failed:
         client.publish(account.credentials, pin_request("bad #sandbox-fail", media, board_id), {})
     assert failed.value.error_code == ErrorCode.CONTENT_REJECTED
@@ -185,7 +172,7 @@ def test_scenario_markers(media_server: str, account: Any, board_id: str) -> Non
 
 def test_metrics_grow_and_unknown_pins_are_skipped(media_server: str, account: Any, board_id: str) -> None:
     client = get_client("PINTEREST")
-    request = pin_request("m", (image(media_server),), board_id)
+    request = pin_request("m", (media_item(f"{media_server}/sample.jpg", alt="a test card"),), board_id)
     pin_id = client.publish(account.credentials, request, {}).platform_post_id
     first = client.fetch_post_metrics(account.credentials, [pin_id, "999"])
     assert list(first) == [pin_id]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -27,30 +27,15 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.registry import get_client, http_session
+from tests.platforms.conftest import load_recorded, media_item, publish_calls
 
-RECORDED = Path(__file__).parent / "recorded" / "telegram"
-
-
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def publishes(sandbox: str) -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/telegram/requests", timeout=10).json()["requests"]
-    return [r for r in log if r.get("publish")]
+recorded = partial(load_recorded, "telegram")
+publishes = partial(publish_calls, slug="telegram")
 
 
 @pytest.fixture
-def account(connect: Any) -> Credentials:
-    (identity,) = connect(Platform.TELEGRAM)
-    return identity.credentials
-
-
-def media(media_server: str, name: str) -> MediaItem:
-    kind = "video" if name.endswith(".mp4") else "image"
-    return MediaItem(
-        url=f"{media_server}/{name}", kind=kind, mime_type="video/mp4" if kind == "video" else "image/jpeg"
-    )
+def account(connect_one: Any) -> Credentials:
+    return connect_one(Platform.TELEGRAM).credentials
 
 
 def history(sandbox: str, chat_id: str) -> list[dict[str, Any]]:
@@ -136,12 +121,16 @@ def test_publish_photo_and_video_by_url(sandbox: str, account: Credentials, medi
     client = get_client(Platform.TELEGRAM)
     photo = client.publish(
         account,
-        PublishRequest(target_id="t_p", content_type="IMAGE", text="pic", media=(media(media_server, "sample.jpg"),)),
+        PublishRequest(
+            target_id="t_p", content_type="IMAGE", text="pic", media=(media_item(f"{media_server}/sample.jpg"),)
+        ),
         {},
     )
     clip = client.publish(
         account,
-        PublishRequest(target_id="t_v", content_type="VIDEO", text="clip", media=(media(media_server, "sample.mp4"),)),
+        PublishRequest(
+            target_id="t_v", content_type="VIDEO", text="clip", media=(media_item(f"{media_server}/sample.mp4"),)
+        ),
         {},
     )
     assert (photo.platform_post_id, clip.platform_post_id) == ("1", "2")
@@ -152,7 +141,11 @@ def test_publish_photo_and_video_by_url(sandbox: str, account: Credentials, medi
 
 def test_publish_media_group(sandbox: str, account: Credentials, media_server: str) -> None:
     client = get_client(Platform.TELEGRAM)
-    items = (media(media_server, "sample.jpg"), media(media_server, "sample.png"), media(media_server, "sample.mp4"))
+    items = (
+        media_item(f"{media_server}/sample.jpg"),
+        media_item(f"{media_server}/sample.png"),
+        media_item(f"{media_server}/sample.mp4"),
+    )
     result = client.publish(
         account, PublishRequest(target_id="t_g", content_type="CAROUSEL", text="album", media=items), {}
     )
@@ -166,7 +159,9 @@ def test_publish_media_group(sandbox: str, account: Credentials, media_server: s
 
 def test_unfetchable_media_is_media_rejected(sandbox: str, account: Credentials, media_server: str) -> None:
     client = get_client(Platform.TELEGRAM)
-    req = PublishRequest(target_id="t_m", content_type="IMAGE", text="x", media=(media(media_server, "missing.jpg"),))
+    req = PublishRequest(
+        target_id="t_m", content_type="IMAGE", text="x", media=(media_item(f"{media_server}/missing.jpg"),)
+    )
     with pytest.raises(Permanent) as rejected:
         client.publish(account, req, {})
     assert rejected.value.error_code == ErrorCode.MEDIA_REJECTED

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -30,33 +29,17 @@ from platforms.base import (
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from platforms.threads import LIVE_BASE_URL, Client
+from tests.platforms.conftest import drive, load_recorded, publish_calls
 
-RECORDED = Path(__file__).parent / "recorded" / "threads"
+recorded = partial(load_recorded, "threads")
+publishes = partial(publish_calls, slug="threads")
+
 API = f"{LIVE_BASE_URL}/v1.0"
 
 
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def drive(client: Any, creds: Credentials, request: PublishRequest) -> list[PublishResult]:
-    results = [client.publish(creds, request, {})]
-    while not results[-1].done:
-        assert len(results) < 10, results
-        results.append(client.publish(creds, request, results[-1].state))
-    return results
-
-
-def publishes(sandbox: str) -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/threads/requests", timeout=10).json()["requests"]
-    return [entry for entry in log if entry.get("publish")]
-
-
 @pytest.fixture
-def account(connect: Any) -> ConnectedIdentity:
-    identities = connect("THREADS")
-    assert len(identities) == 1
-    return identities[0]
+def account(connect_one: Any) -> ConnectedIdentity:
+    return connect_one("THREADS")
 
 
 def test_connect_gets_a_long_lived_token_and_the_profile(account: ConnectedIdentity) -> None:

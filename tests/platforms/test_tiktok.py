@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -22,7 +22,6 @@ from platforms.base import (
     NotSupported,
     Permanent,
     PublishRequest,
-    PublishResult,
     QuotaExhausted,
     RateLimited,
     Transient,
@@ -31,36 +30,19 @@ from platforms.base import (
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from platforms.tiktok import LIVE_BASE_URL, Client
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls
 
-RECORDED = Path(__file__).parent / "recorded" / "tiktok"
-
-
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def drive(client: Any, creds: Credentials, request: PublishRequest) -> list[PublishResult]:
-    results = [client.publish(creds, request, {})]
-    while not results[-1].done:
-        assert len(results) < 10, results
-        results.append(client.publish(creds, request, results[-1].state))
-    return results
-
-
-def publishes(sandbox: str) -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/tiktok/requests", timeout=10).json()["requests"]
-    return [entry for entry in log if entry.get("publish")]
+recorded = partial(load_recorded, "tiktok")
+publishes = partial(publish_calls, slug="tiktok")
 
 
 def video(media_server: str, name: str = "sample.mp4") -> tuple[MediaItem, ...]:
-    return (MediaItem(url=f"{media_server}/{name}", kind="video", mime_type="video/mp4"),)
+    return (media_item(f"{media_server}/{name}"),)
 
 
 @pytest.fixture
-def creator(connect: Any) -> ConnectedIdentity:
-    identities = connect("TIKTOK")
-    assert len(identities) == 1
-    return identities[0]
+def creator(connect_one: Any) -> ConnectedIdentity:
+    return connect_one("TIKTOK")
 
 
 def test_connect(creator: ConnectedIdentity) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -30,30 +30,14 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.registry import get_client, http_session
+from tests.platforms.conftest import load_recorded, media_item, sim_requests
 
-RECORDED = Path(__file__).parent / "recorded" / "twitter"
-
-
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def sim_log(sandbox: str, part: str = "") -> list[dict[str, Any]]:
-    log = requests.get(f"{sandbox}/_control/twitter/requests", timeout=10).json()["requests"]
-    return [r for r in log if part in r["path"]]
+recorded = partial(load_recorded, "twitter")
 
 
 @pytest.fixture
-def account(connect: Any) -> Credentials:
-    (identity,) = connect(Platform.TWITTER)
-    return identity.credentials
-
-
-def media(media_server: str, name: str) -> MediaItem:
-    kind = "video" if name.endswith(".mp4") else "image"
-    return MediaItem(
-        url=f"{media_server}/{name}", kind=kind, mime_type="video/mp4" if kind == "video" else "image/jpeg"
-    )
+def account(connect_one: Any) -> Credentials:
+    return connect_one(Platform.TWITTER).credentials
 
 
 def recent(client: Any, creds: Credentials) -> list[Any]:
@@ -125,26 +109,31 @@ def test_publish_images(sandbox: str, account: Credentials, media_server: str) -
         target_id="i",
         content_type="CAROUSEL",
         text="pics",
-        media=(media(media_server, "sample.jpg"), media(media_server, "sample.png")),
+        media=(media_item(f"{media_server}/sample.jpg"), media_item(f"{media_server}/sample.png")),
     )
     assert client.publish(account, req, {}).done
-    assert len(sim_log(sandbox, "/initialize")) == 2 and len(sim_log(sandbox, "/finalize")) == 2
-    assert len([r for r in sim_log(sandbox, "/2/tweets") if r.get("publish")]) == 1
+    assert (
+        len(sim_requests(sandbox, "twitter", "/initialize")) == 2
+        and len(sim_requests(sandbox, "twitter", "/finalize")) == 2
+    )
+    assert len([r for r in sim_requests(sandbox, "twitter", "/2/tweets") if r.get("publish")]) == 1
 
 
 def test_publish_video_waits_for_processing_and_resumes_once(
     sandbox: str, account: Credentials, media_server: str
 ) -> None:
     client = get_client(Platform.TWITTER)
-    req = PublishRequest(target_id="v", content_type="VIDEO", text="clip", media=(media(media_server, "sample.mp4"),))
+    req = PublishRequest(
+        target_id="v", content_type="VIDEO", text="clip", media=(media_item(f"{media_server}/sample.mp4"),)
+    )
     first = client.publish(account, req, {})
     assert not first.done and first.state["pending"] == first.state["media_ids"] and first.poll_after >= 1
     # a new worker resumes from the stored state after the poll delay
     time.sleep(first.poll_after + 0.6)
     result = client.publish(account, req, first.state)
     assert result.done
-    assert len(sim_log(sandbox, "/initialize")) == 1
-    assert len(sim_log(sandbox, "/2/media/upload")) >= 4  # initialize, append, finalize, STATUS
+    assert len(sim_requests(sandbox, "twitter", "/initialize")) == 1
+    assert len(sim_requests(sandbox, "twitter", "/2/media/upload")) >= 4  # initialize, append, finalize, STATUS
     assert [p.platform_post_id for p in recent(client, account)] == [result.platform_post_id]
 
 

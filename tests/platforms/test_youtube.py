@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,28 +29,21 @@ from platforms.base import (
 )
 from platforms.registry import get_client, http_session
 from platforms.sandbox.store import SandboxStore
+from tests.platforms.conftest import load_recorded, media_item, sim_requests
 
-RECORDED = Path(__file__).parent / "recorded" / "youtube"
+recorded = partial(load_recorded, "youtube")
+
 LIVE = youtube.LIVE_BASE_URL
 
 
-def recorded(name: str) -> Any:
-    return json.loads((RECORDED / name).read_text())
-
-
-def requests_log(sandbox: str) -> list[dict[str, Any]]:
-    return requests.get(f"{sandbox}/_control/youtube/requests", timeout=10).json()["requests"]
-
-
 def video_request(media_server: str, text: str = "Launch day\nAll about it", **options: Any) -> PublishRequest:
-    media = (MediaItem(url=f"{media_server}/sample.mp4", kind="video", mime_type="video/mp4"),)
+    media = (media_item(f"{media_server}/sample.mp4"),)
     return PublishRequest(target_id="tgt_yt1", content_type="VIDEO", text=text, media=media, options=options)
 
 
 @pytest.fixture
-def account(connect: Any) -> Any:
-    [identity] = connect("YOUTUBE")
-    return identity
+def account(connect_one: Any) -> Any:
+    return connect_one("YOUTUBE")
 
 
 def test_connect_yields_the_channel_with_offline_access(account: Any) -> None:
@@ -92,7 +86,7 @@ def test_publish_video_in_two_steps_then_listed_with_metrics(sandbox: str, media
     # the lost-answer retry: the same session answers with the same video, no second upload
     again = client.publish(account.credentials, request, opened.state)
     assert again.platform_post_id == result.platform_post_id
-    assert len([r for r in requests_log(sandbox) if r.get("publish")]) == 1
+    assert len([r for r in sim_requests(sandbox, "youtube") if r.get("publish")]) == 1
     assert len(client.list_recent_posts(account.credentials, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))) == 1
 
 
@@ -113,9 +107,9 @@ def test_interrupted_upload_resumes_from_the_offset(sandbox: str, media_server: 
     assert (partial.status_code, partial.headers["Range"]) == (308, "bytes=0-999")
     result = client.publish(account.credentials, request, state)
     assert result.done
-    ranges = [r.get("contentRange") for r in requests_log(sandbox) if r["method"] == "PUT"]
+    ranges = [r.get("contentRange") for r in sim_requests(sandbox, "youtube") if r["method"] == "PUT"]
     assert ranges == [f"bytes 0-999/{len(data)}", f"bytes */{len(data)}", f"bytes 1000-{len(data) - 1}/{len(data)}"]
-    assert len([r for r in requests_log(sandbox) if r.get("publish")]) == 1
+    assert len([r for r in sim_requests(sandbox, "youtube") if r.get("publish")]) == 1
 
 
 def test_shorts_are_tagged_and_playlist_gets_the_video(media_server: str, account: Any) -> None:
