@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import is_list_serializer
 
 from workspaces.permissions import _UNDECLARED, required_permission
 
@@ -63,6 +64,17 @@ class ServiceAutoSchema(AutoSchema):
                 operation["description"] = f"{base}\n\n{line}".strip()
             operation["x-required-permission"] = permission
         return operation
+
+    def _is_list_view(self, serializer: Any = None) -> bool:
+        # drf-spectacular documents a ``list`` action as a bare array of its response serializer;
+        # every list here answers an object ({posts, total, hasMore}, {accounts}, ...), so only a
+        # serializer declared with many=True documents an array.
+        if serializer is None:
+            serializer = self.get_response_serializers()
+        if isinstance(serializer, dict) and serializer:
+            serializer = {str(code): s for code, s in serializer.items()}
+            serializer = serializer[min(serializer)]
+        return is_list_serializer(serializer)
 
     def get_tags(self) -> list[str]:
         tags = getattr(self.view, "schema_tags", None)

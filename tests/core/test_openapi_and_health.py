@@ -26,6 +26,20 @@ def test_openapi_is_public_valid_and_names_permissions(anon):
     assert anon.get("/openapi.json").status_code == 200
 
 
+def test_list_operations_document_the_object_they_answer(anon, api):
+    """Lists answer an object such as {posts, total, hasMore}; the description said a bare array
+    (drf-spectacular's default for a ``list`` action; found by the fuzz tests)."""
+    schema = anon.get("/api/v1/openapi.json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for code, response in operation["responses"].items():
+                body = response.get("content", {}).get("application/json", {}).get("schema", {})
+                assert body.get("type") != "array", (method, path, code)
+    listed = schema["paths"]["/social-posts"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    component = schema["components"]["schemas"][listed["$ref"].rsplit("/", 1)[1]]
+    assert set(api.get("/api/v1/social-posts").json()) == set(component["properties"]) == {"posts", "total", "hasMore"}
+
+
 def test_health_endpoints_need_no_key(anon):
     assert anon.get("/healthz").json() == {"status": "ok"}
     ready = anon.get("/readyz")
