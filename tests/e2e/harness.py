@@ -316,7 +316,7 @@ class E2EStack:
 
     def wait_web(self) -> None:
         for url in (self.web_url, self.sandbox_url):
-            wait_for(lambda url=url: requests.get(f"{url}/healthz", timeout=2).ok, timeout=90, what=f"{url}/healthz")
+            wait_for(_healthy(url), timeout=90, what=f"{url}/healthz")
 
     def start_worker(self, *, concurrency: int = 4, wait: bool = True) -> None:
         log = self.workdir / "worker.log"
@@ -429,6 +429,10 @@ class E2EStack:
     def sql(self, query: str, params: tuple[Any, ...] | list[Any] | None = None) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.db_dsn, autocommit=True) as conn:
             return list(conn.execute(query, params).fetchall())
+
+
+def _healthy(url: str) -> Callable[[], bool]:
+    return lambda: requests.get(f"{url}/healthz", timeout=2).ok
 
 
 def _read_from(path: Path, offset: int) -> bytes:
