@@ -28,6 +28,8 @@ from analytics.metrics import (
 )
 from analytics.models import FollowerSnapshot, TrackedPost
 
+EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
+
 
 @dataclass(frozen=True)
 class Window:
@@ -36,8 +38,11 @@ class Window:
 
     @property
     def previous(self) -> Window:
+        """The window of equal length just before this one, cut short at year 1 (a window that
+        starts early in the calendar has no full predecessor)."""
         length = self.end - self.start
-        return Window(start=self.start - length, end=self.start)
+        start = self.start - length if self.start - EARLIEST > length else EARLIEST
+        return Window(start=start, end=self.start)
 
 
 def present_platforms(*, workspace_id: str, requested: list[str] | None) -> list[str]:
