@@ -21,4 +21,10 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "schedule": config.sweep_interval_seconds(),
         "options": {"queue": "default", "expires": max(config.sweep_interval_seconds() * 2, 10.0)},
     },
+    # A recurring series left ACTIVE without its upcoming post (a failed hook) gets it back.
+    "posts.repair_stalled_series": {
+        "task": "posts.repair_stalled_series",
+        "schedule": 60.0,
+        "options": {"queue": "default", "expires": 120.0},
+    },
 }

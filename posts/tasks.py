@@ -28,3 +28,10 @@ def dispatch_due_task() -> int:
 @shared_task(name="posts.sweep", ignore_result=True)
 def sweep_task() -> None:
     sweep()
+
+
+@shared_task(name="posts.repair_stalled_series", ignore_result=True)
+def repair_stalled_series_task() -> int:
+    from posts.recurrence.services import series_repair_stalled
+
+    return series_repair_stalled()

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -320,3 +321,29 @@ def series_account_removed(*, workspace_id: str, account_id: str) -> int:
         pause_locked(series, reason=PauseReason.CONNECTION_REMOVED, error=describe_removed(gone))
         paused += 1
     return paused
+
+
+STALL_GRACE = dt.timedelta(minutes=5)
+
+
+def series_repair_stalled(*, now: dt.datetime | None = None) -> int:
+    """Safety net for a series left ACTIVE with no upcoming post (a hook that failed and was
+    logged): schedule its first occurrence after now, or END it. Idempotent: a repaired series
+    has its SCHEDULED post and is not picked again. Returns how many series were repaired."""
+    now = now or timezone.now()
+    stalled = (
+        RecurringPost.objects.filter(status=RecurringStatus.ACTIVE)
+        .filter(Q(next_occurrence_at__isnull=True) | Q(next_occurrence_at__lt=now - STALL_GRACE))
+        .exclude(occurrences__status=PostStatus.SCHEDULED)
+        .values_list("id", flat=True)
+    )
+    repaired = 0
+    for series_id in list(stalled[:500]):
+        with _guarded("repairing a stalled series", series_id), transaction.atomic():
+            series = lock_series(series_id=series_id)
+            has_upcoming = Post.objects.filter(recurring_post_id=series_id, status=PostStatus.SCHEDULED).exists()
+            if series.status != RecurringStatus.ACTIVE or has_upcoming:
+                continue
+            _advance(series, after=now)
+            repaired += 1
+    return repaired

@@ -352,3 +352,21 @@ def test_concurrent_claim_hooks_create_one_next_occurrence(api: Any, masto: Any)
     series.refresh_from_db()
     assert series.occurrence_count == 2
     assert Post.objects.filter(recurring_post=series, occurrence_at=utc(2026, 5, 2, 9)).count() == 1
+
+
+def test_a_stalled_series_gets_its_upcoming_post_back(api: Any, masto: Any) -> None:
+    from posts.recurrence.services import series_repair_stalled
+
+    first = utc(2026, 5, 4, 9, 0)
+    series = begin(api, masto, utc(2026, 5, 1), first, {"frequency": "DAILY"})
+    [lost] = upcoming(series)
+    Post.objects.filter(id=lost.id).delete()  # as if the hook that replaces it had failed
+    with time_machine.travel(utc(2026, 5, 4, 9, 1), tick=False):
+        assert series_repair_stalled() == 0  # inside the grace period nothing is touched
+    with time_machine.travel(utc(2026, 5, 6, 12, 0), tick=False):
+        assert series_repair_stalled() == 1
+        assert series_repair_stalled() == 0  # twice: the world changes once
+    [repaired] = upcoming(series)
+    assert repaired.occurrence_at == utc(2026, 5, 7, 9, 0)  # the first after now, no catch-up
+    series.refresh_from_db()
+    assert series.next_occurrence_at == repaired.occurrence_at and series.status == "ACTIVE"
