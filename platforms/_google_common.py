@@ -25,7 +25,7 @@ from platforms.base import (
     RateLimited,
     Transient,
 )
-from platforms.http import as_int, host_url, json_or_empty, retry_at_from, send
+from platforms.http import host_url, json_or_empty, retry_at_from, send, token_credentials
 
 LIVE_AUTHORIZE_URL = "https://accounts.google.com/o/oauth2/v2/auth"
 LIVE_TOKEN_URL = "https://oauth2.googleapis.com/token"
@@ -147,11 +147,4 @@ def _credentials(
 ) -> Credentials:
     if not token.get("access_token"):
         raise AuthError("the token endpoint answered without an access token")
-    expires_in = as_int(token.get("expires_in"))
-    return Credentials(
-        access_token=str(token["access_token"]),
-        refresh_token=str(token.get("refresh_token") or previous_refresh),
-        external_id=external_id,
-        expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=expires_in) if expires_in else None,
-        extra=dict(extra or {}),
-    )
+    return token_credentials(token, external_id=external_id, previous_refresh=previous_refresh, extra=extra)

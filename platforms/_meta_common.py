@@ -327,6 +327,22 @@ class ContainerFlow:
         )
 
 
+def find_recent_post(graph: GraphApi, *, token: str, edge: str, text_field: str, text: str) -> PublishResult | None:
+    """A post of the last day on ``edge`` whose ``text_field`` is exactly ``text`` (the lookup
+    after an unknown outcome, for APIs with no idempotency key); None when there is none."""
+    since = utcnow() - dt.timedelta(days=1)
+    params = {"fields": f"id,{text_field},permalink,timestamp", "since": int(since.timestamp()), "limit": 50}
+    for node in graph.pages(edge, token=token, params=params, limit_pages=2):
+        if node.get(text_field) == text:
+            return PublishResult(
+                done=True,
+                platform_post_id=str(node["id"]),
+                url=str(node.get("permalink") or ""),
+                published_at=parse_time(node.get("timestamp")),
+            )
+    return None
+
+
 def check_publishing_limit(graph: GraphApi, *, token: str, path: str, platform_name: str) -> None:
     """Raise QuotaExhausted when ``quota_usage`` has reached ``config.quota_total``."""
     body = graph.call("GET", path, token=token, params={"fields": "quota_usage,config"})

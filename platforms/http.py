@@ -20,6 +20,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 
 from platforms.base import (
     AuthError,
+    Credentials,
     ErrorCode,
     Permanent,
     PlatformError,
@@ -163,6 +164,21 @@ def classify_http(status: int, message: str, headers: Any, *, reset_headers: tup
     if status == 413 or status == 415:
         return Permanent(message, error_code=ErrorCode.MEDIA_REJECTED, http_status=status)
     return Permanent(message, error_code=ErrorCode.INVALID_REQUEST, http_status=status)
+
+
+def token_credentials(
+    token: dict[str, Any], *, external_id: str, previous_refresh: str = "", extra: dict[str, str] | None = None
+) -> Credentials:
+    """Credentials from an OAuth 2 token answer (``access_token``, optional ``refresh_token`` —
+    else the one we had — and ``expires_in`` seconds)."""
+    expires_in = as_int(token.get("expires_in"))
+    return Credentials(
+        access_token=str(token["access_token"]),
+        refresh_token=str(token.get("refresh_token") or previous_refresh),
+        external_id=external_id,
+        expires_at=utcnow() + dt.timedelta(seconds=expires_in) if expires_in else None,
+        extra=dict(extra or {}),
+    )
 
 
 # --- media we upload ourselves -----------------------------------------------------------

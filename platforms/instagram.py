@@ -23,6 +23,7 @@ from platforms._meta_common import (
     GraphApi,
     check_publishing_limit,
     facebook_login_token,
+    find_recent_post,
     insight_values,
     long_lived_token,
     parse_time,
@@ -42,7 +43,7 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
-from platforms.http import dialog_url, utcnow
+from platforms.http import dialog_url
 
 LIVE_BASE_URL = "https://graph.facebook.com"
 SCOPES = (
@@ -222,19 +223,13 @@ class Client(PlatformClient):
         cannot be matched."""
         if not request.text or str(request.options.get("postType") or "").upper() == "STORY":
             raise NotSupported
-        since = utcnow() - dt.timedelta(days=1)
-        params = {"fields": "id,caption,permalink,timestamp", "since": int(since.timestamp()), "limit": 50}
-        for node in self.graph.pages(
-            f"{creds.external_id}/media", token=creds.access_token, params=params, limit_pages=2
-        ):
-            if node.get("caption") == request.text:
-                return PublishResult(
-                    done=True,
-                    platform_post_id=str(node["id"]),
-                    url=str(node.get("permalink") or ""),
-                    published_at=parse_time(node.get("timestamp")),
-                )
-        return None
+        return find_recent_post(
+            self.graph,
+            token=creds.access_token,
+            edge=f"{creds.external_id}/media",
+            text_field="caption",
+            text=request.text,
+        )
 
     # --- analytics and helpers ------------------------------------------------------------
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:

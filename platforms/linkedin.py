@@ -36,7 +36,16 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
-from platforms.http import as_int, download_media, host_url, json_or_empty, parse_instant, retry_at_from, send
+from platforms.http import (
+    as_int,
+    download_media,
+    host_url,
+    json_or_empty,
+    parse_instant,
+    retry_at_from,
+    send,
+    token_credentials,
+)
 
 LIVE_BASE_URL = "https://api.linkedin.com"
 LIVE_AUTHORIZE_URL = "https://www.linkedin.com/oauth/v2/authorization"
@@ -109,13 +118,7 @@ class Client(PlatformClient):
 
     @staticmethod
     def _credentials(token: dict[str, Any], external_id: str, previous_refresh: str = "") -> Credentials:
-        expires_in = as_int(token.get("expires_in"))
-        return Credentials(
-            access_token=str(token["access_token"]),
-            refresh_token=str(token.get("refresh_token") or previous_refresh),
-            external_id=external_id,
-            expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=expires_in) if expires_in else None,
-        )
+        return token_credentials(token, external_id=external_id, previous_refresh=previous_refresh)
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
         token = self._token({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri})

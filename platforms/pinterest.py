@@ -39,6 +39,7 @@ from platforms.http import (
     parse_instant,
     retry_at_from,
     send,
+    token_credentials,
 )
 
 LIVE_BASE_URL = "https://api.pinterest.com/v5"
@@ -107,13 +108,7 @@ class Client(PlatformClient):
             raise AuthError(exc.message, http_status=exc.http_status)
 
     def _credentials(self, token: dict[str, Any], external_id: str, previous_refresh: str = "") -> Credentials:
-        expires_in = as_int(token.get("expires_in"))
-        return Credentials(
-            access_token=str(token["access_token"]),
-            refresh_token=str(token.get("refresh_token") or previous_refresh),
-            external_id=external_id,
-            expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=expires_in) if expires_in else None,
-        )
+        return token_credentials(token, external_id=external_id, previous_refresh=previous_refresh)
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
         token = self._token({"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri})

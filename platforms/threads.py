@@ -18,6 +18,7 @@ from platforms._meta_common import (
     ContainerFlow,
     GraphApi,
     check_publishing_limit,
+    find_recent_post,
     insight_values,
     parse_time,
 )
@@ -35,7 +36,7 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
-from platforms.http import dialog_url, utcnow
+from platforms.http import dialog_url, token_credentials
 
 LIVE_BASE_URL = "https://graph.threads.net"
 AUTHORIZE_HOST = "https://threads.net"
@@ -90,13 +91,7 @@ class Client(PlatformClient):
         )
 
     def _long_lived(self, body: dict[str, Any], creds_extra: dict[str, str], user_id: str) -> Credentials:
-        expires_in = body.get("expires_in")
-        return Credentials(
-            access_token=str(body["access_token"]),
-            external_id=user_id,
-            expires_at=utcnow() + dt.timedelta(seconds=int(expires_in)) if expires_in else None,
-            extra=creds_extra,
-        )
+        return token_credentials(body, external_id=user_id, extra=creds_extra)
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
         short = self.graph.call(
@@ -194,19 +189,13 @@ class Client(PlatformClient):
         """A thread from the last day whose text is exactly ours; an empty text cannot be matched."""
         if not request.text:
             raise NotSupported
-        since = utcnow() - dt.timedelta(days=1)
-        params = {"fields": "id,text,permalink,timestamp", "since": int(since.timestamp()), "limit": 50}
-        for node in self.graph.pages(
-            f"{creds.external_id}/threads", token=creds.access_token, params=params, limit_pages=2
-        ):
-            if node.get("text") == request.text:
-                return PublishResult(
-                    done=True,
-                    platform_post_id=str(node["id"]),
-                    url=str(node.get("permalink") or ""),
-                    published_at=parse_time(node.get("timestamp")),
-                )
-        return None
+        return find_recent_post(
+            self.graph,
+            token=creds.access_token,
+            edge=f"{creds.external_id}/threads",
+            text_field="text",
+            text=request.text,
+        )
 
     # --- analytics --------------------------------------------------------------------
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:

@@ -39,7 +39,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
-from platforms.http import dialog_url, json_or_empty, send, utcnow
+from platforms.http import dialog_url, json_or_empty, send, token_credentials, utcnow
 
 LIVE_BASE_URL = "https://open.tiktokapis.com"
 AUTHORIZE_HOST = "https://www.tiktok.com"
@@ -188,14 +188,7 @@ class Client(PlatformClient):
             "v2/oauth/token/",
             data={"client_key": self.app.client_id, "client_secret": self.app.client_secret, **form},
         )
-        expires_in = body.get("expires_in")
-        return Credentials(
-            access_token=str(body["access_token"]),
-            external_id=str(body["open_id"]),
-            refresh_token=str(body.get("refresh_token") or ""),
-            expires_at=utcnow() + dt.timedelta(seconds=int(expires_in)) if expires_in else None,
-            extra={"scope": str(body.get("scope") or "")},
-        )
+        return token_credentials(body, external_id=str(body["open_id"]), extra={"scope": str(body.get("scope") or "")})
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
         form = {"code": code, "grant_type": "authorization_code", "redirect_uri": redirect_uri}

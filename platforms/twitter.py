@@ -41,7 +41,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
-from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send
+from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send, token_credentials
 
 LIVE_BASE_URL = "https://api.x.com"
 LIVE_AUTHORIZE_URL = "https://x.com/i/oauth2/authorize"
@@ -152,13 +152,8 @@ class Client(PlatformClient):
         return dict(body)
 
     def _credentials(self, token: dict[str, Any], user: dict[str, Any]) -> Credentials:
-        expires_in = token.get("expires_in")
-        return Credentials(
-            access_token=str(token["access_token"]),
-            refresh_token=str(token.get("refresh_token") or ""),
-            external_id=str(user["id"]),
-            expires_at=dt.datetime.now(dt.UTC) + dt.timedelta(seconds=int(expires_in)) if expires_in else None,
-            extra={"username": str(user.get("username") or "")},
+        return token_credentials(
+            token, external_id=str(user["id"]), extra={"username": str(user.get("username") or "")}
         )
 
     def exchange_code(self, *, code: str, redirect_uri: str, code_verifier: str = "") -> list[ConnectedIdentity]:
