@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 
 from core import errors
 from core.redis import get_redis
@@ -33,6 +34,9 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks}, status=200 if ready else 503)
 
 
+# Unknown API routes answer the JSON 404 for every method; without the exemption Django's CSRF
+# check (which DRF views skip) answered a POST/PATCH/DELETE there with an HTML 403 first.
+@csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     return json_error(errors.NotFound(f"Cannot {request.method} {request.path}", code="route_not_found"))
 
