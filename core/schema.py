@@ -8,6 +8,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import is_list_serializer
 
+from core.idempotency import HEADER as IDEMPOTENCY_HEADER
 from workspaces.permissions import _UNDECLARED, required_permission
 
 ERROR_SCHEMA = {
@@ -42,7 +43,9 @@ SHARED_ERRORS = {
     "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), or the "
     "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`).",
     "404": "Not found in this workspace.",
-    "409": "Conflict with the resource's current state.",
+    "409": "Conflict with the resource's current state, or a request with the same Idempotency-Key is still "
+    "running (`code: idempotency_in_progress`).",
+    "422": "This Idempotency-Key was already used with a different request (`code: idempotency_key_reused`).",
     "429": "Rate limit exceeded; see Retry-After.",
 }
 
@@ -121,6 +124,10 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
                 wanted.append("404")
             if method in {"post", "patch", "put"} or operation.get("parameters"):
                 wanted.append("400")
+            if any(
+                p.get("in") == "header" and p.get("name") == IDEMPOTENCY_HEADER for p in operation.get("parameters", [])
+            ):
+                wanted += ["409", "422"]
             for code in wanted:
                 op_responses.setdefault(code, {"$ref": f"#/components/responses/Error{code}"})
     return result

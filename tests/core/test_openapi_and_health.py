@@ -40,6 +40,21 @@ def test_list_operations_document_the_object_they_answer(anon, api):
     assert set(api.get("/api/v1/social-posts").json()) == set(component["properties"]) == {"posts", "total", "hasMore"}
 
 
+def test_idempotency_key_reuse_is_documented_where_the_header_is(anon, api):
+    """A reused Idempotency-Key with another body is a 422 the description did not list (found by
+    the fuzz tests on POST /social-posts/bulk)."""
+    for body in ({"posts": []}, {"posts": [{}]}):
+        response = api.post("/api/v1/social-posts/bulk", body, format="json", HTTP_IDEMPOTENCY_KEY="same-key")
+    assert response.status_code == 422
+    schema = anon.get("/api/v1/openapi.json").json()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            headers = {p["name"] for p in operation.get("parameters", []) if p["in"] == "header"}
+            if "Idempotency-Key" in headers:
+                assert {"409", "422"} <= set(operation["responses"]), (method, path)
+    assert "422" in schema["paths"]["/social-posts/bulk"]["post"]["responses"]
+
+
 def test_health_endpoints_need_no_key(anon):
     assert anon.get("/healthz").json() == {"status": "ok"}
     ready = anon.get("/readyz")
