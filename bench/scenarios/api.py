@@ -98,6 +98,7 @@ def draft_body(account_id: str) -> dict[str, Any]:
     return {
         "contentType": "TEXT",
         "text": "A benchmark draft",
+        "timezone": "UTC",
         "platforms": ["MASTODON"],
         "mastodonConnectionIds": [account_id],
         "saveAsDraft": True,
