@@ -70,5 +70,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if counts:
         terminalreporter.write_line(f"contract fuzz: {sum(counts.values())} cases over {len(counts)} operations")
         if terminalreporter.config.getoption("verbose") > 0:
+            statuses = getattr(module, "STATUSES", {})
             for label, count in counts.most_common():
-                terminalreporter.write_line(f"  {count:5d}  {label}")
+                seen = ", ".join(f"{code}×{n}" for code, n in sorted(statuses.get(label, {}).items()))
+                terminalreporter.write_line(f"  {count:5d}  {label}  ({seen})")
