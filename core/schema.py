@@ -45,6 +45,7 @@ SHARED_ERRORS = {
     "404": "Not found in this workspace.",
     "409": "Conflict with the resource's current state, or a request with the same Idempotency-Key is still "
     "running (`code: idempotency_in_progress`).",
+    "413": "The request body is larger than the service accepts.",
     "422": "This Idempotency-Key was already used with a different request (`code: idempotency_key_reused`).",
     "429": "Rate limit exceeded; see Retry-After.",
 }
@@ -124,6 +125,8 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
                 wanted.append("404")
             if method in {"post", "patch", "put"} or operation.get("parameters"):
                 wanted.append("400")
+            if "requestBody" in operation:
+                wanted.append("413")
             if any(
                 p.get("in") == "header" and p.get("name") == IDEMPOTENCY_HEADER for p in operation.get("parameters", [])
             ):
