@@ -294,7 +294,7 @@ def accounts_connect(
             _fill(account, identity)
             account.save()
         saved.append(account)
-        transaction.on_commit(functools.partial(_enqueue_history_import, account.id))
+        transaction.on_commit(functools.partial(_enqueue_history_import, account.id), robust=True)
     return saved
 
 

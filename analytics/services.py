@@ -233,7 +233,7 @@ def sync_request(*, workspace_id: str) -> SyncRequest:
         for account in SocialAccount.objects.filter(id__in=account_ids):
             _state(account)
         AccountSyncState.objects.filter(account_id__in=account_ids).update(status=SyncStatus.QUEUED)
-        transaction.on_commit(lambda: _queue_refreshes(account_ids))
+        transaction.on_commit(lambda: _queue_refreshes(account_ids), robust=True)
     return SyncRequest(queued=True, cooldown_seconds_remaining=SYNC_COOLDOWN_SECONDS)
 
 

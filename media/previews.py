@@ -39,7 +39,7 @@ def _enqueue_after_commit(media_file_ids: list[str]) -> None:
         for media_file_id in media_file_ids:
             make_preview.delay(media_file_id)
 
-    transaction.on_commit(send)
+    transaction.on_commit(send, robust=True)
 
 
 def render_preview(original: bytes) -> bytes:

@@ -54,7 +54,7 @@ def ai_image_job_create(
     )
     from media.tasks import generate_image
 
-    transaction.on_commit(lambda: generate_image.delay(job.id))
+    transaction.on_commit(lambda: generate_image.delay(job.id), robust=True)
     return job
 
 

@@ -75,7 +75,7 @@ def _dispatch_batch(now: dt.datetime) -> int:
             # Bucketed by 100 ms, rounded up: a task may come late, never early.
             by_due[math.ceil(due_at.timestamp() * 10) / 10].append(target_id)
         hooks.on_posts_claimed(post_ids=post_ids)
-        transaction.on_commit(lambda: _enqueue(by_due))
+        transaction.on_commit(lambda: _enqueue(by_due), robust=True)
     return len(post_ids)
 
 

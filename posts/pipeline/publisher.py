@@ -302,7 +302,7 @@ def _requeue(target_id: str, delay: float) -> None:
     """Queue the next attempt with a countdown; a wait longer than the countdown limit is left to
     the sweeper, which queues PENDING targets once they are due (no long ETA tasks)."""
     if delay <= config.max_countdown_seconds():
-        transaction.on_commit(lambda: enqueue_targets([target_id], countdown=delay))
+        transaction.on_commit(lambda: enqueue_targets([target_id], countdown=delay), robust=True)
 
 
 def requeue_early(target_ids: list[str], claimed: list[Claim]) -> None:

@@ -88,7 +88,7 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
             (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
     ids = report.requeued + report.to_lookup
     if ids:
-        transaction.on_commit(lambda: enqueue_targets(ids))
+        transaction.on_commit(lambda: enqueue_targets(ids), robust=True)
 
 
 _LOST_SQL = f"""
@@ -115,7 +115,7 @@ def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:
         )
         ids = [row[0] for row in cursor.fetchall()]
         if ids:
-            transaction.on_commit(lambda: enqueue_targets(ids))
+            transaction.on_commit(lambda: enqueue_targets(ids), robust=True)
     report.lost.extend(ids)
 
 

@@ -63,7 +63,7 @@ def go_live(post: Post, *, timing: str, target_ids: list[str]) -> None:
     if timing == SCHEDULED:
         emit_event(workspace_id=post.workspace_id, name="post.scheduled", data={"post": post_record(post)})
     elif timing == NOW:
-        transaction.on_commit(lambda: enqueue_targets(target_ids))
+        transaction.on_commit(lambda: enqueue_targets(target_ids), robust=True)
 
 
 @transaction.atomic

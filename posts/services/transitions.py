@@ -154,7 +154,7 @@ def post_retry(*, workspace_id: str, post_id: str, platform_ids: list[str] | Non
     if post.status in FINAL_POST_STATUSES:
         post.status, post.finished_at = PostStatus.PENDING, None
         post.save(update_fields=["status", "finished_at", "updated_at"])
-    transaction.on_commit(lambda: enqueue_targets(ids))
+    transaction.on_commit(lambda: enqueue_targets(ids), robust=True)
     return failed
 
 
