@@ -84,6 +84,12 @@ CONFIG = SchemathesisConfig.from_dict(
             # generated payloads reach the validation behind the parser.
             "allow-x00": False,
         },
+        "checks": {
+            # A schema-violating request may also be refused as too large (413).
+            "negative_data_rejection": {
+                "expected-statuses": [400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429],
+            },
+        },
         "phases": {
             "examples": {"enabled": True},
             "coverage": {"enabled": True},
