@@ -140,4 +140,5 @@ def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
             response[REPLAY_HEADER] = "true"
         return response
 
+    wrapper.idempotent = True  # type: ignore[attr-defined]  # read by the OpenAPI generator
     return wrapper

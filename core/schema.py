@@ -67,7 +67,24 @@ class ServiceAutoSchema(AutoSchema):
             if "**Permission:**" not in base:
                 operation["description"] = f"{base}\n\n{line}".strip()
             operation["x-required-permission"] = permission
+        if self._handler_is_idempotent():
+            parameters = operation.setdefault("parameters", [])
+            if not any(p.get("in") == "header" and p.get("name") == IDEMPOTENCY_HEADER for p in parameters):
+                parameters.append(
+                    {
+                        "in": "header",
+                        "name": IDEMPOTENCY_HEADER,
+                        "required": False,
+                        "schema": {"type": "string", "maxLength": 255},
+                        "description": "Repeat within 24 h returns the first response and never acts twice.",
+                    }
+                )
         return operation
+
+    def _handler_is_idempotent(self) -> bool:
+        action = getattr(self.view, "action", None)
+        handler = getattr(self.view, action or self.method.lower(), None)
+        return bool(getattr(handler, "idempotent", False))
 
     def _is_list_view(self, serializer: Any = None) -> bool:
         # drf-spectacular documents a ``list`` action as a bare array of its response serializer;

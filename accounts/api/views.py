@@ -24,6 +24,7 @@ from accounts.api.serializers import (
 )
 from accounts.connect import connect_link_create, connect_link_delete
 from accounts.selectors import account_list
+from core.idempotency import idempotent
 from core.query import parse_query
 from workspaces.authentication import access_of
 from workspaces.roles import Permission
@@ -71,6 +72,7 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
         responses={200: AccountCheckOutput, 502: UNREACHABLE},
     )
     @action(detail=True, methods=["post"])
+    @idempotent
     def check(self, request: Request, pk: str) -> Response:
         result = services.account_check(workspace_id=access_of(request).workspace.id, id_or_page_id=pk)
         return Response(AccountCheckOutput(result).data)
@@ -130,6 +132,7 @@ class ConnectLinkViewSet(viewsets.GenericViewSet):
         request=None,
         responses={201: ConnectLinkOutput},
     )
+    @idempotent
     def create(self, request: Request) -> Response:
         issued = connect_link_create(workspace_id=access_of(request).workspace.id)
         body = ConnectLinkOutput({"url": issued.url, "token": issued.token, "expiresAt": issued.expires_at}).data

@@ -23,6 +23,7 @@ from analytics.api.serializers import (
     WindowQuery,
 )
 from core.fields import format_instant
+from core.idempotency import idempotent
 from core.pagination import paginate
 from core.query import (
     NoQuery,
@@ -170,6 +171,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         responses={202: SyncOutput},
     )
     @action(detail=False, methods=["post"])
+    @idempotent
     def sync(self, request: Request) -> Response:
         access = access_of(request)
         outcome = services.sync_request(workspace_id=access.workspace.id)

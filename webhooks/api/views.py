@@ -6,6 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.idempotency import idempotent
 from core.query import parse_query
 from webhooks import selectors, services
 from webhooks.api.serializers import (
@@ -65,6 +66,7 @@ class WebhookViewSet(viewsets.ViewSet):
         request=WebhookCreateInput,
         responses={201: WebhookCreatedOutput, 400: INVALID_URL, 409: DUPLICATE},
     )
+    @idempotent
     def create(self, request: Request) -> Response:
         data = WebhookCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -102,6 +104,7 @@ class WebhookViewSet(viewsets.ViewSet):
         responses={201: WebhookTestOutput},
     )
     @action(detail=True, methods=["post"])
+    @idempotent
     def test(self, request: Request, pk: str) -> Response:
         result = services.webhook_send_test(workspace=access_of(request).workspace, webhook_id=pk)
         body = {"success": result.ok, "statusCode": result.status_code, "error": result.error or None}
@@ -132,6 +135,7 @@ class WebhookViewSet(viewsets.ViewSet):
         responses={201: DeliveryOutput},
     )
     @action(detail=True, methods=["post"], url_path=r"deliveries/(?P<deliveryId>[^/]+)/redeliver")
+    @idempotent
     def redeliver(self, request: Request, pk: str, deliveryId: str) -> Response:
         delivery = services.delivery_redeliver(
             workspace=access_of(request).workspace, webhook_id=pk, delivery_id=deliveryId
