@@ -45,6 +45,12 @@ def task_batch_size() -> int:
     return int(_number("PUBLISH_TASK_BATCH", 10))
 
 
+def attempt_threads() -> int:
+    """Attempts of one ``publish_targets`` batch run at once (a thread each, own DB connection):
+    the platform call and the round trips of one target overlap those of the others."""
+    return max(1, int(_number("PUBLISH_ATTEMPT_THREADS", 10)))
+
+
 def lost_task_seconds() -> float:
     """A PENDING target this long past its due time with no lease has lost its task."""
     return _number("PUBLISH_LOST_TASK_SECONDS", 60.0)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q
+from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
@@ -72,26 +73,59 @@ def _finish(claim: Claim, changes: dict[str, Any], *, published: bool) -> bool:
         if post is None:
             return False
         changes["updated_at"] = timezone.now()
-        if not _owned(claim).update(**changes):
+        counts = _update_owned_and_count(claim, changes)
+        if counts is None:
             return False
         if published:
             hooks.on_target_published(target_id=claim.target_id)
-        finalize_locked(post)
+        finalize_locked(post, counts=counts)
     return True
 
 
-def finalize_locked(post: Post) -> str | None:
+_COUNT_AFTER_UPDATE_SQL = """
+WITH done AS ({update} RETURNING id, status)
+SELECT (SELECT count(*) FROM done),
+       count(t.id),
+       count(t.id) FILTER (WHERE COALESCE(done.status, t.status) = %s),
+       count(t.id) FILTER (WHERE COALESCE(done.status, t.status) = %s)
+FROM {table} t LEFT JOIN done ON done.id = t.id
+WHERE t.post_id = %s
+"""
+
+
+def _update_owned_and_count(claim: Claim, changes: dict[str, Any]) -> tuple[int, int, int] | None:
+    """The fenced update of ``_owned(claim)`` and the post's entry counts after it, in one round
+    trip (the caller holds the post's row lock, so no sibling entry changes in between). None when
+    this attempt no longer owns the target; else (total, published, failed)."""
+    query = UpdateQuery(PostTarget)
+    query.add_update_values(changes)
+    query.add_q(Q(id=claim.target_id, status=TargetStatus.PUBLISHING, lease_until=claim.lease_until))
+    update_sql, update_params = query.get_compiler(connection=connection).as_sql()
+    sql = _COUNT_AFTER_UPDATE_SQL.format(update=update_sql, table=PostTarget._meta.db_table)
+    params = (*update_params, TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value, claim.post_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        owned, total, published, failed = cursor.fetchone()
+    if not owned:
+        return None
+    return total, published, failed
+
+
+def finalize_locked(post: Post, *, counts: tuple[int, int, int] | None = None) -> str | None:
     """With ``post`` locked by the caller: if every entry is PUBLISHED or FAILED and the post is not
     already final, set COMPLETED / PARTIAL_FAILURE / FAILED and emit exactly one event, in the
-    caller's transaction. Returns the event name emitted, or None."""
+    caller's transaction. ``counts`` (total, published, failed), when the caller already read them
+    under the same lock, saves the count query. Returns the event name emitted, or None."""
     if post.status in FINAL_EVENT:
         return None
-    counts = PostTarget.objects.filter(post_id=post.id).aggregate(
-        total=Count("id"),
-        published=Count("id", filter=Q(status=TargetStatus.PUBLISHED)),
-        failed=Count("id", filter=Q(status=TargetStatus.FAILED)),
-    )
-    total, published, failed = counts["total"], counts["published"], counts["failed"]
+    if counts is None:
+        aggregated = PostTarget.objects.filter(post_id=post.id).aggregate(
+            total=Count("id"),
+            published=Count("id", filter=Q(status=TargetStatus.PUBLISHED)),
+            failed=Count("id", filter=Q(status=TargetStatus.FAILED)),
+        )
+        counts = (aggregated["total"], aggregated["published"], aggregated["failed"])
+    total, published, failed = counts
     if total == 0 or published + failed < total:
         return None
     if published == total:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import AccountStatus
@@ -52,9 +53,37 @@ def publish_targets(target_ids: list[str]) -> int:
     claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=config.lease_seconds()))
     if len(claims) < len(ids):
         requeue_early(ids, claims)
-    for claim in claims:
-        attempt(claim)
+    run_attempts(claims)
     return len(claims)
+
+
+def run_attempts(claims: list[Claim]) -> None:
+    """Run the attempts of ``claims`` side by side on up to ``PUBLISH_ATTEMPT_THREADS`` threads, so
+    one target's platform call and round trips overlap the others'. Each attempt is independent
+    (own claim, own fenced writes, own short transactions), so running them at once changes no
+    guarantee. Inside a caller's transaction (its rows invisible to other connections) they run one
+    after the other on the caller's connection. Every attempt runs even if another raises; the
+    first error is re-raised at the end."""
+    workers = min(len(claims), config.attempt_threads())
+    if workers <= 1 or connection.in_atomic_block:
+        for claim in claims:
+            attempt(claim)
+        return
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish-attempt") as pool:
+        futures = [pool.submit(_attempt_in_thread, claim) for claim in claims]
+    errors = [error for error in (future.exception() for future in futures) if error is not None]
+    if errors:
+        raise errors[0]
+
+
+def _attempt_in_thread(claim: Claim) -> None:
+    try:
+        attempt(claim)
+    except Exception:
+        logger.exception("publish attempt of %s raised", claim.target_id)
+        raise
+    finally:
+        connection.close()  # this thread's own connection: never leak one per pool thread
 
 
 class _Unsendable(Exception):
