@@ -26,7 +26,7 @@ from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
 from posts.pipeline import config, outcomes
 from posts.pipeline.claims import POST_TABLE, TARGET_TABLE, UNSENDABLE_POST_STATUSES, Claim
-from posts.pipeline.enqueue import enqueue_targets
+from posts.pipeline.enqueue import enqueue_target_batches
 from posts.pipeline.publisher import BOOK_KEY
 
 logger = logging.getLogger(__name__)
@@ -88,7 +88,13 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
             (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
     ids = report.requeued + report.to_lookup
     if ids:
-        transaction.on_commit(lambda: enqueue_targets(ids), robust=True)
+        transaction.on_commit(lambda: _enqueue(ids), robust=True)
+
+
+def _enqueue(ids: list[str]) -> None:
+    """Recovered work goes out in ``posts.publish_targets`` batches: after a broker outage thousands
+    of lost targets come back at once, and a batch runs its attempts side by side."""
+    enqueue_target_batches(ids, batch_size=config.task_batch_size())
 
 
 _LOST_SQL = f"""
@@ -115,7 +121,7 @@ def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:
         )
         ids = [row[0] for row in cursor.fetchall()]
         if ids:
-            transaction.on_commit(lambda: enqueue_targets(ids), robust=True)
+            transaction.on_commit(lambda: _enqueue(ids), robust=True)
     report.lost.extend(ids)
 
 

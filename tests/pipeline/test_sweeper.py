@@ -20,6 +20,7 @@ from tests.pipeline.helpers import (
     events_of,
     fake_account,
     make_post,
+    queued_publish_tasks,
     queued_target_ids,
     sandbox_publishes,
     targets_of,
@@ -171,3 +172,19 @@ def test_straggling_post_is_finalized_by_the_sweeper(workspace, settings):
     assert sweep().finalized == []
     assert Post.objects.get(id=post.id).status == PostStatus.FAILED
     assert [e["event"] for e in events_of(post.id)] == ["post.failed"]
+
+
+def test_many_lost_targets_are_requeued_in_batches(workspace, settings):
+    settings.PUBLISH_LOST_TASK_SECONDS = 30
+    settings.PUBLISH_TASK_BATCH = 2
+    account = fake_account(workspace, Platform.MASTODON)
+    posts = [make_post(workspace, [account]) for _ in range(3)]
+    PostTarget.objects.filter(post__in=posts).update(updated_at=timezone.now() - dt.timedelta(minutes=5))
+    ids = [targets_of(p)[0].id for p in posts]
+
+    assert sorted(sweep().lost) == sorted(ids)
+
+    tasks = queued_publish_tasks(ids)
+    assert sorted(len(batch) for _, batch, _ in tasks) == [1, 2]
+    assert sorted(name for name, _, _ in tasks) == ["posts.publish_target", "posts.publish_targets"]
+    assert sorted(queued_target_ids(ids)) == sorted(ids)
