@@ -78,3 +78,25 @@ class AccountSyncState(models.Model):
 
     class Meta:
         constraints = [models.CheckConstraint(condition=Q(status__in=SyncStatus.values), name="syncstate_status_valid")]
+
+
+class AnalyticsDailyRollup(models.Model):
+    """The sums of TrackedPost per (workspace, platform, UTC day of ``published_at``), kept exact
+    by database triggers on TrackedPost (every insert, upsert, update and delete, whichever code
+    path writes it) so the reports read whole days here instead of scanning posts. Sums count a
+    NULL figure as 0 (the reports do too); ``view_posts`` counts rows whose views are known."""
+
+    workspace_id = models.CharField(max_length=40)
+    platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
+    day = models.DateField()
+    posts = models.BigIntegerField(default=0)
+    view_posts = models.BigIntegerField(default=0)
+    views = models.BigIntegerField(default=0)
+    likes = models.BigIntegerField(default=0)
+    comments = models.BigIntegerField(default=0)
+    shares = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace_id", "day", "platform"], name="rollup_unique_ws_day_platform"),
+        ]

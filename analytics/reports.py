@@ -13,7 +13,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Count, F, FloatField, Q, QuerySet, Sum, Value
-from django.db.models.functions import Cast, Coalesce, NullIf
+from django.db.models.functions import Cast, Coalesce, NullIf, TruncDay
 
 from accounts.models import SocialAccount
 from analytics.metrics import (
@@ -26,7 +26,7 @@ from analytics.metrics import (
     reported,
     supported_metrics,
 )
-from analytics.models import FollowerSnapshot, TrackedPost
+from analytics.models import AnalyticsDailyRollup, FollowerSnapshot, TrackedPost
 
 EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
@@ -49,7 +49,9 @@ def present_platforms(*, workspace_id: str, requested: list[str] | None) -> list
     """The selected platforms: requested (or all with analytics) that the workspace has."""
     candidates = analytics_platforms(requested)
     have = set(SocialAccount.objects.filter(workspace_id=workspace_id).values_list("platform", flat=True).distinct())
-    have |= set(TrackedPost.objects.filter(workspace_id=workspace_id).values_list("platform", flat=True).distinct())
+    # The rollup has a row per platform and day with posts: far fewer to read than the posts.
+    rollup = AnalyticsDailyRollup.objects.filter(workspace_id=workspace_id, posts__gt=0)
+    have |= set(rollup.values_list("platform", flat=True).distinct())
     return [p for p in candidates if p in have]
 
 
@@ -75,19 +77,85 @@ def _totals_from_row(row: dict[str, Any], platforms: list[str]) -> Totals:
     return Totals(posts=row.get("posts") or 0, view_posts=row.get("view_posts") or 0, **values)
 
 
+_SUMS = ("posts", "view_posts", *COUNTERS)
+_DAY = dt.timedelta(days=1)
+_TICK = dt.timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A window cut into whole UTC days [first_day, end_day) answered from the rollup and the
+    edge ranges of published_at [start, end) answered from the posts themselves."""
+
+    first_day: dt.date | None
+    end_day: dt.date | None
+    edges: tuple[tuple[dt.datetime, dt.datetime], ...]
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+
+
+def split_window(window: Window, *, inclusive_end: bool) -> Split:
+    """Timestamps have microsecond resolution, so ``<= end`` equals ``< end + 1µs``."""
+    start = window.start.astimezone(dt.UTC)
+    try:
+        stop = window.end.astimezone(dt.UTC) + (_TICK if inclusive_end else dt.timedelta(0))
+        first = _midnight(start.date()) if start == _midnight(start.date()) else _midnight(start.date()) + _DAY
+    except OverflowError:
+        return Split(None, None, ((start, window.end + _TICK) if inclusive_end else (start, window.end),))
+    last = _midnight(stop.date())
+    if first >= last:
+        return Split(None, None, ((start, stop),) if start < stop else ())
+    edges = tuple((a, b) for a, b in ((start, first), (last, stop)) if a < b)
+    return Split(first.date(), last.date(), edges)
+
+
+def _edge_filter(edges: tuple[tuple[dt.datetime, dt.datetime], ...]) -> Q:
+    condition = Q(pk__in=[])
+    for low, high in edges:
+        condition |= Q(published_at__gte=low, published_at__lt=high)
+    return condition
+
+
+def _add(into: dict[str, Any], row: dict[str, Any]) -> None:
+    for key in _SUMS:
+        value = row.get(key)
+        if value is not None:
+            into[key] = (into.get(key) or 0) + value
+
+
+def _split_sums(
+    workspace_id: str, platforms: list[str], window: Window, inclusive_end: bool, by: tuple[str, ...]
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The sums of the window's posts grouped by ``by`` (columns both tables share)."""
+    split = split_window(window, inclusive_end=inclusive_end)
+    found: dict[tuple[Any, ...], dict[str, Any]] = defaultdict(dict)
+    if split.first_day is not None:
+        rollup = AnalyticsDailyRollup.objects.filter(
+            workspace_id=workspace_id, platform__in=platforms, day__gte=split.first_day, day__lt=split.end_day
+        )
+        sums = {f"sum_{name}": Sum(name) for name in _SUMS}
+        for row in rollup.values(*by).annotate(**sums).order_by():
+            _add(found[tuple(row[k] for k in by)], _unprefixed(row))
+    if split.edges:
+        qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
+        qs = qs.filter(_edge_filter(split.edges))
+        for row in qs.values(*by).annotate(**_aggregate_fields()).order_by():
+            _add(found[tuple(row[k] for k in by)], _unprefixed(row))
+    return found
+
+
 def totals(*, workspace_id: str, platforms: list[str], window: Window, inclusive_end: bool = True) -> Totals:
-    qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
-    row = _in_window(qs, window, inclusive_end=inclusive_end).aggregate(**_aggregate_fields())
-    return _totals_from_row(_unprefixed(row), platforms)
+    found = _split_sums(workspace_id, platforms, window, inclusive_end, ())
+    return _totals_from_row(found.get((), {}), platforms)
 
 
 def totals_by_platform(
     *, workspace_id: str, platforms: list[str], window: Window, inclusive_end: bool = True
 ) -> dict[str, Totals]:
-    qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
-    rows = _in_window(qs, window, inclusive_end=inclusive_end).values("platform").annotate(**_aggregate_fields())
-    found = {row["platform"]: _totals_from_row(_unprefixed(dict(row)), [row["platform"]]) for row in rows}
-    return {p: found.get(p, _totals_from_row({}, [p])) for p in platforms}
+    found = _split_sums(workspace_id, platforms, window, inclusive_end, ("platform",))
+    return {p: _totals_from_row(found.get((p,), {}), [p]) for p in platforms}
 
 
 def _latest_followers_sql(platform_filter: str) -> str:
@@ -192,9 +260,6 @@ def next_bucket(start: dt.datetime, granularity: str) -> dt.datetime:
     return start + dt.timedelta(days=1)
 
 
-_TRUNC = {"DAILY": "day", "WEEKLY": "week", "MONTHLY": "month"}
-
-
 def timeseries(
     *, workspace_id: str, requested: list[str] | None, window: Window, granularity: str
 ) -> list[dict[str, Any]]:
@@ -225,28 +290,24 @@ def timeseries(
 def _bucket_sums(
     workspace_id: str, platforms: list[str], window: Window, granularity: str
 ) -> dict[dt.datetime, dict[str, Any]]:
-    sql = f"""
-        SELECT date_trunc('{_TRUNC[granularity]}', published_at AT TIME ZONE 'UTC') AS bucket,
-               COUNT(*) AS posts, COUNT(*) FILTER (WHERE views IS NOT NULL) AS view_posts,
-               SUM(views), SUM(likes), SUM(comments), SUM(shares)
-        FROM {TrackedPost._meta.db_table}
-        WHERE workspace_id = %s AND platform = ANY(%s) AND published_at >= %s AND published_at <= %s
-        GROUP BY bucket
-    """
-    result: dict[dt.datetime, dict[str, Any]] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [workspace_id, platforms, window.start, window.end])
-        for bucket, posts, view_posts, views, likes, comments, shares in cursor.fetchall():
-            key = bucket.replace(tzinfo=dt.UTC)
-            result[key] = {
-                "posts": posts,
-                "view_posts": view_posts,
-                "views": views,
-                "likes": likes,
-                "comments": comments,
-                "shares": shares,
-            }
-    return result
+    """Per-day sums (rollup for whole days, posts for the edges) folded into their buckets."""
+    split = split_window(window, inclusive_end=True)
+    result: dict[dt.datetime, dict[str, Any]] = defaultdict(dict)
+    if split.first_day is not None:
+        rollup = AnalyticsDailyRollup.objects.filter(
+            workspace_id=workspace_id, platform__in=platforms, day__gte=split.first_day, day__lt=split.end_day
+        )
+        sums = {f"sum_{name}": Sum(name) for name in _SUMS}
+        for row in rollup.values("day").annotate(**sums).order_by():
+            _add(result[bucket_start(_midnight(row["day"]), granularity)], _unprefixed(row))
+    for low, high in split.edges:
+        qs = TrackedPost.objects.filter(
+            workspace_id=workspace_id, platform__in=platforms, published_at__gte=low, published_at__lt=high
+        )
+        day = TruncDay("published_at", tzinfo=dt.UTC)
+        for row in qs.annotate(edge_day=day).values("edge_day").annotate(**_aggregate_fields()).order_by():
+            _add(result[bucket_start(row["edge_day"].astimezone(dt.UTC), granularity)], _unprefixed(row))
+    return dict(result)
 
 
 def _followers_at_bucket_ends(
