@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from accounts.models import PLATFORM_CHOICES, SocialAccount
 from core.ids import id_factory
@@ -40,6 +40,17 @@ class TrackedPost(models.Model):
             models.Index(fields=["workspace", "published_at"], name="tracked_ws_published"),
             models.Index(fields=["workspace", "platform", "published_at"], name="tracked_ws_platform_published"),
             models.Index(fields=["account", "refresh_until"], name="tracked_account_refresh"),
+            # The posts report's sorts by a figure: read in order, filtered by the window on the index.
+            *(
+                models.Index(
+                    "workspace",
+                    F(name).desc(nulls_last=True),
+                    F("published_at").desc(),
+                    F("id").desc(),
+                    name=f"tracked_ws_{name}_sort",
+                )
+                for name in ("views", "likes", "comments", "shares")
+            ),
         ]
 
     def __str__(self) -> str:

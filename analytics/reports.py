@@ -27,6 +27,7 @@ from analytics.metrics import (
     supported_metrics,
 )
 from analytics.models import AnalyticsDailyRollup, FollowerSnapshot, TrackedPost
+from core.pagination import Page
 
 EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
@@ -363,3 +364,14 @@ def tracked_posts(
     )
     field = SORT_FIELDS[sort_by]
     return qs.order_by(F(field).desc(nulls_last=True), F("published_at").desc(), F("id").desc())
+
+
+def tracked_posts_page(
+    *, workspace_id: str, requested: list[str] | None, window: Window, sort_by: str, limit: int, offset: int
+) -> Page:
+    """A page of :func:`tracked_posts`; the total is counted from the rollup (whole days) and the
+    edge days, the same rows a COUNT over the window would find, without reading them all."""
+    total = totals(workspace_id=workspace_id, platforms=analytics_platforms(requested), window=window).posts
+    qs = tracked_posts(workspace_id=workspace_id, requested=requested, window=window, sort_by=sort_by)
+    items = list(qs[offset : offset + limit]) if offset < total else []
+    return Page(items=items, total=total, has_more=offset + len(items) < total)

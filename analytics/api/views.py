@@ -24,7 +24,6 @@ from analytics.api.serializers import (
 )
 from core.fields import format_instant
 from core.idempotency import idempotent
-from core.pagination import paginate
 from core.query import (
     NoQuery,
     parse_query,
@@ -145,13 +144,14 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
     def posts(self, request: Request) -> Response:
         access = access_of(request)
         query = parse_query(request.query_params, PostsQuery)
-        qs = reports.tracked_posts(
+        page = reports.tracked_posts_page(
             workspace_id=access.workspace.id,
             requested=query["platforms"],
             window=_window(query),
             sort_by=query["sortBy"],
+            limit=query["limit"],
+            offset=(query["page"] - 1) * query["limit"],
         )
-        page = paginate(qs, limit=query["limit"], offset=(query["page"] - 1) * query["limit"])
         return Response(
             {
                 "posts": [selectors.post_row(t) for t in page.items],

@@ -133,3 +133,20 @@ def test_whole_days_are_read_from_the_rollup(workspace):
     assert reports.totals(workspace_id=workspace.id, platforms=["YOUTUBE"], window=partial).views == 5
     points = reports.timeseries(workspace_id=workspace.id, requested=None, window=whole, granularity="DAILY")
     assert [(p["date"], p["views"]) for p in points] == [(DAY, 1000), (DAY + dt.timedelta(days=1), 0)]
+
+
+def test_posts_page_total_counts_the_window(workspace):
+    account = SocialAccountFactory(workspace=workspace, platform="YOUTUBE")
+    for hours in (-1, 0, 5, 30, 49, 60):
+        TrackedPostFactory(account=account, published_at=DAY + dt.timedelta(hours=hours), views=hours + 1)
+    window = reports.Window(start=DAY, end=DAY + dt.timedelta(hours=49))
+    page = reports.tracked_posts_page(
+        workspace_id=workspace.id, requested=None, window=window, sort_by="VIEWS", limit=2, offset=2
+    )
+    assert page.total == 4
+    assert [p.views for p in page.items] == [6, 1]
+    assert page.has_more is False
+    last = reports.tracked_posts_page(
+        workspace_id=workspace.id, requested=["BLUESKY"], window=window, sort_by="VIEWS", limit=2, offset=0
+    )
+    assert (last.total, last.items, last.has_more) == (0, [], False)
