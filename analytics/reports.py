@@ -112,11 +112,11 @@ def split_window(window: Window, *, inclusive_end: bool) -> Split:
     return Split(first.date(), last.date(), edges)
 
 
-def _edge_filter(edges: tuple[tuple[dt.datetime, dt.datetime], ...]) -> Q:
-    condition = Q(pk__in=[])
-    for low, high in edges:
-        condition |= Q(published_at__gte=low, published_at__lt=high)
-    return condition
+def _grouped(qs: QuerySet[Any], by: tuple[str, ...], sums: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per ``by`` group, or one row for the whole set when ``by`` is empty."""
+    if not by:
+        return [qs.aggregate(**sums)]
+    return list(qs.values(*by).annotate(**sums).order_by())
 
 
 def _add(into: dict[str, Any], row: dict[str, Any]) -> None:
@@ -137,12 +137,13 @@ def _split_sums(
             workspace_id=workspace_id, platform__in=platforms, day__gte=split.first_day, day__lt=split.end_day
         )
         sums = {f"sum_{name}": Sum(name) for name in _SUMS}
-        for row in rollup.values(*by).annotate(**sums).order_by():
+        for row in _grouped(rollup, by, sums):
             _add(found[tuple(row[k] for k in by)], _unprefixed(row))
-    if split.edges:
-        qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
-        qs = qs.filter(_edge_filter(split.edges))
-        for row in qs.values(*by).annotate(**_aggregate_fields()).order_by():
+    for low, high in split.edges:  # one range per query: each is a tight scan of (workspace, published_at)
+        qs = TrackedPost.objects.filter(
+            workspace_id=workspace_id, platform__in=platforms, published_at__gte=low, published_at__lt=high
+        )
+        for row in _grouped(qs, by, _aggregate_fields()):
             _add(found[tuple(row[k] for k in by)], _unprefixed(row))
     return found
 
