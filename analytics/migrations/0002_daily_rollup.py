@@ -12,7 +12,7 @@ def _apply(rows: str, sign: str) -> str:
         SELECT workspace_id, platform, (published_at AT TIME ZONE 'UTC')::date,
                {sign}COUNT(*), {sign}COUNT(views), {sign}COALESCE(SUM(views), 0), {sign}COALESCE(SUM(likes), 0),
                {sign}COALESCE(SUM(comments), 0), {sign}COALESCE(SUM(shares), 0)
-        FROM {rows} GROUP BY 1, 2, 3
+        FROM {rows} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
         ON CONFLICT (workspace_id, day, platform) DO UPDATE SET
             posts = r.posts + EXCLUDED.posts, view_posts = r.view_posts + EXCLUDED.view_posts,
             views = r.views + EXCLUDED.views, likes = r.likes + EXCLUDED.likes,
@@ -21,7 +21,8 @@ def _apply(rows: str, sign: str) -> str:
 
 
 # Deltas (new rows added, old rows subtracted) under the rollup row's lock: concurrent writers
-# of the same day never lose each other's changes, unlike recomputing from a snapshot.
+# of the same day never lose each other's changes, unlike recomputing from a snapshot; keys are
+# locked in one order (ORDER BY) so two concurrent batches cannot deadlock on them.
 TRIGGERS = f"""
 CREATE FUNCTION analytics_rollup_add() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN {_apply("new_rows", "")} RETURN NULL; END $$;
