@@ -300,15 +300,17 @@ def _bucket_sums(
             workspace_id=workspace_id, platform__in=platforms, day__gte=split.first_day, day__lt=split.end_day
         )
         sums = {f"sum_{name}": Sum(name) for name in _SUMS}
-        for row in rollup.values("day").annotate(**sums).order_by():
+        for day_row in rollup.values("day").annotate(**sums).order_by():
+            row: dict[str, Any] = dict(day_row)
             _add(result[bucket_start(_midnight(row["day"]), granularity)], _unprefixed(row))
     for low, high in split.edges:
         qs = TrackedPost.objects.filter(
             workspace_id=workspace_id, platform__in=platforms, published_at__gte=low, published_at__lt=high
         )
         day = TruncDay("published_at", tzinfo=dt.UTC)
-        for row in qs.annotate(edge_day=day).values("edge_day").annotate(**_aggregate_fields()).order_by():
-            _add(result[bucket_start(row["edge_day"].astimezone(dt.UTC), granularity)], _unprefixed(row))
+        for edge_row in qs.annotate(edge_day=day).values("edge_day").annotate(**_aggregate_fields()).order_by():
+            edge: dict[str, Any] = dict(edge_row)
+            _add(result[bucket_start(edge["edge_day"].astimezone(dt.UTC), granularity)], _unprefixed(edge))
     return dict(result)
 
 
