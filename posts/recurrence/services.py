@@ -150,7 +150,7 @@ def series_resume(*, workspace_id: str, series_id: str, now: dt.datetime | None 
     series.pause_reason = None
     series.template = {**(series.template or {}), STREAK_FROM: format_instant(now)}
     series.consecutive_failures = 0
-    following = Rule.of(series).next_after(now)
+    following = _first_free_after(series, now)
     if following is None:
         series.status, series.next_occurrence_at = RecurringStatus.ENDED, None
         series.save()
@@ -203,10 +203,23 @@ def _guarded(what: str, series_id: str) -> Iterator[None]:
         logger.exception("recurring series %s: %s failed", series_id, what)
 
 
+def _first_free_after(series: RecurringPost, after: dt.datetime) -> dt.datetime | None:
+    """The first occurrence after ``after`` that no other post of the series holds (an
+    unscheduled occurrence stays with the series as a draft and keeps its occurrence time, so
+    the unique constraint would refuse a second post for it), or None when the rule has ended."""
+    taken = set(
+        Post.objects.filter(recurring_post=series, occurrence_at__gt=after)
+        .exclude(status=PostStatus.SCHEDULED)
+        .values_list("occurrence_at", flat=True)
+    )
+    free = (at for at in Rule.of(series).instants() if at > after and at not in taken)
+    return next(free, None)
+
+
 def _advance(series: RecurringPost, *, after: dt.datetime) -> None:
-    """With the series locked: schedule the first occurrence after ``after``, or END the series
-    when there is none; a template that cannot make an occurrence pauses the series instead."""
-    following = Rule.of(series).next_after(after)
+    """With the series locked: schedule the first free occurrence after ``after``, or END the
+    series when there is none; a template that cannot make an occurrence pauses the series instead."""
+    following = _first_free_after(series, after)
     if following is None:
         series.status, series.next_occurrence_at = RecurringStatus.ENDED, None
         series.save(update_fields=["status", "next_occurrence_at", "updated_at"])

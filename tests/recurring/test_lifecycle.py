@@ -370,3 +370,28 @@ def test_a_stalled_series_gets_its_upcoming_post_back(api: Any, masto: Any) -> N
     assert repaired.occurrence_at == utc(2026, 5, 7, 9, 0)  # the first after now, no catch-up
     series.refresh_from_db()
     assert series.next_occurrence_at == repaired.occurrence_at and series.status == "ACTIVE"
+
+
+def test_resume_steps_over_an_occurrence_kept_by_an_unscheduled_draft(api: Any, masto: Any) -> None:
+    series = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
+    [post1] = upcoming(series)
+    with time_machine.travel(utc(2026, 4, 30, 1), tick=False):
+        api.post(f"{POSTS}/{post1.id}/unschedule", format="json")  # the draft keeps occurrence 1 May
+        api.post(f"{SERIES}/{series.id}/pause", format="json")
+    with time_machine.travel(utc(2026, 4, 30, 2), tick=False):
+        body = api.post(f"{SERIES}/{series.id}/resume", format="json").json()
+    # 1 May belongs to the draft: the series resumes on the 2nd, with its SCHEDULED post.
+    assert (body["status"], body["nextOccurrenceAt"]) == ("ACTIVE", "2026-05-02T09:00:00Z")
+    assert [p.occurrence_at for p in upcoming(series)] == [utc(2026, 5, 2, 9)]
+    assert Post.objects.get(id=post1.id).status == PostStatus.DRAFT
+
+
+def test_the_repair_task_run_twice_changes_the_world_once(api: Any, masto: Any) -> None:
+    from posts.tasks import repair_stalled_series_task
+
+    series = begin(api, masto, utc(2026, 5, 1), utc(2026, 5, 4, 9, 0), {"frequency": "WEEKLY"})
+    Post.objects.filter(recurring_post=series).delete()
+    with time_machine.travel(utc(2026, 5, 12, 12, 0), tick=False):
+        assert repair_stalled_series_task.apply().get() == 1
+        assert repair_stalled_series_task.apply().get() == 0
+    assert [p.occurrence_at for p in upcoming(series)] == [utc(2026, 5, 18, 9, 0)]
