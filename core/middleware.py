@@ -58,8 +58,9 @@ def _query_string_is_clean(raw: str) -> bool:
 
 
 class RequestGuardMiddleware:
-    """On API paths: oversized bodies are 413, and a query string carrying NUL bytes or invalid
-    UTF-8 is 400, before anything tries to decode them."""
+    """On API paths: oversized bodies are 413, a query string carrying NUL bytes or invalid
+    UTF-8 is 400, before anything tries to decode them, and a path carrying a NUL byte is 404 (no
+    identifier holds one, and PostgreSQL refuses it in a lookup)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -76,4 +77,6 @@ class RequestGuardMiddleware:
                 return json_error(
                     errors.BadRequest("Query string contains NUL bytes or invalid UTF-8", code="malformed_query")
                 )
+            if "\x00" in request.path:
+                return json_error(errors.NotFound())
         return self.get_response(request)

@@ -109,6 +109,13 @@ def test_nul_or_invalid_utf8_in_query_is_400(api, query):
     assert response.json()["code"] == "malformed_query"
 
 
+@pytest.mark.parametrize("path", ["social-posts/post%00", "webhooks/wh%00", "recurring-posts/rec%00/pause"])
+def test_nul_in_a_path_is_404_not_500(api, path):
+    response = api.post(f"/api/v1/{path}") if path.endswith("pause") else api.get(f"/api/v1/{path}")
+    assert response.status_code == 404
+    assert response.json() == {"statusCode": 404, "error": "Not Found", "message": "Not found", "code": "not_found"}
+
+
 def test_empty_json_body_on_get_and_delete_is_fine(api):
     response = api.generic("GET", "/api/v1/me", b"", content_type="application/json")
     assert response.status_code == 200

@@ -417,3 +417,32 @@ def test_garbage_recurrence_never_500(api: Any, masto: Any) -> None:
     ):
         response = api.post(POSTS, series_body(masto, NOW + dt.timedelta(hours=1), value), format="json")  # type: ignore[arg-type]
         assert response.status_code in (201, 400), (value, response.content)
+
+
+def test_starting_a_series_needs_posts_schedule(client_for: Any, masto: Any) -> None:
+    contributor = client_for("contributor")
+    payload = series_body(masto, NOW + dt.timedelta(hours=1), {"frequency": "DAILY"})
+    response = contributor.post(POSTS, payload, format="json")
+    assert response.status_code == 403, response.json()
+    body = response.json()
+    assert (body["code"], body["requiredPermission"], body["role"]) == (
+        "permission_denied",
+        "posts.schedule",
+        "contributor",
+    )
+    assert not Post.objects.exists() and not RecurringPost.objects.exists()
+    viewer = client_for("viewer")
+    assert viewer.post(POSTS, payload, format="json").json()["requiredPermission"] == "posts.draft"
+
+
+@pytest.mark.parametrize("series_id", ["rec_" + "x" * 300, "rec%00", "%E2%98%83", "rec_1'--"])
+def test_odd_ids_are_404(api: Any, series_id: str) -> None:
+    for method, path in (
+        ("get", f"{SERIES}/{series_id}"),
+        ("get", f"{SERIES}/{series_id}/occurrences"),
+        ("post", f"{SERIES}/{series_id}/pause"),
+        ("post", f"{SERIES}/{series_id}/resume"),
+        ("delete", f"{SERIES}/{series_id}"),
+    ):
+        response = getattr(api, method)(path)
+        assert response.status_code == 404, (method, path, response.content)
