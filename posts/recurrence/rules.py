@@ -108,14 +108,18 @@ class Rule:
 
     def instants(self) -> Iterator[dt.datetime]:
         """Every occurrence in order (possibly endless), as UTC instants; the first is
-        ``starts_at`` itself."""
+        ``starts_at`` itself. The rule ends where a datetime does (year 9999)."""
         zone = ZoneInfo(self.timezone)
         micro = self.starts_at.microsecond
-        for index, local in enumerate(self._rrule()):
-            if index == 0:
-                yield self.starts_at.astimezone(dt.UTC)
-            else:
-                yield to_instant(local.replace(microsecond=micro), zone)
+        yield self.starts_at.astimezone(dt.UTC)
+        later = itertools.islice(self._rrule(), 1, None)
+        while True:
+            try:
+                yield to_instant(next(later).replace(microsecond=micro), zone)
+            except StopIteration:
+                return
+            except (OverflowError, ValueError):  # "year 10000 is out of range", locally or in UTC
+                return
 
     def upcoming(self, moment: dt.datetime, *, limit: int, inclusive: bool = False) -> list[dt.datetime]:
         """The first ``limit`` occurrences after ``moment`` (at or after it when ``inclusive``)."""

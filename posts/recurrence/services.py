@@ -112,13 +112,25 @@ def _check_start(post: Post, plan: PostPlan, recurrence: dict[str, Any]) -> None
     platforms = {t.platform for t in plan.targets} | {s["platform"] for s in plan.skipped}
     if "TIKTOK" in platforms:
         problems.append("recurrence: TIKTOK posts cannot recur; remove TIKTOK from platforms")
+    first_day = _first_local_day(plan)
+    if first_day is None and plan.scheduled_at is not None:
+        problems.append(f"scheduledAt: too far in the future for a recurring series in {plan.timezone}")
     ends_on = recurrence.get("endsOn")
-    if ends_on is not None and plan.scheduled_at is not None:
-        first_day = local_date(plan.scheduled_at, plan.timezone)
-        if ends_on < first_day:
-            problems.append(f"recurrence.endsOn: is before the first post ({first_day.isoformat()} in {plan.timezone})")
+    if ends_on is not None and first_day is not None and ends_on < first_day:
+        problems.append(f"recurrence.endsOn: is before the first post ({first_day.isoformat()} in {plan.timezone})")
     if problems:
         raise ValidationFailed(problems)
+
+
+def _first_local_day(plan: PostPlan) -> dt.date | None:
+    """The local date of the first occurrence; None when there is none, or when it lies past the
+    last day the calendar can hold (year 9999) in the series' time zone."""
+    if plan.scheduled_at is None:
+        return None
+    try:
+        return local_date(plan.scheduled_at, plan.timezone)
+    except OverflowError:
+        return None
 
 
 # --- API transitions -------------------------------------------------------------------------

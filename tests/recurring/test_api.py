@@ -446,3 +446,21 @@ def test_odd_ids_are_404(api: Any, series_id: str) -> None:
     ):
         response = getattr(api, method)(path)
         assert response.status_code == 404, (method, path, response.content)
+
+
+def test_a_series_at_the_end_of_the_calendar_never_500(api: Any, masto: Any) -> None:
+    # 9999-12-31T20:00Z is already year 10000 in Tokyo: refused.
+    payload = series_body(masto, NOW, {"frequency": "WEEKLY"}, timezone="Asia/Tokyo")
+    payload["scheduledAt"] = "9999-12-31T20:00:00Z"
+    response = api.post(POSTS, payload, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == ["scheduledAt: too far in the future for a recurring series in Asia/Tokyo"]
+    # In New York it starts; the rule ends with the calendar (the next local day is year 10000 in UTC).
+    payload = series_body(masto, NOW, {"frequency": "DAILY"}, timezone="America/New_York")
+    payload["scheduledAt"] = "9999-12-31T01:00:00Z"  # 20:00 on the 30th in New York
+    created = api.post(POSTS, payload, format="json").json()
+    path = f"{SERIES}/{created['recurringPostId']}"
+    assert api.get(f"{path}/occurrences?limit=100").json() == {"occurrences": ["9999-12-31T01:00:00Z"]}
+    # Skipping the only occurrence there is ends the series.
+    assert api.delete(f"{POSTS}/{created['postId']}").json() == {"deleted": True}
+    assert api.get(path).json()["status"] == "ENDED"
