@@ -7,6 +7,7 @@ import datetime as dt
 from typing import Any
 
 import time_machine
+from django.contrib.admin.utils import display_for_field
 
 from posts.models import RecurringPost
 from tests.recurring.conftest import start, upcoming
@@ -21,12 +22,17 @@ def test_admin_lists_and_pauses_and_resumes(admin_client: Any, api: Any, masto: 
         page = admin_client.get(URL)
         assert page.status_code == 200
         assert series.id.encode() in page.content and b"ACTIVE" in page.content
+        # The next occurrence is a column of the list, shown as the admin shows datetimes.
+        shown = display_for_field(series.next_occurrence_at, RecurringPost._meta.get_field("next_occurrence_at"), "-")
+        assert b"column-next_occurrence_at" in page.content and str(shown).encode() in page.content
         assert admin_client.get(f"{URL}{series.id}/change/").status_code == 200
 
         response = admin_client.post(URL, {"action": "pause_series", "_selected_action": [series.id]}, follow=True)
         assert response.status_code == 200 and b"1 series paused." in response.content
         series.refresh_from_db()
         assert (series.status, series.pause_reason) == ("PAUSED", "USER") and upcoming(series) == []
+        paused_page = admin_client.get(URL, {"status__exact": "PAUSED"})
+        assert series.id.encode() in paused_page.content and b"PAUSED" in paused_page.content
 
     with time_machine.travel(NOW + dt.timedelta(days=2), tick=False):
         response = admin_client.post(URL, {"action": "resume_series", "_selected_action": [series.id]}, follow=True)
