@@ -39,6 +39,17 @@ def delivery_get(*, webhook: Webhook, delivery_id: str) -> Delivery:
     return delivery
 
 
+def attempt_recent(*, webhook_id: str, limit: int) -> list[Attempt]:
+    """The latest attempts of one webhook across its deliveries, newest first (staff views)."""
+    queryset = (
+        Attempt.objects.filter(delivery__webhook_id=webhook_id)
+        .select_related("delivery__event")
+        .only("created_at", "status_code", "duration_ms", "error", "delivery__id", "delivery__event__name")
+        .order_by("-created_at", "-id")
+    )
+    return list(queryset[:limit])
+
+
 def _with_attempts(queryset: QuerySet[Delivery]) -> QuerySet[Delivery]:
     return (
         queryset.select_related("event")
