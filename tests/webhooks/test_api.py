@@ -90,7 +90,8 @@ def test_idempotent_create_keeps_no_plaintext_secret_and_replays_it(api: Any, wo
     assert Webhook.objects.count() == 1
 
 
-def test_paths_with_nul_bytes_are_404_not_500(api: Any, workspace: Any) -> None:
+def test_paths_with_nul_bytes_are_refused_not_500(api: Any, workspace: Any) -> None:
+    """No route matches a NUL (404); the core request guard may answer 400 before routing."""
     webhook = WebhookFactory(workspace=workspace)
     for method, path in (
         ("get", "/api/v1/webhooks/wh_%00x"),
@@ -101,7 +102,8 @@ def test_paths_with_nul_bytes_are_404_not_500(api: Any, workspace: Any) -> None:
         ("post", f"/api/v1/webhooks/{webhook.id}/deliveries/dlv_%00/redeliver"),
     ):
         response = getattr(api, method)(path, {"active": True} if method == "patch" else None, format="json")
-        assert response.status_code == 404, (method, path, response.content)
+        assert response.status_code in (400, 404), (method, path, response.content)
+        assert response.json()["statusCode"] == response.status_code
 
 
 @pytest.mark.parametrize(
