@@ -222,9 +222,11 @@ def test_total_deadline_for_slow_silent_and_dripping_receivers(receiver: Receive
     elapsed = time.monotonic() - started
     assert result is not None and not result.ok
     assert result.error == "timed out: no complete response within 1 s"
-    assert 0.9 <= elapsed < 1.8
+    # Cut off at the 1 s deadline; left alone each receiver would take 5 s to forever. The upper
+    # bound leaves room for a loaded machine.
+    assert 0.9 <= elapsed < 4.0
     attempt = Attempt.objects.get()
-    assert attempt.error == result.error and 900 <= attempt.duration_ms < 1800
+    assert attempt.error == result.error and 900 <= attempt.duration_ms < 4000
     webhook.refresh_from_db()
     assert webhook.consecutive_failures == 1
 
