@@ -6,25 +6,17 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
+from core.fields import format_instant
 from webhooks.models import Attempt, Delivery, Webhook
+from webhooks.selectors import attempt_recent
 from webhooks.services import webhook_update
 
 READ_ONLY_ATTEMPT_FIELDS = ("created_at", "status_code", "duration_ms", "error", "response_body")
-
-
-class RecentDeliveryInline(admin.TabularInline):
-    model = Delivery
-    extra = 0
-    max_num = 0
-    can_delete = False
-    show_change_link = True
-    fields = ("id", "event", "status", "attempt_count", "last_attempt_at", "next_attempt_at", "last_error")
-    readonly_fields = fields
-    ordering = ["-created_at"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Delivery]:
-        return super().get_queryset(request).select_related("event").defer("event__payload")
+RECENT_ATTEMPTS = 20
 
 
 class AttemptInline(admin.TabularInline):
@@ -61,13 +53,40 @@ class WebhookAdmin(admin.ModelAdmin):
         "last_success_at",
         "last_failure_at",
         "disabled_at",
+        "recent_attempts",
     )
     readonly_fields = fields
-    inlines = [RecentDeliveryInline]
     actions = ["reenable"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.display(description=f"Recent attempts (last {RECENT_ATTEMPTS})")
+    def recent_attempts(self, webhook: Webhook) -> SafeString | str:
+        attempts = attempt_recent(webhook_id=webhook.pk, limit=RECENT_ATTEMPTS)
+        if not attempts:
+            return "No attempts yet."
+        rows = format_html_join(
+            "",
+            '<tr><td>{}</td><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{} ms</td><td>{}</td></tr>',
+            (
+                (
+                    format_instant(attempt.created_at),
+                    reverse("admin:webhooks_delivery_change", args=[attempt.delivery_id]),
+                    attempt.delivery_id,
+                    attempt.delivery.event.name,
+                    attempt.status_code if attempt.status_code is not None else "no response",
+                    attempt.duration_ms,
+                    attempt.error or "ok",
+                )
+                for attempt in attempts
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>Time</th><th>Delivery</th><th>Event</th><th>Status</th><th>Duration</th>"
+            "<th>Outcome</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )
 
     @admin.action(description="Re-enable (and reset the failure counter)")
     def reenable(self, request: HttpRequest, queryset: QuerySet[Webhook]) -> None:

@@ -26,11 +26,28 @@ def webhook_get(*, workspace: Workspace, webhook_id: str, for_update: bool = Fal
     return webhook
 
 
+def webhook_secret(*, workspace: Workspace, webhook_id: str) -> str | None:
+    """The plaintext secret of a webhook (decrypted), or None when it no longer exists."""
+    webhook = Webhook.objects.filter(workspace=workspace, pk=webhook_id).only("secret").first()
+    return None if webhook is None else webhook.secret
+
+
 def delivery_get(*, webhook: Webhook, delivery_id: str) -> Delivery:
     delivery = Delivery.objects.filter(webhook=webhook, pk=delivery_id).first()
     if delivery is None:
         raise NotFound("Delivery not found")
     return delivery
+
+
+def attempt_recent(*, webhook_id: str, limit: int) -> list[Attempt]:
+    """The latest attempts of one webhook across its deliveries, newest first (staff views)."""
+    queryset = (
+        Attempt.objects.filter(delivery__webhook_id=webhook_id)
+        .select_related("delivery__event")
+        .only("created_at", "status_code", "duration_ms", "error", "delivery__id", "delivery__event__name")
+        .order_by("-created_at", "-id")
+    )
+    return list(queryset[:limit])
 
 
 def _with_attempts(queryset: QuerySet[Delivery]) -> QuerySet[Delivery]:

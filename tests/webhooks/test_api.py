@@ -69,6 +69,43 @@ def test_create_returns_the_webhook_with_its_secret_once(api: Any, workspace: An
     assert "secret" not in api.patch(f"/api/v1/webhooks/{webhook.id}", {"active": True}, format="json").json()
 
 
+def test_idempotent_create_keeps_no_plaintext_secret_and_replays_it(api: Any, workspace: Any, dns: Any) -> None:
+    """The idempotency store holds response bodies in plain text: the secret is not among them,
+    yet the replayed create response still carries it (read from the encrypted row)."""
+    from core.models import IdempotencyRecord
+
+    headers = {"Idempotency-Key": "create-hook-1"}
+    first = api.post("/api/v1/webhooks", {"url": "https://hooks.example.com/in"}, format="json", headers=headers)
+    assert first.status_code == 201
+    secret = first.json()["secret"]
+    assert secret == Webhook.objects.get().secret
+    record = IdempotencyRecord.objects.get(workspace_id=workspace.id, key="create-hook-1")
+    assert record.response_status == 201 and record.response_body["id"] == first.json()["id"]
+    assert "secret" not in record.response_body
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM core_idempotencyrecord WHERE response_body::text LIKE %s", [f"%{secret}%"])
+        assert cursor.fetchone()[0] == 0
+    again = api.post("/api/v1/webhooks", {"url": "https://hooks.example.com/in"}, format="json", headers=headers)
+    assert (again.status_code, again.json(), again["Idempotent-Replayed"]) == (201, first.json(), "true")
+    assert Webhook.objects.count() == 1
+
+
+def test_paths_with_nul_bytes_are_refused_not_500(api: Any, workspace: Any) -> None:
+    """No route matches a NUL (404); the core request guard may answer 400 before routing."""
+    webhook = WebhookFactory(workspace=workspace)
+    for method, path in (
+        ("get", "/api/v1/webhooks/wh_%00x"),
+        ("patch", "/api/v1/webhooks/%00"),
+        ("delete", "/api/v1/webhooks/%00"),
+        ("post", "/api/v1/webhooks/%00/test"),
+        ("get", "/api/v1/webhooks/wh_%00/deliveries"),
+        ("post", f"/api/v1/webhooks/{webhook.id}/deliveries/dlv_%00/redeliver"),
+    ):
+        response = getattr(api, method)(path, {"active": True} if method == "patch" else None, format="json")
+        assert response.status_code in (400, 404), (method, path, response.content)
+        assert response.json()["statusCode"] == response.status_code
+
+
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
@@ -249,6 +286,24 @@ def test_test_send_connection_failure_has_null_status(api: Any, workspace: Any, 
     webhook = WebhookFactory(workspace=workspace, url="http://127.0.0.1:9/closed")
     response = api.post(f"/api/v1/webhooks/{webhook.id}/test")
     assert response.json() == {"success": False, "statusCode": None, "error": "connection refused"}
+
+
+def test_test_send_has_the_delivery_deadline(
+    api: Any, workspace: Any, receiver: Receiver, allow_private: Any, settings: Any
+) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 1.0
+    receiver.behave("/hook", mode="silent")
+    webhook = WebhookFactory(workspace=workspace, url=receiver.url("/hook"))
+    response = api.post(f"/api/v1/webhooks/{webhook.id}/test")
+    assert response.status_code == 201
+    assert response.json() == {
+        "success": False,
+        "statusCode": None,
+        "error": "timed out: no complete response within 1 s",
+    }
+    assert len(receiver.to("/hook")) == 1
+    webhook.refresh_from_db()
+    assert webhook.consecutive_failures == 0 and webhook.last_failure_at is None
 
 
 def test_test_send_is_guarded_like_deliveries(api: Any, workspace: Any, dns: Any) -> None:

@@ -65,3 +65,54 @@ def test_a_real_envelope_has_the_documented_fields() -> None:
 def test_served_description_includes_the_event_schemas(anon: Any) -> None:
     served = anon.get("/api/v1/openapi.json").json()
     assert "WebhookEvent" in served["components"]["schemas"] and "x-webhooks" in served
+
+
+@pytest.mark.django_db
+def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> None:
+    """Each event as the emitting apps build it, through the outbox, validated against the
+    OpenAPI components (OpenAPI 3.0 rules: nullable, required, enums)."""
+    from django.utils import timezone
+    from jsonschema.exceptions import ValidationError
+    from openapi_schema_validator import OAS30Validator
+
+    from accounts.services import account_event_data
+    from posts.rendering import post_record
+    from tests.factories.posts import PostFactory, PostTargetFactory, account
+    from tests.factories.webhooks import WebhookFactory
+    from webhooks.events import emit_event
+    from webhooks.models import Event
+
+    components = json.loads(json.dumps(_schema()))["components"]["schemas"]
+    webhook = WebhookFactory()
+    workspace = webhook.workspace
+    post = PostFactory(workspace=workspace, status="PARTIAL_FAILURE", text="Launch 🚀\u2028")
+    PostTargetFactory(post=post, platform="MASTODON", status="PUBLISHED", platform_post_id="m1")
+    PostTargetFactory(post=post, platform="BLUESKY", status="FAILED", error_message="refused")
+    facebook = account(workspace, "FACEBOOK", status="unauthorized", unauthorized_reason="token expired")
+    image = {"jobId": "aij_1", "sessionId": "s1", "prompt": "a cat"}
+    data = {
+        "post.published": {"post": post_record(post)},
+        "post.partially_failed": {"post": post_record(post)},
+        "post.failed": {"post": post_record(post)},
+        "post.scheduled": {"post": post_record(post)},
+        "account.unauthorized": account_event_data(facebook),
+        "image.completed": {"image": {**image, "imageUrl": "https://cdn.example.com/i.png", "imageId": "med_1"}},
+        "image.failed": {"image": {**image, "error": "content refused"}},
+    }
+    for name, event_data in data.items():
+        emit_event(workspace_id=workspace.id, name=name, data=event_data)
+    test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
+    test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
+    bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}
+    assert sorted(bodies) == sorted(EVENT_NAMES)
+
+    def validator(component: str) -> OAS30Validator:
+        return OAS30Validator({"components": {"schemas": components}, "$ref": f"#/components/schemas/{component}"})
+
+    for name, payload in bodies.items():
+        validator(envelope_component(name)).validate(json.loads(payload))
+        validator("WebhookEvent").validate(json.loads(payload))
+    # A body that breaks its schema is refused: the check can fail.
+    wrong = json.loads(bodies["image.failed"]) | {"data": {"post": {}}}
+    with pytest.raises(ValidationError, match="'image' is a required property"):
+        validator(envelope_component("image.failed")).validate(wrong)

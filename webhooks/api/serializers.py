@@ -97,6 +97,6 @@ class DeliveryListOutput(serializers.Serializer):
     hasMore = serializers.BooleanField()
 
 
-def webhook_body(webhook: Webhook, *, with_secret: bool = False) -> dict[str, Any]:
-    serializer = WebhookCreatedOutput(webhook) if with_secret else WebhookOutput(webhook)
-    return dict(serializer.data)
+def webhook_body(webhook: Webhook) -> dict[str, Any]:
+    """The webhook without its secret (create adds the secret to its response separately)."""
+    return dict(WebhookOutput(webhook).data)

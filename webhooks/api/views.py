@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.decorators import action
@@ -31,6 +35,25 @@ INVALID_URL = OpenApiResponse(
     "(`code: webhook_limit_reached`)."
 )
 DUPLICATE = OpenApiResponse(description="A webhook with this URL already exists in the workspace (`code: conflict`).")
+# Path segments never carry NUL (PostgreSQL text cannot hold it): such a path is no route (404).
+ID_SEGMENT = r"[^/\x00]+"
+
+
+def _secret_added(view_method: Callable[..., Response]) -> Callable[..., Response]:
+    """Put the secret into a create response from the encrypted row. Wraps ``@idempotent``,
+    whose store keeps response bodies in plain text: the stored body never holds the secret, and
+    the first response and every replay alike read it from the webhook."""
+
+    @wraps(view_method)
+    def wrapper(view: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = view_method(view, request, *args, **kwargs)
+        if response.status_code == 201 and isinstance(response.data, dict) and "id" in response.data:
+            secret = selectors.webhook_secret(workspace=access_of(request).workspace, webhook_id=response.data["id"])
+            if secret is not None:
+                response.data = {**response.data, "secret": secret}
+        return response
+
+    return wrapper
 
 
 @extend_schema_view(
@@ -52,7 +75,7 @@ class WebhookViewSet(viewsets.ViewSet):
         "redeliver": Permission.WEBHOOKS_MANAGE,
     }
     schema_tags = ["Webhooks"]
-    lookup_value_regex = "[^/]+"
+    lookup_value_regex = ID_SEGMENT
 
     def list(self, request: Request) -> Response:
         webhooks = selectors.webhook_list(workspace=access_of(request).workspace)
@@ -66,12 +89,13 @@ class WebhookViewSet(viewsets.ViewSet):
         request=WebhookCreateInput,
         responses={201: WebhookCreatedOutput, 400: INVALID_URL, 409: DUPLICATE},
     )
+    @_secret_added
     @idempotent
     def create(self, request: Request) -> Response:
         data = WebhookCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         webhook = services.webhook_create(workspace=access_of(request).workspace, url=data.validated_data["url"])
-        return Response(webhook_body(webhook, with_secret=True), status=201)
+        return Response(webhook_body(webhook), status=201)
 
     def retrieve(self, request: Request, pk: str) -> Response:
         webhook = selectors.webhook_get(workspace=access_of(request).workspace, webhook_id=pk)
@@ -134,7 +158,7 @@ class WebhookViewSet(viewsets.ViewSet):
         request=None,
         responses={201: DeliveryOutput},
     )
-    @action(detail=True, methods=["post"], url_path=r"deliveries/(?P<deliveryId>[^/]+)/redeliver")
+    @action(detail=True, methods=["post"], url_path=rf"deliveries/(?P<deliveryId>{ID_SEGMENT})/redeliver")
     @idempotent
     def redeliver(self, request: Request, pk: str, deliveryId: str) -> Response:
         delivery = services.delivery_redeliver(
