@@ -121,13 +121,23 @@ def test_sync_endpoint_cooldown_and_status(pinterest, api):
     assert status["syncInProgress"] is False and status["lastSyncedAt"] is not None
 
 
-def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace):
+def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace, api):
     account, _ = pinterest
+    today = timezone.now().date()
+    window = f"from={today - dt.timedelta(days=200)}&to={today + dt.timedelta(days=1)}"
     services.import_account_history(account_id=account.id)
     assert TrackedPost.objects.filter(account=account).exists()
+    before = api.get(f"/api/v1/analytics/overview?{window}").json()
+    assert before["postsCount"]["value"] >= 3 and before["followers"]["value"] is not None
     account_disconnect(workspace_id=workspace.id, account_id=account.id)
     assert not TrackedPost.objects.filter(account_id=account.id).exists()
     assert not FollowerSnapshot.objects.filter(account_id=account.id).exists()
+    assert not AccountSyncState.objects.filter(account_id=account.id).exists()
+    # The reports (whole days come from the rollup) no longer count any of it.
+    after = api.get(f"/api/v1/analytics/overview?{window}").json()
+    assert after["postsCount"]["value"] == 0 and after["followers"]["value"] is None
+    assert api.get(f"/api/v1/analytics/platform-breakdown?{window}").json() == {"platforms": []}
+    assert api.get("/api/v1/analytics/sync-status").json()["accounts"] == []
 
 
 def test_revoked_account_fails_the_sync_and_is_marked(pinterest, sandbox):
