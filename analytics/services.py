@@ -234,8 +234,10 @@ def queue_due_refreshes(*, older_than: dt.timedelta) -> int:
 
 
 def _mark_queued(account_ids: list[str]) -> None:
-    for account in SocialAccount.objects.filter(id__in=account_ids).order_by("id"):
-        _state(account)
+    """Two statements whatever the number of accounts: create the missing states, then mark all."""
+    owners = SocialAccount.objects.filter(id__in=account_ids).order_by("id").values_list("id", "workspace_id")
+    missing = [AccountSyncState(account_id=a, workspace_id=w) for a, w in owners]
+    AccountSyncState.objects.bulk_create(missing, ignore_conflicts=True)
     queued = AccountSyncState.objects.filter(account_id__in=account_ids)
     queued.update(status=SyncStatus.QUEUED, updated_at=timezone.now())
 
