@@ -24,6 +24,10 @@ def supported_metrics(platform: str) -> list[str]:
     return supported
 
 
+# Engagement rate needs views: only these platforms' likes, comments and shares count towards it.
+VIEW_PLATFORMS: tuple[str, ...] = tuple(p.value for p in ANALYTICS_PLATFORMS if "views" in CAPABILITIES[p].metrics)
+
+
 def analytics_platforms(requested: Iterable[str] | None) -> list[str]:
     """The requested platforms that have analytics (MASTODON and TELEGRAM are ignored); all of
     them when none are requested."""
@@ -41,7 +45,8 @@ class Totals:
     likes: int | None = None
     comments: int | None = None
     shares: int | None = None
-    view_posts: int = 0  # posts on platforms that report views
+    view_posts: int = 0  # posts whose views are known
+    engaged: int = 0  # likes + comments + shares on platforms that report views
 
     def counter(self, name: str) -> int | None:
         return getattr(self, name)  # type: ignore[no-any-return]
@@ -56,24 +61,26 @@ def round2(value: float | None) -> float | None:
 
 
 def avg_views(totals: Totals) -> float | None:
+    """Unrounded (rounding happens once, on output)."""
     if totals.views is None or totals.view_posts == 0:
         return None
-    return round2(totals.views / totals.view_posts)
+    return totals.views / totals.view_posts
 
 
 def engagement_rate(totals: Totals) -> float | None:
+    """(likes + comments + shares) / views × 100 over the platforms that report views: a platform
+    without views (a partial metric) adds nothing to either side. Unrounded."""
     if not totals.views:
         return None
-    engaged = sum(v or 0 for v in (totals.likes, totals.comments, totals.shares))
-    return round2(engaged / totals.views * 100)
+    return totals.engaged / totals.views * 100
 
 
 def delta_percent(value: float | None, previous: float | None) -> float | None:
-    if value is None or previous in (None, 0):
+    if value is None or previous is None or previous == 0:
         return None
-    assert previous is not None
     return round2((value - previous) / previous * 100)
 
 
 def metric_value(value: float | None, previous: float | None) -> dict[str, float | None]:
-    return {"value": value, "previousValue": previous, "deltaPercent": delta_percent(value, previous)}
+    """The delta is computed from the unrounded figures, then everything is rounded to 2 places."""
+    return {"value": round2(value), "previousValue": round2(previous), "deltaPercent": delta_percent(value, previous)}

@@ -18,12 +18,14 @@ from django.db.models.functions import Cast, Coalesce, NullIf, TruncDay
 from accounts.models import SocialAccount
 from analytics.metrics import (
     COUNTERS,
+    VIEW_PLATFORMS,
     Totals,
     analytics_platforms,
     avg_views,
     engagement_rate,
     metric_value,
     reported,
+    round2,
     supported_metrics,
 )
 from analytics.models import AnalyticsDailyRollup, FollowerSnapshot, TrackedPost
@@ -34,8 +36,14 @@ EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 @dataclass(frozen=True)
 class Window:
+    """Instants are kept in UTC: every day, week and month boundary is a UTC one."""
+
     start: dt.datetime
     end: dt.datetime
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "start", self.start.astimezone(dt.UTC))
+        object.__setattr__(self, "end", self.end.astimezone(dt.UTC))
 
     @property
     def previous(self) -> Window:
@@ -56,16 +64,24 @@ def present_platforms(*, workspace_id: str, requested: list[str] | None) -> list
     return [p for p in candidates if p in have]
 
 
-def _in_window(qs: QuerySet[TrackedPost], window: Window, *, inclusive_end: bool) -> QuerySet[TrackedPost]:
-    qs = qs.filter(published_at__gte=window.start)
-    return qs.filter(published_at__lte=window.end) if inclusive_end else qs.filter(published_at__lt=window.end)
+_ON_VIEW_PLATFORMS = Q(platform__in=VIEW_PLATFORMS)
 
 
 def _aggregate_fields() -> dict[str, Any]:
+    """The sums over TrackedPost rows (a NULL figure counts as 0)."""
     # Aliases must not shadow the model's columns, hence the ``sum_`` prefix.
     fields: dict[str, Any] = {f"sum_{name}": Sum(name) for name in COUNTERS}
     fields["posts"] = Count("id")
     fields["view_posts"] = Count("id", filter=Q(views__isnull=False))
+    engaged = sum((Coalesce(F(name), Value(0)) for name in ("likes", "comments", "shares")), Value(0))
+    fields["engaged"] = Sum(engaged, filter=_ON_VIEW_PLATFORMS)
+    return fields
+
+
+def _rollup_fields() -> dict[str, Any]:
+    """The same sums over AnalyticsDailyRollup rows."""
+    fields: dict[str, Any] = {f"sum_{name}": Sum(name) for name in ("posts", "view_posts", *COUNTERS)}
+    fields["engaged"] = Sum(F("likes") + F("comments") + F("shares"), filter=_ON_VIEW_PLATFORMS)
     return fields
 
 
@@ -75,10 +91,12 @@ def _unprefixed(row: dict[str, Any]) -> dict[str, Any]:
 
 def _totals_from_row(row: dict[str, Any], platforms: list[str]) -> Totals:
     values = {name: (row.get(name) or 0) if reported(platforms, name) else None for name in COUNTERS}
-    return Totals(posts=row.get("posts") or 0, view_posts=row.get("view_posts") or 0, **values)
+    return Totals(
+        posts=row.get("posts") or 0, view_posts=row.get("view_posts") or 0, engaged=row.get("engaged") or 0, **values
+    )
 
 
-_SUMS = ("posts", "view_posts", *COUNTERS)
+_SUMS = ("posts", "view_posts", "engaged", *COUNTERS)
 _DAY = dt.timedelta(days=1)
 _TICK = dt.timedelta(microseconds=1)
 
@@ -86,11 +104,12 @@ _TICK = dt.timedelta(microseconds=1)
 @dataclass(frozen=True)
 class Split:
     """A window cut into whole UTC days [first_day, end_day) answered from the rollup and the
-    edge ranges of published_at [start, end) answered from the posts themselves."""
+    edge ranges of published_at [low, high) answered from the posts themselves (``high`` None:
+    no upper bound, for a window that ends on the last instant of year 9999)."""
 
     first_day: dt.date | None
     end_day: dt.date | None
-    edges: tuple[tuple[dt.datetime, dt.datetime], ...]
+    edges: tuple[tuple[dt.datetime, dt.datetime | None], ...]
 
 
 def _midnight(day: dt.date) -> dt.datetime:
@@ -100,16 +119,29 @@ def _midnight(day: dt.date) -> dt.datetime:
 def split_window(window: Window, *, inclusive_end: bool) -> Split:
     """Timestamps have microsecond resolution, so ``<= end`` equals ``< end + 1µs``."""
     start = window.start.astimezone(dt.UTC)
+    end = window.end.astimezone(dt.UTC)
+    stop: dt.datetime | None
     try:
-        stop = window.end.astimezone(dt.UTC) + (_TICK if inclusive_end else dt.timedelta(0))
-        first = _midnight(start.date()) if start == _midnight(start.date()) else _midnight(start.date()) + _DAY
+        stop = end + _TICK if inclusive_end else end
     except OverflowError:
-        return Split(None, None, ((start, window.end + _TICK) if inclusive_end else (start, window.end),))
-    last = _midnight(stop.date())
-    if first >= last:
-        return Split(None, None, ((start, stop),) if start < stop else ())
-    edges = tuple((a, b) for a, b in ((start, first), (last, stop)) if a < b)
+        stop = None  # ``end`` is the last representable instant: nothing is later
+    start_day = _midnight(start.date())
+    try:
+        first: dt.datetime | None = start_day if start == start_day else start_day + _DAY
+    except OverflowError:
+        first = None  # ``start`` is inside 9999-12-31: no whole day follows
+    last = _midnight((end if stop is None else stop).date())
+    if first is None or first >= last:
+        return Split(None, None, ((start, stop),) if stop is None or start < stop else ())
+    edges = tuple((a, b) for a, b in ((start, first), (last, stop)) if b is None or a < b)
     return Split(first.date(), last.date(), edges)
+
+
+def _edge_posts(
+    workspace_id: str, platforms: list[str], low: dt.datetime, high: dt.datetime | None
+) -> QuerySet[TrackedPost]:
+    qs = TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms, published_at__gte=low)
+    return qs if high is None else qs.filter(published_at__lt=high)
 
 
 def _grouped(qs: QuerySet[Any], by: tuple[str, ...], sums: dict[str, Any]) -> list[dict[str, Any]]:
@@ -136,13 +168,10 @@ def _split_sums(
         rollup = AnalyticsDailyRollup.objects.filter(
             workspace_id=workspace_id, platform__in=platforms, day__gte=split.first_day, day__lt=split.end_day
         )
-        sums = {f"sum_{name}": Sum(name) for name in _SUMS}
-        for row in _grouped(rollup, by, sums):
+        for row in _grouped(rollup, by, _rollup_fields()):
             _add(found[tuple(row[k] for k in by)], _unprefixed(row))
     for low, high in split.edges:  # one range per query: each is a tight scan of (workspace, published_at)
-        qs = TrackedPost.objects.filter(
-            workspace_id=workspace_id, platform__in=platforms, published_at__gte=low, published_at__lt=high
-        )
+        qs = _edge_posts(workspace_id, platforms, low, high)
         for row in _grouped(qs, by, _aggregate_fields()):
             _add(found[tuple(row[k] for k in by)], _unprefixed(row))
     return found
@@ -171,10 +200,11 @@ def _latest_followers_sql(platform_filter: str) -> str:
     """
 
 
-def followers_by_platform(*, workspace_id: str, platforms: list[str], at: dt.datetime) -> dict[str, int]:
-    """Latest known follower count at instant ``at``, summed over each platform's accounts."""
+def followers_by_platform(*, workspace_id: str, platforms: list[str], at: dt.datetime | None) -> dict[str, int]:
+    """Latest known follower count at instant ``at``, summed over each platform's accounts
+    (nothing is known before year 1: ``at`` None)."""
     with_followers = [p for p in platforms if "followers" in supported_metrics(p)]
-    if not with_followers:
+    if not with_followers or at is None:
         return {}
     sql = _latest_followers_sql("AND platform = ANY(%s)")
     with connection.cursor() as cursor:
@@ -182,7 +212,7 @@ def followers_by_platform(*, workspace_id: str, platforms: list[str], at: dt.dat
         return {platform: int(total) for platform, total in cursor.fetchall()}
 
 
-def followers_total(*, workspace_id: str, platforms: list[str], at: dt.datetime) -> int | None:
+def followers_total(*, workspace_id: str, platforms: list[str], at: dt.datetime | None) -> int | None:
     if not reported(platforms, "followers"):
         return None
     counts = followers_by_platform(workspace_id=workspace_id, platforms=platforms, at=at)
@@ -205,8 +235,12 @@ def partial_metrics(platforms: list[str]) -> list[str]:
     return [m for m in names if reported(platforms, m) and not all(m in supported_metrics(p) for p in platforms)]
 
 
-def _end_of_previous(window: Window) -> dt.datetime:
-    return window.start - dt.timedelta(microseconds=1)
+def _end_of_previous(window: Window) -> dt.datetime | None:
+    """The last instant before ``from``; None when ``from`` is the first instant of year 1."""
+    try:
+        return window.start - _TICK
+    except OverflowError:
+        return None
 
 
 def overview(*, workspace_id: str, requested: list[str] | None, window: Window) -> dict[str, Any]:
@@ -246,6 +280,8 @@ def platform_breakdown(*, workspace_id: str, window: Window) -> list[dict[str, A
 
 
 def bucket_start(moment: dt.datetime, granularity: str) -> dt.datetime:
+    """The UTC start of the bucket holding ``moment``: its day, ISO week (Monday) or month."""
+    moment = moment.astimezone(dt.UTC)
     day = dt.datetime(moment.year, moment.month, moment.day, tzinfo=dt.UTC)
     if granularity == "WEEKLY":
         return day - dt.timedelta(days=day.weekday())
@@ -254,12 +290,22 @@ def bucket_start(moment: dt.datetime, granularity: str) -> dt.datetime:
     return day
 
 
-def next_bucket(start: dt.datetime, granularity: str) -> dt.datetime:
-    if granularity == "WEEKLY":
-        return start + dt.timedelta(days=7)
-    if granularity == "MONTHLY":
-        return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
-    return start + dt.timedelta(days=1)
+def next_bucket(start: dt.datetime, granularity: str) -> dt.datetime | None:
+    """The start of the following bucket; None past the end of year 9999."""
+    try:
+        if granularity == "WEEKLY":
+            return start + dt.timedelta(days=7)
+        if granularity == "MONTHLY":
+            return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+        return start + dt.timedelta(days=1)
+    except OverflowError:
+        return None
+
+
+def _bucket_end(start: dt.datetime, granularity: str, window: Window) -> dt.datetime:
+    """The last instant of the bucket, capped at the window's end."""
+    following = next_bucket(start, granularity)
+    return window.end if following is None else min(following - _TICK, window.end)
 
 
 def timeseries(
@@ -267,8 +313,8 @@ def timeseries(
 ) -> list[dict[str, Any]]:
     platforms = present_platforms(workspace_id=workspace_id, requested=requested)
     starts: list[dt.datetime] = []
-    cursor_start = bucket_start(window.start, granularity)
-    while cursor_start <= window.end:
+    cursor_start: dt.datetime | None = bucket_start(window.start, granularity)
+    while cursor_start is not None and cursor_start <= window.end:
         starts.append(cursor_start)
         cursor_start = next_bucket(cursor_start, granularity)
     sums = _bucket_sums(workspace_id, platforms, window, granularity)
@@ -283,7 +329,7 @@ def timeseries(
                 **{name: bucket.counter(name) for name in COUNTERS},
                 "followers": followers[index],
                 "postsCount": bucket.posts,
-                "engagementRate": engagement_rate(bucket),
+                "engagementRate": round2(engagement_rate(bucket)),
             }
         )
     return points
@@ -299,14 +345,11 @@ def _bucket_sums(
         rollup = AnalyticsDailyRollup.objects.filter(
             workspace_id=workspace_id, platform__in=platforms, day__gte=split.first_day, day__lt=split.end_day
         )
-        sums = {f"sum_{name}": Sum(name) for name in _SUMS}
-        for day_row in rollup.values("day").annotate(**sums).order_by():
+        for day_row in rollup.values("day").annotate(**_rollup_fields()).order_by():
             row: dict[str, Any] = dict(day_row)
             _add(result[bucket_start(_midnight(row["day"]), granularity)], _unprefixed(row))
     for low, high in split.edges:
-        qs = TrackedPost.objects.filter(
-            workspace_id=workspace_id, platform__in=platforms, published_at__gte=low, published_at__lt=high
-        )
+        qs = _edge_posts(workspace_id, platforms, low, high)
         day = TruncDay("published_at", tzinfo=dt.UTC)
         for edge_row in qs.annotate(edge_day=day).values("edge_day").annotate(**_aggregate_fields()).order_by():
             edge: dict[str, Any] = dict(edge_row)
@@ -322,7 +365,7 @@ def _followers_at_bucket_ends(
     if not reported(platforms, "followers") or not starts:
         return [None] * len(starts)
     with_followers = [p for p in platforms if "followers" in supported_metrics(p)]
-    ends = [min(next_bucket(s, granularity) - dt.timedelta(microseconds=1), window.end).date() for s in starts]
+    ends = [_bucket_end(s, granularity, window).date() for s in starts]
     snapshots = (
         FollowerSnapshot.objects.filter(workspace_id=workspace_id, platform__in=with_followers, day__lte=ends[-1])
         .order_by("account_id", "day")

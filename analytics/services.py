@@ -9,6 +9,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import SocialAccount
@@ -64,7 +65,7 @@ def _state(account: SocialAccount) -> AccountSyncState:
 
 
 def _set_state(account_id: str, **changes: object) -> None:
-    AccountSyncState.objects.filter(account_id=account_id).update(**changes)
+    AccountSyncState.objects.filter(account_id=account_id).update(**changes, updated_at=timezone.now())
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,11 @@ def _run_sync(account_id: str, *, import_history: bool) -> SyncOutcome | None:
         _set_state(account_id, status=SyncStatus.FAILED, last_error_message=exc.message[:1000])
         logger.warning("analytics sync of %s failed: %s", account_id, exc.error_code)
         return None
+    except Exception:
+        if not SocialAccount.objects.filter(id=account_id).exists():
+            return None  # disconnected while syncing: its analytics are gone with it
+        _set_state(account_id, status=SyncStatus.FAILED, last_error_message="The refresh failed unexpectedly")
+        raise
     changes: dict[str, object] = {"status": SyncStatus.IDLE, "last_synced_at": timezone.now(), "last_error_message": ""}
     if import_history:
         changes["history_imported_at"] = timezone.now()
@@ -202,13 +208,38 @@ def refresh_account(*, account_id: str) -> SyncOutcome | None:
     return _run_sync(account_id, import_history=False)
 
 
+# A refresh queued or running for longer than this was lost (a broker outage after the commit, a
+# killed worker): the account is due again rather than stuck out of the schedule for good.
+STUCK_AFTER = dt.timedelta(hours=1)
+
+
 def accounts_due_for_refresh(*, older_than: dt.timedelta) -> list[str]:
-    cutoff = timezone.now() - older_than
+    now = timezone.now()
     accounts = SocialAccount.objects.filter(platform__in=list(_ANALYTICS), status="active")
-    stale = accounts.exclude(sync_state__last_synced_at__gt=cutoff).exclude(
-        sync_state__status__in=[SyncStatus.QUEUED, SyncStatus.SYNCING]
+    busy = Q(
+        sync_state__status__in=[SyncStatus.QUEUED, SyncStatus.SYNCING], sync_state__updated_at__gt=now - STUCK_AFTER
     )
-    return list(stale.values_list("id", flat=True))
+    stale = accounts.exclude(sync_state__last_synced_at__gt=now - older_than).exclude(busy)
+    return list(stale.order_by("id").values_list("id", flat=True))
+
+
+def queue_due_refreshes(*, older_than: dt.timedelta) -> int:
+    """Mark every due account QUEUED and queue its refresh once the mark is committed, so the next
+    beat run does not queue it again while it waits. Idempotent: a second run finds none due."""
+    with transaction.atomic():
+        due = accounts_due_for_refresh(older_than=older_than)
+        _mark_queued(due)
+        transaction.on_commit(lambda: _queue_refreshes(due), robust=True)
+    return len(due)
+
+
+def _mark_queued(account_ids: list[str]) -> None:
+    """Two statements whatever the number of accounts: create the missing states, then mark all."""
+    owners = SocialAccount.objects.filter(id__in=account_ids).order_by("id").values_list("id", "workspace_id")
+    missing = [AccountSyncState(account_id=a, workspace_id=w) for a, w in owners]
+    AccountSyncState.objects.bulk_create(missing, ignore_conflicts=True)
+    queued = AccountSyncState.objects.filter(account_id__in=account_ids)
+    queued.update(status=SyncStatus.QUEUED, updated_at=timezone.now())
 
 
 @dataclass(frozen=True)
@@ -230,9 +261,7 @@ def sync_request(*, workspace_id: str) -> SyncRequest:
         )
     )
     with transaction.atomic():
-        for account in SocialAccount.objects.filter(id__in=account_ids):
-            _state(account)
-        AccountSyncState.objects.filter(account_id__in=account_ids).update(status=SyncStatus.QUEUED)
+        _mark_queued(account_ids)
         transaction.on_commit(lambda: _queue_refreshes(account_ids), robust=True)
     return SyncRequest(queued=True, cooldown_seconds_remaining=SYNC_COOLDOWN_SECONDS)
 

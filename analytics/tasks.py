@@ -19,8 +19,5 @@ def refresh_account(account_id: str) -> None:
 
 @shared_task(name="analytics.refresh_due")
 def refresh_due() -> int:
-    """Queue a refresh of every account not refreshed in the last 6 hours."""
-    due = services.accounts_due_for_refresh(older_than=dt.timedelta(hours=6))
-    for account_id in due:
-        services.queue_refresh(account_id)
-    return len(due)
+    """Queue a refresh of every account not refreshed in the last 6 hours (and not already queued)."""
+    return services.queue_due_refreshes(older_than=dt.timedelta(hours=6))

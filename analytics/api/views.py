@@ -65,10 +65,12 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         summary="Workspace totals for posts published in the window",
         description=(
             "Sums of views, likes, comments and shares, posts published, average views per post, the "
-            "latest known follower count and the engagement rate ((likes + comments + shares) / views × 100), "
-            "each with `previousValue` and `deltaPercent` against the window of equal length just before "
-            "`from`. A metric is null when no selected platform reports it; `partialMetrics` lists metrics "
-            "that some selected platform cannot report."
+            "latest known follower count and the engagement rate ((likes + comments + shares) / views × 100, "
+            "over the platforms that report views), each with `previousValue` and `deltaPercent` (from the "
+            "unrounded figures) against the window of equal length just before `from`. Figures are rounded "
+            "to 2 decimal places. A metric is null when no selected platform reports it; `partialMetrics` "
+            "lists metrics that some selected platform cannot report, whose totals cover only the platforms "
+            "that can."
         ),
         parameters=WINDOW_PARAMETERS,
         responses={200: OverviewOutput},

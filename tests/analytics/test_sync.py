@@ -121,13 +121,23 @@ def test_sync_endpoint_cooldown_and_status(pinterest, api):
     assert status["syncInProgress"] is False and status["lastSyncedAt"] is not None
 
 
-def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace):
+def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace, api):
     account, _ = pinterest
+    today = timezone.now().date()
+    window = f"from={today - dt.timedelta(days=200)}&to={today + dt.timedelta(days=1)}"
     services.import_account_history(account_id=account.id)
     assert TrackedPost.objects.filter(account=account).exists()
+    before = api.get(f"/api/v1/analytics/overview?{window}").json()
+    assert before["postsCount"]["value"] >= 3 and before["followers"]["value"] is not None
     account_disconnect(workspace_id=workspace.id, account_id=account.id)
     assert not TrackedPost.objects.filter(account_id=account.id).exists()
     assert not FollowerSnapshot.objects.filter(account_id=account.id).exists()
+    assert not AccountSyncState.objects.filter(account_id=account.id).exists()
+    # The reports (whole days come from the rollup) no longer count any of it.
+    after = api.get(f"/api/v1/analytics/overview?{window}").json()
+    assert after["postsCount"]["value"] == 0 and after["followers"]["value"] is None
+    assert api.get(f"/api/v1/analytics/platform-breakdown?{window}").json() == {"platforms": []}
+    assert api.get("/api/v1/analytics/sync-status").json()["accounts"] == []
 
 
 def test_revoked_account_fails_the_sync_and_is_marked(pinterest, sandbox):
@@ -141,3 +151,53 @@ def test_revoked_account_fails_the_sync_and_is_marked(pinterest, sandbox):
     account.refresh_from_db()
     assert account.status == "unauthorized"
     assert AccountSyncState.objects.get(account=account).status == "FAILED"
+
+
+def test_refresh_reads_figures_in_batches_and_only_for_rows_inside_180_days(pinterest, monkeypatch):
+    account, remote_ids = pinterest
+    services.import_account_history(account_id=account.id)
+    TrackedPost.objects.filter(account=account, platform_post_id=remote_ids[0]).update(
+        refresh_until=timezone.now() - dt.timedelta(seconds=1)
+    )
+    inside = set(
+        TrackedPost.objects.filter(account=account, refresh_until__gt=timezone.now()).values_list(
+            "platform_post_id", flat=True
+        )
+    )
+    assert len(inside) >= 3
+    asked: list[list[str]] = []
+    real_get_client = services.get_client
+
+    class Spy:
+        def __init__(self, platform):
+            self.client = real_get_client(platform)
+
+        def fetch_post_metrics(self, creds, ids):
+            asked.append(list(ids))
+            return self.client.fetch_post_metrics(creds, ids)
+
+        def __getattr__(self, name):
+            return getattr(self.client, name)
+
+    monkeypatch.setattr(services, "get_client", Spy)
+    monkeypatch.setattr(services, "METRICS_BATCH", 2)
+    outcome = services.refresh_account(account_id=account.id)
+    assert outcome is not None and outcome.posts == len(inside)
+    assert all(len(batch) <= 2 for batch in asked) and len(asked) == (len(inside) + 1) // 2
+    assert sorted(i for batch in asked for i in batch) == sorted(inside)  # never the row past its 180 days
+
+
+def test_refresh_twice_is_idempotent(pinterest):
+    """Twice: the same rows, one follower count per day, the state back to IDLE. (The simulated
+    figures keep growing between reads, so only their direction is compared.)"""
+    account, _ = pinterest
+    services.import_account_history(account_id=account.id)
+    rows = TrackedPost.objects.filter(account=account)
+    services.refresh_account(account_id=account.id)
+    first = dict(rows.values_list("id", "views"))
+    services.refresh_account(account_id=account.id)
+    second = dict(rows.values_list("id", "views"))
+    assert set(second) == set(first)
+    assert all(second[key] >= first[key] for key in first)
+    assert FollowerSnapshot.objects.filter(account=account).count() == 1
+    assert AccountSyncState.objects.get(account=account).status == "IDLE"

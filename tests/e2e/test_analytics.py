@@ -65,13 +65,30 @@ def test_connect_import_publish_sync(e2e: E2EStack) -> None:
     assert ours["postPlatformId"] is not None
 
     first = e2e.api("POST", "/analytics/sync", json={})
-    assert first.status_code == 202 and first.json()["queued"] is True
-    wait_for(
-        lambda: [r for r in _tracked(e2e) if r["postId"] == post_id][0]["metrics"]["views"] is not None,
+    assert first.status_code == 202
+    assert first.json() == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": 600}
+    ours = wait_for(
+        lambda: [r for r in _tracked(e2e) if r["postId"] == post_id and r["metrics"]["views"] is not None],
         timeout=60,
         what="figures after sync",
+    )[0]
+    assert ours["platform"] == "PINTEREST" and ours["metrics"]["likes"] is not None
+    status = wait_for(
+        lambda: (s := e2e.api("GET", "/analytics/sync-status").json())["syncInProgress"] is False and s,
+        timeout=60,
+        what="sync finished",
     )
-    again = e2e.api("POST", "/analytics/sync", json={}).json()
-    assert again["queued"] is False and 0 < again["cooldownSecondsRemaining"] <= 600
+    assert [(a["accountId"], a["status"]) for a in status["accounts"]] == [(account["id"], "IDLE")]
+    assert status["lastSyncedAt"] is not None and status["accounts"][0]["lastSyncedAt"] is not None
+
+    # Inside the 10-minute cooldown: 202 again, nothing queued, the seconds remaining.
+    again = e2e.api("POST", "/analytics/sync", json={})
+    assert again.status_code == 202
+    body = again.json()
+    assert body["queued"] is False and 0 < body["cooldownSecondsRemaining"] <= 600
+    assert (
+        body["message"] == f"A refresh was requested recently; try again in {body['cooldownSecondsRemaining']} seconds"
+    )
     overview = e2e.api("GET", f"/analytics/overview?{_window()}").json()
     assert overview["postsCount"]["value"] == 3
+    assert overview["views"]["value"] == sum(r["metrics"]["views"] or 0 for r in _tracked(e2e))
