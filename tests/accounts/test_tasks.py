@@ -127,3 +127,27 @@ def test_purge_expired_connect_links_keeps_recent_ones(workspace: Workspace) -> 
     assert tasks.purge_expired_connect_links() == 0
     assert set(ConnectLink.objects.values_list("id", flat=True)) == {recent.id, live.id}
     assert old.id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refresh_account_token_leaves_the_account_active_when_the_platform_is_unreachable(
+    site: str, workspace: Workspace, connect_account: Callable[..., SocialAccount], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = connect_account("PINTEREST", workspace)
+    for expires_in in (dt.timedelta(minutes=20), -dt.timedelta(minutes=1)):  # about to expire, then expired
+        SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + expires_in)
+        monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")  # connection refused
+
+        tasks.refresh_account_token(account.id)
+        tasks.refresh_account_token(account.id)
+
+        account.refresh_from_db()
+        assert (account.status, account.unauthorized_reason) == ("active", "")
+        assert unauthorized_events(workspace.id) == []
+    # The platform is back: the next beat run refreshes the token.
+    monkeypatch.delenv("PLATFORM_PINTEREST_BASE_URL")
+    before = SocialAccount.objects.get(id=account.id).access_token
+    tasks.refresh_account_token(account.id)
+    account.refresh_from_db()
+    assert account.access_token != before
+    assert account.token_expires_at is not None and account.token_expires_at > timezone.now() + dt.timedelta(days=1)
