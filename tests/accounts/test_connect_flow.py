@@ -238,3 +238,30 @@ def test_callback_reports_a_declined_consent_and_a_bad_code(site: str, workspace
     assert "Traceback" not in bad_code.text
     assert requests.get(f"{site}/connect/callback/MASTODON", timeout=10).status_code == 400
     assert not SocialAccount.objects.exists()
+
+
+def test_every_facebook_page_the_user_manages_becomes_an_account(site: str, workspace: Workspace) -> None:
+    from platforms.sandbox.store import SandboxStore
+
+    url = connect_link_create(workspace_id=workspace.id).url
+    consent = requests.get(f"{url}/FACEBOOK", allow_redirects=False, timeout=10).headers["Location"]
+    callback = requests.get(consent, allow_redirects=False, timeout=10).headers["Location"]
+    # The simulated user manages a second page (besides the one it was created with).
+    store = SandboxStore("facebook")
+    (user,) = store.all("user")
+    (first,) = store.all("page")
+    second = {**first, "id": "6199990000001", "name": "Second Page", "username": "secondpage"}
+    store.put("page", second["id"], second)
+    store.update("user", user["id"], pages=[*user["pages"], second["id"]])
+
+    done = requests.get(callback, timeout=10)
+
+    assert done.status_code == 200, done.text[:300]
+    accounts = SocialAccount.objects.filter(workspace=workspace).order_by("page_id")
+    assert [(a.platform, a.page_id, a.external_id, a.display_name) for a in accounts] == [
+        ("FACEBOOK", first["id"], first["id"], first["name"]),
+        ("FACEBOOK", second["id"], second["id"], "Second Page"),
+    ]
+    assert accounts[0].access_token != accounts[1].access_token  # each page has its own page token
+    for account in accounts:
+        assert f'data-account-id="{account.id}"' in done.text
