@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -265,3 +266,32 @@ def test_every_facebook_page_the_user_manages_becomes_an_account(site: str, work
     assert accounts[0].access_token != accounts[1].access_token  # each page has its own page token
     for account in accounts:
         assert f'data-account-id="{account.id}"' in done.text
+
+
+@pytest.mark.parametrize("platform", [p.value for p in Platform])
+def test_live_mode_sends_the_user_to_the_real_consent_page_or_the_credentials_form(
+    platform: str, workspace: Workspace, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.SANDBOX = False
+    settings.PUBLIC_BASE_URL = "https://crosspost.example.com"
+    monkeypatch.setenv(f"PLATFORM_{platform}_CLIENT_ID", "live-client-id")
+    monkeypatch.setenv(f"PLATFORM_{platform}_CLIENT_SECRET", "live-client-secret")
+    url = connect_link_create(workspace_id=workspace.id).url
+    path = urlsplit(url).path
+
+    response = Client().get(f"{path}/{platform}")
+
+    if get_client(Platform(platform)).connect_method == "credentials":
+        assert response.status_code == 200
+        assert "<form" in response.content.decode()
+    else:
+        assert response.status_code == 302, response.content[:300]
+        consent = urlsplit(response["Location"])
+        assert consent.scheme == "https"
+        assert consent.hostname and "sandbox" not in consent.geturl() and consent.hostname != "crosspost.example.com"
+        query = parse_qs(consent.query)
+        assert query["state"] and "live-client-id" in consent.query
+        assert f"https://crosspost.example.com/connect/callback/{platform}" in consent.query.replace(
+            "%3A", ":"
+        ).replace("%2F", "/")
+    assert not SocialAccount.objects.exists()
