@@ -58,9 +58,9 @@ def _query_string_is_clean(raw: str) -> bool:
 
 
 class RequestGuardMiddleware:
-    """On API paths: oversized bodies are 413, a query string carrying NUL bytes or invalid
-    UTF-8 is 400, before anything tries to decode them, and a path carrying a NUL byte is 404 (no
-    identifier holds one, and PostgreSQL refuses it in a lookup)."""
+    """On API paths: oversized bodies are 413, a path carrying NUL bytes is 404 (like any path
+    naming nothing), and a query string carrying NUL bytes or invalid UTF-8 is 400, before
+    anything tries to decode them."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -73,10 +73,10 @@ class RequestGuardMiddleware:
                 length = 0
             if length > settings.API_MAX_BODY_BYTES:
                 return json_error(errors.PayloadTooLarge(f"Request body exceeds {settings.API_MAX_BODY_BYTES} bytes"))
+            if "\x00" in request.path:  # no object is named so; PostgreSQL could not even compare it
+                return json_error(errors.NotFound())
             if not _query_string_is_clean(request.META.get("QUERY_STRING", "")):
                 return json_error(
                     errors.BadRequest("Query string contains NUL bytes or invalid UTF-8", code="malformed_query")
                 )
-            if "\x00" in request.path:
-                return json_error(errors.NotFound())
         return self.get_response(request)

@@ -26,7 +26,10 @@ def ai_image_job_get(*, workspace_id: str, job_id: str) -> AiImageJob | None:
 
 
 def media_file_for_serving(*, key: str) -> tuple[str, str] | None:
-    """(storage key, mime type) of an uploaded original or a ready preview at ``key``."""
+    """(storage key, mime type) of an uploaded original or a ready preview at ``key``. A key
+    PostgreSQL cannot even compare (NUL characters) names nothing."""
+    if "\x00" in key:
+        return None
     row = MediaFile.objects.filter(key=key, uploaded_at__isnull=False).values_list("key", "mime_type").first()
     if row is not None:
         return row

@@ -45,7 +45,8 @@ def local_upload_signature(*, key: str, expires: int, content_type: str) -> str:
 
 def local_upload_signature_valid(*, key: str, expires: int, content_type: str, signature: str) -> bool:
     expected = local_upload_signature(key=key, expires=expires, content_type=content_type)
-    return hmac.compare_digest(expected, signature)
+    # Bytes: compare_digest refuses str with non-ASCII characters (a client can send any).
+    return hmac.compare_digest(expected.encode(), signature.encode("utf-8", "surrogateescape"))
 
 
 class LocalMediaStorage:

@@ -122,7 +122,7 @@ def _record(post: Post, previews: dict[str, str]) -> dict[str, Any]:
         "scheduledAt": format_instant(post.scheduled_at),
         "mediaUrls": media_urls,
         "mediaAltTexts": list(post.media_alt_texts or []),
-        "previewUrls": [previews.get(url) or None for url in media_urls],
+        "previewUrls": [previews.get(url) or "" for url in media_urls],
         "thumbnailUrl": post.thumbnail_url or None,
         "recurringPostId": post.recurring_post_id,
         "occurrenceAt": format_instant(post.occurrence_at),

@@ -99,7 +99,8 @@ class PostOutput(serializers.Serializer):
     mediaUrls = serializers.ListField(child=serializers.CharField())
     mediaAltTexts = serializers.ListField(child=serializers.CharField())
     previewUrls = serializers.ListField(
-        child=serializers.CharField(allow_null=True), help_text="Per media item: its preview image, or null"
+        child=serializers.CharField(allow_blank=True),
+        help_text="Per media item: its WebP preview (at most 720 px), or an empty string where none could be made",
     )
     thumbnailUrl = serializers.CharField(allow_null=True)
     recurringPostId = serializers.CharField(allow_null=True)

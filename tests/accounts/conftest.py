@@ -70,8 +70,8 @@ def platform_present(platform: Platform) -> bool:
 
 
 def require_platform(platform: Platform) -> None:
-    if not platform_present(platform):
-        pytest.skip(f"platforms/{platform.slug}.py or its simulator has not landed yet")
+    """Every platform and its simulator exist: a missing one fails the test, never skips it."""
+    assert platform_present(platform), f"platforms/{platform.slug}.py or its simulator is missing"
 
 
 @pytest.fixture

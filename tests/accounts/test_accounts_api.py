@@ -281,8 +281,7 @@ def test_instagram_audio_search(
     site: str, client_for: Callable[..., APIClient], workspace: Workspace, connect_account: Callable[..., SocialAccount]
 ) -> None:
     account = connect_account("INSTAGRAM", workspace)
-    if not account.supports_instagram_audio:
-        pytest.skip("the sandbox INSTAGRAM account connected here does not support audio search")
+    assert account.supports_instagram_audio  # connected through FACEBOOK login: audio search works
     editor = client_for("contributor")
 
     trending = _audio(editor, account.id, audioType="music")
@@ -360,4 +359,72 @@ def test_an_unreachable_platform_is_a_502_that_changes_nothing(
             "code": "platform_unavailable",
         }
     assert set(SocialAccount.objects.values_list("status", flat=True)) == {"active"}
+    assert unauthorized_events(workspace.id) == []
+
+
+@pytest.fixture
+def refusing_server() -> Any:
+    """A local HTTP server refusing every request with 403 and a platform-style JSON body."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = json.dumps({"code": 29, "message": "You are not permitted to access that resource."}).encode()
+            self.send_response(403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_board_request_the_platform_refuses_is_a_400_that_keeps_the_account(
+    site: str,
+    api: APIClient,
+    workspace: Workspace,
+    connect_account: Callable[..., SocialAccount],
+    monkeypatch: pytest.MonkeyPatch,
+    refusing_server: str,
+) -> None:
+    account = connect_account("PINTEREST", workspace)
+    monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", refusing_server)
+
+    response = _boards(api, account.id)
+
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "board_request_refused"
+    assert "not permitted" in body["message"]
+    assert account.access_token not in response.content.decode()
+    account.refresh_from_db()
+    assert account.status == "active"
+    assert unauthorized_events(workspace.id) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_audio_search_the_platform_rejects_is_a_400_that_keeps_the_account(
+    site: str, api: APIClient, workspace: Workspace, connect_account: Callable[..., SocialAccount]
+) -> None:
+    account = connect_account("INSTAGRAM", workspace)
+    # The token stays valid, but the platform refuses the search for an account it does not know.
+    SocialAccount.objects.filter(id=account.id).update(external_id="17841400000000000")
+
+    response = _audio(api, account.id, audioType="music")
+
+    assert response.status_code == 400
+    assert response.json()["code"] == "audio_search_rejected"
+    account.refresh_from_db()
+    assert account.status == "active"
     assert unauthorized_events(workspace.id) == []

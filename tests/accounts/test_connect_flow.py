@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -237,4 +238,60 @@ def test_callback_reports_a_declined_consent_and_a_bad_code(site: str, workspace
     assert bad_code.status_code in (400, 502)
     assert "Traceback" not in bad_code.text
     assert requests.get(f"{site}/connect/callback/MASTODON", timeout=10).status_code == 400
+    assert not SocialAccount.objects.exists()
+
+
+def test_every_facebook_page_the_user_manages_becomes_an_account(site: str, workspace: Workspace) -> None:
+    from platforms.sandbox.store import SandboxStore
+
+    url = connect_link_create(workspace_id=workspace.id).url
+    consent = requests.get(f"{url}/FACEBOOK", allow_redirects=False, timeout=10).headers["Location"]
+    callback = requests.get(consent, allow_redirects=False, timeout=10).headers["Location"]
+    # The simulated user manages a second page (besides the one it was created with).
+    store = SandboxStore("facebook")
+    (user,) = store.all("user")
+    (first,) = store.all("page")
+    second = {**first, "id": "6199990000001", "name": "Second Page", "username": "secondpage"}
+    store.put("page", second["id"], second)
+    store.update("user", user["id"], pages=[*user["pages"], second["id"]])
+
+    done = requests.get(callback, timeout=10)
+
+    assert done.status_code == 200, done.text[:300]
+    accounts = SocialAccount.objects.filter(workspace=workspace).order_by("page_id")
+    assert [(a.platform, a.page_id, a.external_id, a.display_name) for a in accounts] == [
+        ("FACEBOOK", first["id"], first["id"], first["name"]),
+        ("FACEBOOK", second["id"], second["id"], "Second Page"),
+    ]
+    assert accounts[0].access_token != accounts[1].access_token  # each page has its own page token
+    for account in accounts:
+        assert f'data-account-id="{account.id}"' in done.text
+
+
+@pytest.mark.parametrize("platform", [p.value for p in Platform])
+def test_live_mode_sends_the_user_to_the_real_consent_page_or_the_credentials_form(
+    platform: str, workspace: Workspace, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.SANDBOX = False
+    settings.PUBLIC_BASE_URL = "https://crosspost.example.com"
+    monkeypatch.setenv(f"PLATFORM_{platform}_CLIENT_ID", "live-client-id")
+    monkeypatch.setenv(f"PLATFORM_{platform}_CLIENT_SECRET", "live-client-secret")
+    url = connect_link_create(workspace_id=workspace.id).url
+    path = urlsplit(url).path
+
+    response = Client().get(f"{path}/{platform}")
+
+    if get_client(Platform(platform)).connect_method == "credentials":
+        assert response.status_code == 200
+        assert "<form" in response.content.decode()
+    else:
+        assert response.status_code == 302, response.content[:300]
+        consent = urlsplit(response["Location"])
+        assert consent.scheme == "https"
+        assert consent.hostname and "sandbox" not in consent.geturl() and consent.hostname != "crosspost.example.com"
+        query = parse_qs(consent.query)
+        assert query["state"] and "live-client-id" in consent.query
+        assert f"https://crosspost.example.com/connect/callback/{platform}" in consent.query.replace(
+            "%3A", ":"
+        ).replace("%2F", "/")
     assert not SocialAccount.objects.exists()

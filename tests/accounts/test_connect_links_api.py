@@ -81,3 +81,30 @@ def test_anonymous(anon: APIClient, workspace: Workspace) -> None:
     _, token = make_connect_link(workspace)
     assert anon.post(LINKS).status_code == 401
     assert anon.delete(f"{LINKS}/{token}").status_code == 401
+
+
+def test_another_workspace_is_unreachable_through_every_accounts_endpoint(
+    api: APIClient, workspace: Workspace, other_workspace: Workspace
+) -> None:
+    """An API key naming another workspace in X-Workspace-Id is refused (403), and nothing of
+    that workspace is touched; objects of another workspace are 404 (see the endpoint tests)."""
+    from tests.factories.accounts import SocialAccountFactory
+
+    _, token = make_connect_link(other_workspace)
+    foreign = SocialAccountFactory(workspace=other_workspace, platform="FACEBOOK", page_id="55", external_id="55")
+    header = {"X-Workspace-Id": other_workspace.id}
+    for response in (
+        api.post(LINKS, headers=header),
+        api.delete(f"{LINKS}/{token}", headers=header),
+        api.get("/api/v1/social-accounts", headers=header),
+        api.post(f"/api/v1/social-accounts/{foreign.id}/check", headers=header),
+        api.get(f"/api/v1/social-accounts/{foreign.id}/instagram-audio?audioType=music", headers=header),
+        api.get(f"/api/v1/social-accounts/{foreign.id}/pinterest-boards", headers=header),
+    ):
+        assert response.status_code == 403, response.request["PATH_INFO"]
+        assert response.json()["code"] == "workspace_access_denied"
+    assert ConnectLink.objects.filter(workspace=other_workspace).count() == 1
+    assert not ConnectLink.objects.filter(workspace=workspace).exists()
+    own = api.post(LINKS, headers={"X-Workspace-Id": workspace.id})
+    assert own.status_code == 201
+    assert ConnectLink.objects.get(token_hash=token_hash(own.json()["token"])).workspace_id == workspace.id

@@ -15,6 +15,7 @@ from accounts.models import SocialAccount
 from accounts.schedule import BEAT_SCHEDULE
 from config.celery import collect_beat_schedule
 from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES
 from platforms.sandbox.store import SandboxStore
 from tests.accounts.conftest import revoke, unauthorized_events
 from tests.factories.accounts import SocialAccountFactory
@@ -127,3 +128,85 @@ def test_purge_expired_connect_links_keeps_recent_ones(workspace: Workspace) -> 
     assert tasks.purge_expired_connect_links() == 0
     assert set(ConnectLink.objects.values_list("id", flat=True)) == {recent.id, live.id}
     assert old.id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refresh_account_token_leaves_the_account_active_when_the_platform_is_unreachable(
+    site: str, workspace: Workspace, connect_account: Callable[..., SocialAccount], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = connect_account("PINTEREST", workspace)
+    for expires_in in (dt.timedelta(minutes=20), -dt.timedelta(minutes=1)):  # about to expire, then expired
+        SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + expires_in)
+        monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")  # connection refused
+
+        tasks.refresh_account_token(account.id)
+        tasks.refresh_account_token(account.id)
+
+        account.refresh_from_db()
+        assert (account.status, account.unauthorized_reason) == ("active", "")
+        assert unauthorized_events(workspace.id) == []
+    # The platform is back: the next beat run refreshes the token.
+    monkeypatch.delenv("PLATFORM_PINTEREST_BASE_URL")
+    before = SocialAccount.objects.get(id=account.id).access_token
+    tasks.refresh_account_token(account.id)
+    account.refresh_from_db()
+    assert account.access_token != before
+    assert account.token_expires_at is not None and account.token_expires_at > timezone.now() + dt.timedelta(days=1)
+
+
+@pytest.fixture
+def failing_server() -> Any:
+    """A local HTTP server answering every request with 503 (a platform having a bad minute);
+    ``hits`` counts the requests it answered."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def _fail(self) -> None:
+            hits.append(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            self.rfile.read(length)
+            body = b'{"error": {"message": "Service temporarily unavailable"}}'
+            self.send_response(503)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _fail  # noqa: N815
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    hits: list[str] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.hits = hits  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("platform", [p.value for p in Platform if CAPABILITIES[p].refreshable_token])
+def test_a_platform_answering_503_to_the_refresh_never_marks_the_account(
+    platform: str,
+    site: str,
+    workspace: Workspace,
+    connect_account: Callable[..., SocialAccount],
+    monkeypatch: pytest.MonkeyPatch,
+    failing_server: Any,
+) -> None:
+    account = connect_account(platform, workspace)
+    SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + dt.timedelta(minutes=10))
+    monkeypatch.setenv(f"PLATFORM_{platform}_BASE_URL", f"http://127.0.0.1:{failing_server.server_address[1]}")
+
+    assert tasks.refresh_expiring_tokens() == 1
+    tasks.refresh_account_token(account.id)
+    tasks.refresh_account_token(account.id)
+
+    after = SocialAccount.objects.get(id=account.id)
+    assert (after.status, after.access_token) == ("active", account.access_token)
+    assert unauthorized_events(workspace.id) == []
+    assert len(failing_server.hits) >= 2  # both runs really asked the platform

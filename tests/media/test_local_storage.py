@@ -87,6 +87,8 @@ def test_the_signature_covers_key_type_and_expiry(api, live_media):
         {**query, "expires": str(int(query["expires"]) + 3600)},
         {**query, "signature": "0" * 64},
         {k: v for k, v in query.items() if k != "signature"},
+        {**query, "signature": "é" * 64},  # non-ASCII: refused, never a 500
+        {**query, "expires": "١٢٣"},  # Arabic-Indic digits int() would accept
     ]
     for params in tampered:
         response = requests.put(

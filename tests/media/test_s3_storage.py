@@ -101,3 +101,40 @@ def test_public_base_url_is_used_when_configured(api, s3, settings):
     settings.S3_PUBLIC_BASE_URL = "https://cdn.example.test/media/"
     item = mint(api, "a.pdf", "application/pdf")
     assert item["publicUrl"] == f"https://cdn.example.test/media/{item['key']}"
+
+
+def _s3_would_accept(upload_url: str, *, content_type: str, at: dt.datetime) -> bool:
+    """S3's own check of a presigned PUT (moto's server does not verify query-string
+    signatures): the expiry, then the SigV4 signature recomputed over the request as sent."""
+    import time_machine
+    from botocore.auth import S3SigV4QueryAuth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    parts = urlsplit(upload_url)
+    query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+    signed_at = dt.datetime.strptime(query["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=dt.UTC)
+    expires = int(query["X-Amz-Expires"])
+    if at > signed_at + dt.timedelta(seconds=expires):
+        return False
+    request = AWSRequest(
+        method="PUT", url=f"{parts.scheme}://{parts.netloc}{parts.path}", headers={"Content-Type": content_type}
+    )
+    with time_machine.travel(signed_at, tick=False):
+        S3SigV4QueryAuth(Credentials("testing", "testing"), "s3", "us-east-1", expires=expires).add_auth(request)
+    resigned = {k: v[0] for k, v in parse_qs(urlsplit(request.url).query).items()}
+    return resigned["X-Amz-Signature"] == query["X-Amz-Signature"]
+
+
+def test_the_presigned_put_is_refused_for_another_content_type_or_after_an_hour(api, s3):
+    item = mint(api, "photo.jpg", "image/jpeg")
+    now = timezone.now()
+    assert _s3_would_accept(item["uploadUrl"], content_type="image/jpeg", at=now)
+    assert not _s3_would_accept(item["uploadUrl"], content_type="image/png", at=now)
+    assert not _s3_would_accept(item["uploadUrl"], content_type="application/octet-stream", at=now)
+    assert _s3_would_accept(item["uploadUrl"], content_type="image/jpeg", at=now + dt.timedelta(minutes=59))
+    assert not _s3_would_accept(item["uploadUrl"], content_type="image/jpeg", at=now + dt.timedelta(hours=1, seconds=2))
+    # The presigned URL needs no Authorization header: moto stores what is PUT to it.
+    put = requests.put(item["uploadUrl"], data=b"\xff\xd8\xff", headers={"Content-Type": "image/jpeg"}, timeout=10)
+    assert put.status_code == 200
+    assert s3.client.head_object(Bucket=s3.bucket, Key=item["key"])["ContentType"] == "image/jpeg"

@@ -135,7 +135,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
         "scheduledAt": response.json()["scheduledAt"],
         "mediaUrls": [video],
         "mediaAltTexts": ["a clip"],
-        "previewUrls": [None],
+        "previewUrls": [""],
         "thumbnailUrl": None,
         "recurringPostId": None,
         "occurrenceAt": None,
