@@ -193,7 +193,11 @@ def test_validate_runs_the_series_rules_of_create_without_creating(api: Any, wor
         "skippedPlatforms": [],
     }
     for broken, message, field in (
-        ({"saveAsDraft": True}, "recurrence: a recurring series cannot be saved as a draft (saveAsDraft)", "recurrence"),
+        (
+            {"saveAsDraft": True},
+            "recurrence: a recurring series cannot be saved as a draft (saveAsDraft)",
+            "recurrence",
+        ),
         (
             {"scheduledAt": None},
             "scheduledAt: a recurring series needs a future scheduledAt (its first occurrence)",
