@@ -214,3 +214,12 @@ def test_validate_runs_the_series_rules_of_create_without_creating(api: Any, wor
         assert created.status_code == 400 and created.json()["message"] == [message]
     assert Post.objects.count() == 0 and RecurringPost.objects.count() == 0
     assert Event.objects.count() == 0
+
+
+def test_bulk_replays_the_whole_batch_with_the_same_key(api: Any, masto: Any, enqueued: list) -> None:
+    payload = batch(masto, {"contentType": "TEXT", "text": "batch", "scheduledAt": iso(future())})
+    first = api.post(f"{URL}/bulk", payload, format="json", HTTP_IDEMPOTENCY_KEY="b-1")
+    second = api.post(f"{URL}/bulk", payload, format="json", HTTP_IDEMPOTENCY_KEY="b-1")
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
+    assert Post.objects.filter(text="batch").count() == 1

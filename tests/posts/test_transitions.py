@@ -270,3 +270,17 @@ def test_patch_after_the_dispatcher_claim_is_refused(api: Any, workspace: Any, m
     assert response.status_code == 400 and response.json()["code"] == "post_not_editable"
     assert api.post(f"{URL}/{post_id}/unschedule", {}, format="json").json()["code"] == "post_not_unschedulable"
     assert PostTarget.objects.get(post_id=post_id).text == "soon"
+
+
+def test_retry_and_unschedule_replay_their_first_answer(api: Any, failed_post: Any, masto: Any, enqueued: list) -> None:
+    post, _, bad1, bad2 = failed_post
+    first = api.post(f"{URL}/{post.id}/retry", {}, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    second = api.post(f"{URL}/{post.id}/retry", {}, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
+    # without the key the same call finds nothing failed any more
+    assert api.post(f"{URL}/{post.id}/retry", {}, format="json").json()["code"] == "no_failed_platforms"
+    dated = draft(api, masto, scheduledAt=iso(future()))
+    first = api.post(f"{URL}/{dated.id}/unschedule", {}, format="json", HTTP_IDEMPOTENCY_KEY="u-1")
+    second = api.post(f"{URL}/{dated.id}/unschedule", {}, format="json", HTTP_IDEMPOTENCY_KEY="u-1")
+    assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
