@@ -99,14 +99,27 @@ CASES: dict[str, tuple[list[str], int, Case]] = {
 }
 
 
+def _send(client: Any, method: str, path: str, body: Any) -> Any:
+    return getattr(client, method)(path, body, format="json") if body is not None else getattr(client, method)(path)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_anonymous_on_each_endpoint(anon: Any, workspace: Any, case: str) -> None:
+    _, _, build = CASES[case]
+    response = _send(anon, *build(workspace, account(workspace, "MASTODON")))
+    assert response.status_code == 401
+    assert response.json() == {
+        "statusCode": 401,
+        "error": "Unauthorized",
+        "message": "API key is invalid or missing",
+    }
+
+
 @pytest.mark.parametrize("role", list(ROLES))
 @pytest.mark.parametrize("case", list(CASES))
 def test_each_role_on_each_endpoint(client_for: Any, workspace: Any, case: str, role: str) -> None:
     needed, success, build = CASES[case]
-    masto = account(workspace, "MASTODON")
-    method, path, body = build(workspace, masto)
-    client = client_for(role)
-    response = getattr(client, method)(path, body, format="json") if body is not None else getattr(client, method)(path)
+    response = _send(client_for(role), *build(workspace, account(workspace, "MASTODON")))
     missing = [p for p in needed if p not in ROLES[role]]
     if missing:
         assert response.status_code == 403, response.content
