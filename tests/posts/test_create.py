@@ -597,3 +597,16 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
         "tiktokDraftFallback": False,
         **entry_fields,
     }
+
+
+def test_client_headers_never_cause_an_error(api: Any, masto: Any, enqueued: list) -> None:
+    headers = {
+        "HTTP_ACCEPT": "application/json, text/plain, */*",
+        "HTTP_USER_AGENT": "n8n-nodes-crosspost/1.4",
+        "HTTP_X_LANGUAGE": "de",
+        "HTTP_X_REQUEST_ID": "req-123",
+    }
+    response = api.post(URL, body(platforms=["MASTODON"], mastodonConnectionIds=[masto.id]), format="json", **headers)
+    assert response.status_code == 201 and response["X-Request-Id"] == "req-123"
+    listed = api.get(URL + "?status=PENDING&platforms[0]=MASTODON", **headers)
+    assert listed.status_code == 200 and listed.json()["total"] == 1
