@@ -7,7 +7,8 @@ created twice on the platforms whose publish is idempotent (MASTODON, BLUESKY: o
 looked up (FACEBOOK: by its text), nor on TELEGRAM (neither): it may end FAILED ``unknown_outcome``
 when a worker dies mid-send, which is the contract (never re-sent blindly).
 
-``E2E_CHAOS_POSTS`` (default 250) sets the number of posts."""
+``E2E_CHAOS_POSTS`` (default 1000, the size the issue asks for) sets the number of posts; a
+smaller number gives a quicker run of the same checks."""
 
 from __future__ import annotations
 
@@ -26,11 +27,10 @@ from tests.e2e.harness import E2EStack, WebhookReceiver, start_stack, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-# The issue asks for 1,000 posts; on a 2-core machine that alone takes ~8 minutes with the
-# chaos on, so the default is 250 posts × 4 platforms = 1,000 entries (set 1000 to run the full size).
-POSTS = int(os.environ.get("E2E_CHAOS_POSTS", "250"))
-# Publishing 4 entries a post on a loaded 2-core machine: allow ~1 s a post after the chaos.
-FINISH_TIMEOUT = max(300.0, POSTS * 1.0)
+POSTS = int(os.environ.get("E2E_CHAOS_POSTS", "1000"))
+# A generous bound, not a speed target: on a loaded 2-core machine 1,000 posts × 4 platforms took
+# ~10 minutes to finish after the chaos. A run that times out names what is left.
+FINISH_TIMEOUT = max(300.0, POSTS * 1.5)
 DEDUPLICATED = ["MASTODON", "BLUESKY", "FACEBOOK"]
 PLATFORMS = [*DEDUPLICATED, "TELEGRAM"]
 CONNECTION_FIELD = {
