@@ -283,7 +283,9 @@ class Client(PlatformClient):
         if not request.text:
             raise NotSupported
         since = utcnow() - dt.timedelta(days=1)
-        for post in self._posts(creds, since, fields="id,message,created_time,permalink_url", limit_pages=4):
+        # The whole day (bounded by since), not the latest few hundred: a busy page can publish more
+        # than that between a lost attempt and the recovery that looks for its post.
+        for post in self._posts(creds, since, fields="id,message,created_time,permalink_url"):
             if post.get("message") == request.text:
                 return PublishResult(
                     done=True,

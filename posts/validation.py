@@ -34,6 +34,12 @@ class Issue:
     field: str | None = None
     code: str | None = None
 
+    @classmethod
+    def from_message(cls, message: str, code: str | None = None) -> Issue:
+        """An issue of no particular platform whose field is the message's ``field:`` prefix."""
+        head, sep, _ = message.partition(":")
+        return cls(message, None, head if sep and " " not in head else None, code)
+
     def as_dict(self) -> dict[str, Any]:
         body: dict[str, Any] = {"platform": self.platform, "message": self.message}
         if self.field:

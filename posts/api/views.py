@@ -37,6 +37,7 @@ from posts.services import (
     post_retry,
     post_unschedule,
     post_update,
+    post_validate,
     posts_bulk_create,
     require_for_timing,
     timing_of,
@@ -252,18 +253,8 @@ class PostViewSet(viewsets.GenericViewSet):
     def validate(self, request: Request) -> Response:
         serializer = PostCreateInput(data=request.data)
         if not serializer.is_valid():
-            issues = [Issue(message, None, _field_of(message)) for message in _messages(serializer.errors)]
+            issues = [Issue.from_message(message) for message in flatten_validation_detail(serializer.errors)]
             return Response({"valid": False, "issues": [i.as_dict() for i in issues], "skippedPlatforms": []})
-        data = dict(serializer.validated_data)
-        plan = build_plan(workspace_id=access_of(request).workspace.id, data=data, full=not data["saveAsDraft"])
+        plan = post_validate(workspace_id=access_of(request).workspace.id, data=dict(serializer.validated_data))
         body = {"valid": plan.valid, "issues": [i.as_dict() for i in plan.issues], "skippedPlatforms": plan.skipped}
         return Response(body)
-
-
-def _messages(errors: Any) -> list[str]:
-    return flatten_validation_detail(errors)
-
-
-def _field_of(message: str) -> str | None:
-    head, sep, _ = message.partition(":")
-    return head if sep and " " not in head else None

@@ -6,12 +6,16 @@ lost. So queueing twice is harmless and losing a message only delays."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
-from config.celery import app
+from config.celery import QUEUE_BY_APP, app
+
+logger = logging.getLogger(__name__)
 
 PUBLISH_TARGET = "posts.publish_target"
 PUBLISH_TARGETS = "posts.publish_targets"
+PUBLISH_QUEUE = QUEUE_BY_APP["posts"]
 
 
 def enqueue_targets(target_ids: Iterable[str], *, countdown: float | None = None) -> None:
@@ -36,3 +40,14 @@ def enqueue_target_batches(target_ids: list[str], *, batch_size: int, countdown:
 
 def _countdown(countdown: float | None) -> float | None:
     return countdown if countdown and countdown > 0 else None
+
+
+def publish_backlog() -> int:
+    """Messages waiting in the publish queue of the broker (0 when the broker cannot tell)."""
+    try:
+        with app.connection_for_read() as connection:
+            client = getattr(connection.default_channel, "client", None)
+            return int(client.llen(PUBLISH_QUEUE)) if client is not None else 0
+    except Exception:  # the broker is down: whatever it held is gone, so nothing is waiting
+        logger.warning("could not read the length of the %s queue", PUBLISH_QUEUE, exc_info=True)
+        return 0

@@ -290,7 +290,8 @@ def _on_unknown_outcome(
             remote_state=_with_book(state, book),
         )
     else:
-        _retry_or_fail(claim, exc, state, {**book, "unknown_retried": True})
+        # The platform may still be processing the first request: look again before the re-send.
+        _retry_or_fail(claim, exc, state, {**book, "unknown_retried": True, "verify": True})
 
 
 def _retry_or_fail(claim: Claim, exc: PlatformError, state: dict[str, Any], book: dict[str, Any]) -> None:

@@ -5,7 +5,10 @@
   where a post can be found by our marker: back to PENDING with "look first", so the next attempt
   looks the post up before it sends anything. Others: FAILED ``unknown_outcome``.
 - A PENDING target well past its due time with no task alive (Redis lost its queue, a worker was
-  killed holding prefetched messages) is queued again; the claim makes duplicates harmless.
+  killed holding prefetched messages) is queued again; the claim makes duplicates harmless. While
+  the publish queue holds a backlog, a target waiting that long is more likely still queued than
+  lost: it is queued again only after ``BACKLOG_PATIENCE`` times as long, so that a backlog is not
+  multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
   written in one transaction) is finalized.
 """
@@ -26,13 +29,14 @@ from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
 from posts.pipeline import config, outcomes
 from posts.pipeline.claims import POST_TABLE, TARGET_TABLE, UNSENDABLE_POST_STATUSES, Claim
-from posts.pipeline.enqueue import enqueue_target_batches
+from posts.pipeline.enqueue import enqueue_target_batches, publish_backlog
 from posts.pipeline.publisher import BOOK_KEY
 
 logger = logging.getLogger(__name__)
 
 INTERRUPTED_MESSAGE = "Publishing was interrupted; check the platform before retrying."
 SWEEP_LIMIT = 2000
+BACKLOG_PATIENCE = 10
 
 
 @dataclass
@@ -108,7 +112,8 @@ RETURNING t.id
 
 
 def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:
-    cutoff = now - dt.timedelta(seconds=config.lost_task_seconds())
+    waited = config.lost_task_seconds() * (BACKLOG_PATIENCE if publish_backlog() else 1)
+    cutoff = now - dt.timedelta(seconds=waited)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             _LOST_SQL,

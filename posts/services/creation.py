@@ -8,13 +8,14 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core.errors import ValidationFailed
 from core.fields import format_instant
 from media.services import media_mark_referenced
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline.enqueue import enqueue_targets
 from posts.rendering import post_record
 from posts.services.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
-from posts.validation import PostPlan, TargetPlan
+from posts.validation import Issue, PostPlan, TargetPlan, build_plan
 from webhooks.events import emit_event
 from workspaces.access import Access
 from workspaces.roles import Permission
@@ -94,6 +95,30 @@ def post_create(*, workspace_id: str, plan: PostPlan, now: dt.datetime | None = 
         _start_series(post, plan)
     go_live(post, timing=timing, target_ids=[t.id for t in targets])
     return post
+
+
+class _DryRunDone(Exception):
+    """Raised to roll back the transaction of a dry run that passed."""
+
+
+def post_validate(*, workspace_id: str, data: dict[str, Any]) -> PostPlan:
+    """Exactly the create validation of ``data`` (validated by ``PostCreateInput``), creating
+    nothing: the plan with every issue found. The rules a recurring series checks when it starts
+    (they need the post being created) run on a creation inside a transaction that is always
+    rolled back, so no row, event or queued task survives it."""
+    plan = build_plan(workspace_id=workspace_id, data=data, full=not data.get("saveAsDraft"))
+    if not plan.valid or not plan.recurrence:
+        return plan
+    try:
+        with transaction.atomic():
+            post_create(workspace_id=workspace_id, plan=plan)
+            raise _DryRunDone
+    except _DryRunDone:
+        pass
+    except ValidationFailed as exc:
+        messages = exc.message if isinstance(exc.message, list) else [exc.message]
+        plan.issues.extend(Issue.from_message(m, exc.code) for m in messages)
+    return plan
 
 
 def _start_series(post: Post, plan: PostPlan) -> None:

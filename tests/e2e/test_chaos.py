@@ -4,10 +4,11 @@
 Afterwards: every entry is PUBLISHED or FAILED (none stuck), every post is final with exactly one
 final event and every event reached the webhook, and the simulators' request logs show no post
 created twice on the platforms whose publish is idempotent (MASTODON, BLUESKY: our key) or can be
-looked up (FACEBOOK: by its text). TELEGRAM (neither) may end FAILED ``unknown_outcome`` when a
-worker dies mid-send; that is the contract (never re-sent blindly).
+looked up (FACEBOOK: by its text), nor on TELEGRAM (neither): it may end FAILED ``unknown_outcome``
+when a worker dies mid-send, which is the contract (never re-sent blindly).
 
-``E2E_CHAOS_POSTS`` (default 250) sets the number of posts."""
+``E2E_CHAOS_POSTS`` (default 1000, the size the issue asks for) sets the number of posts; a
+smaller number gives a quicker run of the same checks."""
 
 from __future__ import annotations
 
@@ -26,9 +27,10 @@ from tests.e2e.harness import E2EStack, WebhookReceiver, start_stack, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-# The issue asks for 1,000 posts; on a 2-core machine that alone takes ~8 minutes with the
-# chaos on, so the default is 250 posts × 4 platforms = 1,000 entries (set 1000 to run the full size).
-POSTS = int(os.environ.get("E2E_CHAOS_POSTS", "250"))
+POSTS = int(os.environ.get("E2E_CHAOS_POSTS", "1000"))
+# A generous bound, not a speed target: on a loaded 2-core machine 1,000 posts × 4 platforms took
+# ~10 minutes to finish after the chaos. A run that times out names what is left.
+FINISH_TIMEOUT = max(300.0, POSTS * 1.5)
 DEDUPLICATED = ["MASTODON", "BLUESKY", "FACEBOOK"]
 PLATFORMS = [*DEDUPLICATED, "TELEGRAM"]
 CONNECTION_FIELD = {
@@ -107,6 +109,16 @@ def _unfinished(stack: E2EStack) -> int:
     return int(targets) + int(posts)
 
 
+def _unfinished_report(stack: E2EStack) -> list[tuple[Any, ...]]:
+    """What is left, grouped, for the failure message: enough to tell slow from stuck."""
+    return stack.sql(
+        "SELECT t.platform, t.status, p.status, t.attempts, t.error_code, count(*), min(t.next_attempt_at), "
+        "min(t.lease_until), min(t.updated_at) FROM posts_posttarget t JOIN posts_post p ON p.id = t.post_id "
+        "WHERE t.status IN ('PENDING', 'PUBLISHING') OR p.status NOT IN ('COMPLETED', 'PARTIAL_FAILURE', 'FAILED') "
+        "GROUP BY 1, 2, 3, 4, 5 ORDER BY 6 DESC LIMIT 20"
+    ) + [("now", *stack.sql("SELECT now()")[0])]
+
+
 def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(chaos_stack: E2EStack):
     stack = chaos_stack
     receiver = WebhookReceiver()
@@ -128,7 +140,10 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
         if "worker" not in stack.processes:
             stack.start_worker()
 
-        wait_for(lambda: _unfinished(stack) == 0, timeout=300, interval=2, what="every post to finish")
+        try:
+            wait_for(lambda: _unfinished(stack) == 0, timeout=FINISH_TIMEOUT, interval=2, what="every post to finish")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; unfinished: {_unfinished_report(stack)}") from None
 
         statuses = Counter(dict(stack.sql("SELECT status, count(*) FROM posts_posttarget GROUP BY status")))
         assert set(statuses) <= {"PUBLISHED", "FAILED"}, statuses
@@ -139,18 +154,22 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
         # Only a platform that can neither deduplicate nor look up may fail, and only as unknown_outcome.
         assert {(platform, code) for platform, code, _ in failures} <= {("TELEGRAM", "unknown_outcome")}, failures
 
-        for platform in DEDUPLICATED:
+        for platform in PLATFORMS:
             created = Counter(
                 entry.get("text")
                 for entry in stack.sandbox_requests(platform)
                 if entry.get("publish") and 200 <= int(entry.get("status", 0)) < 300 and not entry.get("repeat")
             )
             duplicates = {text: n for text, n in created.items() if n > 1}
+            # TELEGRAM included: what cannot be deduplicated is never re-sent blindly either.
             assert duplicates == {}, (platform, list(duplicates.items())[:5])
             [(published,)] = stack.sql(
                 "SELECT count(*) FROM posts_posttarget WHERE platform = %s AND status = 'PUBLISHED'", [platform]
             )
-            assert published == POSTS == len(created), (platform, published, len(created))
+            if platform in DEDUPLICATED:
+                assert published == POSTS == len(created), (platform, published, len(created))
+            else:
+                assert published <= len(created) <= POSTS, (platform, published, len(created))
 
         events = stack.sql("SELECT id, name, payload FROM webhooks_event WHERE name LIKE 'post.%%'")
         per_post = Counter(json.loads(payload)["data"]["post"]["id"] for _, _, payload in events)

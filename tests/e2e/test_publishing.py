@@ -324,6 +324,31 @@ def test_flaky_platform_recovers_on_its_own(e2e, accounts, hook):
     ]
 
 
+def test_tiktok_daily_cap_delivers_a_draft_and_says_so(e2e, accounts, media, hook):
+    receiver, secret = hook
+    created = create(
+        e2e,
+        {
+            **targeting(accounts, ["TIKTOK"]),
+            "contentType": "VIDEO",
+            "text": "Over the cap #sandbox-daily-cap",
+            "mediaUrls": [media["sample.mp4"]],
+            "tiktokConfigs": [{"connectionId": accounts["TIKTOK"]["id"], "privacyLevel": "PUBLIC_TO_EVERYONE"}],
+        },
+    )
+
+    post = wait_final(e2e, created["postId"])
+
+    assert post["status"] == "COMPLETED"
+    [entry] = post["platforms"]
+    assert (entry["status"], entry["tiktokDraftFallback"]) == ("PUBLISHED", True) and entry["platformPostId"]
+    [result] = e2e.api("GET", f"/social-posts/{post['id']}/results").json()["results"]
+    assert result["tiktokDraftFallback"] is True
+    [delivered] = wait_for(lambda: events_for(receiver, post["id"]), timeout=30, what="post.published")
+    assert delivered.envelope["event"] == "post.published" and delivered.signature_valid(secret)
+    assert delivered.envelope["data"]["post"]["platforms"][0]["tiktokDraftFallback"] is True
+
+
 def test_every_event_reached_the_webhook_signed(e2e, hook):
     receiver, secret = hook
     [(recorded,)] = e2e.sql("SELECT count(*) FROM webhooks_event")

@@ -91,6 +91,12 @@ def _broker_messages(queue: str = "publish") -> list[bytes]:
         return list(connection.default_channel.client.lrange(queue, 0, -1))
 
 
+def empty_publish_queue() -> None:
+    """Drop every message of the publish queue (nothing consumes it in these tests)."""
+    with app.connection_for_write() as connection:
+        connection.default_channel.client.delete("publish")
+
+
 def queued_publish_tasks(target_ids: Iterable[str]) -> list[tuple[str, list[str], float | None]]:
     """(task name, target ids, countdown seconds or None) of the messages in the publish queue
     that name any of ``target_ids`` (other test runs may share the broker database)."""

@@ -215,3 +215,65 @@ def test_unschedule_racing_the_dispatcher_never_publishes_an_unscheduled_post(wo
             assert PostTarget.objects.get(id=target_id).status == TargetStatus.PENDING
         else:
             assert client.sent[target_id] == 1 and post.status == PostStatus.COMPLETED
+
+
+class TextRecordingClient(CountingClient):
+    def __init__(self, platform: Platform) -> None:
+        super().__init__(platform)
+        self.texts: dict[str, str] = {}
+
+    def publish(self, creds, request, state):  # type: ignore[no-untyped-def]
+        self.texts[request.target_id] = request.text
+        return super().publish(creds, request, state)
+
+
+def test_patch_racing_the_dispatcher_is_either_sent_or_refused_never_lost(workspace, use_client):
+    from core.errors import BadRequest
+    from posts.services.changes import post_update
+
+    client = use_client(TextRecordingClient(Platform.MASTODON))
+    account = fake_account(workspace, Platform.MASTODON)
+    outcomes = Counter()
+    for _ in range(15):
+        post = make_post(
+            workspace,
+            [account],
+            text="original",
+            status=PostStatus.SCHEDULED,
+            scheduled_at=timezone.now() - dt.timedelta(seconds=1),
+        )
+        target_id = targets_of(post)[0].id
+        patched, _ = run_concurrently(
+            [
+                lambda p=post: post_update(workspace_id=workspace.id, post_id=p.id, changes={"text": "patched"}),
+                lambda: dispatch_due(),
+            ]
+        )
+        dispatch_due()  # whichever order, the post is claimed by now
+        publish_targets([target_id])
+        assert client.sent[target_id] == 1
+        if isinstance(patched, BadRequest):
+            assert patched.code == "post_not_editable" and client.texts[target_id] == "original"
+            outcomes["claimed first: refused"] += 1
+        else:
+            assert isinstance(patched, Post), patched
+            assert client.texts[target_id] == "patched"
+            outcomes["patched first: sent patched"] += 1
+    assert sum(outcomes.values()) == 15
+
+
+def test_delete_racing_the_dispatcher_never_publishes_the_deleted_post(workspace, use_client):
+    client = use_client(CountingClient(Platform.MASTODON))
+    account = fake_account(workspace, Platform.MASTODON)
+    for _ in range(15):
+        post = make_post(
+            workspace, [account], status=PostStatus.SCHEDULED, scheduled_at=timezone.now() - dt.timedelta(seconds=1)
+        )
+        target_id = targets_of(post)[0].id
+        deleted, _ = run_concurrently(
+            [lambda p=post: post_delete(workspace_id=workspace.id, post_id=p.id), lambda: dispatch_due()]
+        )
+        assert deleted is None  # claimed or not, no entry is being sent yet: the delete goes through
+        publish_targets([target_id])  # whatever the dispatcher queued, delivered
+        assert not Post.objects.filter(id=post.id).exists()
+        assert client.sent[target_id] == 0

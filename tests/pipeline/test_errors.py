@@ -163,7 +163,27 @@ def test_unknown_outcome_not_found_is_resent_once_then_failed(workspace, use_cli
 
     assert (target.status, target.error_code) == (TargetStatus.FAILED, "unknown_outcome")
     assert "Check the platform before retrying" in target.error_message
-    assert len(client.publish_calls) == 2 and client.lookup_calls == 2
+    # looked up after each timeout, and once more right before the re-send
+    assert len(client.publish_calls) == 2 and client.lookup_calls == 3
+
+
+class SlowPlatformClient(ScriptedClient):
+    """The first request timed out but the platform was still processing it: the post shows up
+    after the first lookup."""
+
+    def lookup(self, creds, request):  # type: ignore[no-untyped-def]
+        self.lookup_calls += 1
+        return None if self.lookup_calls == 1 else done("fb-late")
+
+
+def test_unknown_outcome_is_looked_up_again_before_the_resend(workspace, use_client):
+    client = use_client(SlowPlatformClient(Platform.FACEBOOK, [UnknownOutcome("read timeout"), done("fb-dup")]))
+    post, target = _one_target(workspace, Platform.FACEBOOK)
+
+    _run_until_settled(target)
+
+    assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, "fb-late")
+    assert len(client.publish_calls) == 1 and client.lookup_calls == 2
 
 
 def test_unknown_outcome_without_lookup_fails_asking_to_check(workspace, use_client):

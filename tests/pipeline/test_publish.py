@@ -165,3 +165,25 @@ def test_draft_and_scheduled_posts_are_never_sent(sandbox, workspace):
 
     assert {t.status for t in targets_of(draft) + targets_of(scheduled)} == {TargetStatus.PENDING}
     assert sandbox_publishes(Platform.MASTODON) == []
+
+
+def test_a_published_entry_is_tracked_for_analytics_at_once(sandbox, workspace):
+    from analytics.models import TrackedPost
+
+    account = connect_account(workspace, Platform.BLUESKY)
+    post = make_post(workspace, [account], text="Count me")
+    [target] = targets_of(post)
+
+    publish_targets([target.id])
+    publish_targets([target.id])
+
+    target.refresh_from_db()
+    assert target.status == TargetStatus.PUBLISHED
+    [tracked] = TrackedPost.objects.filter(post_id=post.id)
+    assert (tracked.target_id, tracked.account_id, tracked.platform_post_id) == (
+        target.id,
+        account.id,
+        target.platform_post_id,
+    )
+    assert tracked.published_at == target.published_at
+    assert (tracked.views, tracked.likes, tracked.comments, tracked.shares) == (None, None, None, None)

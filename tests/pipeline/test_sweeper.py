@@ -11,12 +11,14 @@ from platforms.base import Platform
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import outcomes
 from posts.pipeline.claims import claim_targets
+from posts.pipeline.enqueue import enqueue_targets
 from posts.pipeline.publisher import BOOK_KEY, publish_targets
 from posts.pipeline.sweeper import INTERRUPTED_MESSAGE, sweep
 from tests.pipeline.helpers import (
     ScriptedClient,
     connect_account,
     done,
+    empty_publish_queue,
     events_of,
     fake_account,
     make_post,
@@ -147,6 +149,7 @@ def test_late_write_of_a_recovered_attempt_changes_nothing(workspace, use_client
 
 def test_pending_target_whose_task_was_lost_is_requeued_once(workspace, settings):
     settings.PUBLISH_LOST_TASK_SECONDS = 30
+    empty_publish_queue()
     account = fake_account(workspace, Platform.MASTODON)
     lost = make_post(workspace, [account])
     fresh = make_post(workspace, [account])
@@ -177,6 +180,7 @@ def test_straggling_post_is_finalized_by_the_sweeper(workspace, settings):
 def test_many_lost_targets_are_requeued_in_batches(workspace, settings):
     settings.PUBLISH_LOST_TASK_SECONDS = 30
     settings.PUBLISH_TASK_BATCH = 2
+    empty_publish_queue()
     account = fake_account(workspace, Platform.MASTODON)
     posts = [make_post(workspace, [account]) for _ in range(3)]
     PostTarget.objects.filter(post__in=posts).update(updated_at=timezone.now() - dt.timedelta(minutes=5))
@@ -188,3 +192,23 @@ def test_many_lost_targets_are_requeued_in_batches(workspace, settings):
     assert sorted(len(batch) for _, batch, _ in tasks) == [1, 2]
     assert sorted(name for name, _, _ in tasks) == ["posts.publish_target", "posts.publish_targets"]
     assert sorted(queued_target_ids(ids)) == sorted(ids)
+
+
+def test_a_backlog_in_the_queue_is_not_multiplied_by_requeuing_it(workspace, settings):
+    """Targets waiting behind a backlog look lost but are still queued: re-queuing all of them every
+    sweep would flood the queue. They are re-queued after 10 times the wait, or once it drains."""
+    settings.PUBLISH_LOST_TASK_SECONDS = 60
+    empty_publish_queue()
+    account = fake_account(workspace, Platform.MASTODON)
+    waiting, older = make_post(workspace, [account]), make_post(workspace, [account])
+    PostTarget.objects.filter(post=waiting).update(updated_at=timezone.now() - dt.timedelta(minutes=5))
+    PostTarget.objects.filter(post=older).update(updated_at=timezone.now() - dt.timedelta(minutes=11))
+    waiting_id, older_id = targets_of(waiting)[0].id, targets_of(older)[0].id
+    enqueue_targets(["pt_somebody_elses"])  # the backlog
+
+    assert sweep().lost == [older_id]  # only what waited 10 × 60 s
+    assert sweep().lost == []
+
+    empty_publish_queue()  # drained
+    assert sweep().lost == [waiting_id]
+    assert queued_target_ids([waiting_id, older_id]) == [waiting_id]

@@ -14,6 +14,7 @@ from posts.models import Post, PostStatus, TargetStatus
 from posts.pipeline import enqueue
 from posts.pipeline.sweeper import sweep
 from tests.factories.posts import account
+from tests.pipeline.helpers import empty_publish_queue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,6 +43,7 @@ def test_post_is_created_and_later_queued_when_the_broker_is_down(api: Any, work
     [target] = post.targets.all()
     assert target.status == TargetStatus.PENDING
 
+    empty_publish_queue()
     sent: list[Any] = []
     monkeypatch.setattr(enqueue.app, "send_task", lambda name, args=None, **kw: sent.append((name, args)))
     sweep(now=timezone.now() + dt.timedelta(minutes=5))

@@ -172,3 +172,54 @@ def test_validate_reports_without_creating(api: Any, workspace: Any, masto: Any,
         client_for("viewer").post(f"{URL}/validate", payload, format="json").json()["requiredPermission"]
         == "posts.draft"
     )
+
+
+def test_validate_runs_the_series_rules_of_create_without_creating(api: Any, workspace: Any, masto: Any) -> None:
+    from posts.models import RecurringPost
+    from webhooks.models import Event
+
+    payload = {
+        "contentType": "TEXT",
+        "timezone": "UTC",
+        "text": "every day",
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": [masto.id],
+        "scheduledAt": iso(future()),
+        "recurrence": {"frequency": "DAILY"},
+    }
+    assert api.post(f"{URL}/validate", payload, format="json").json() == {
+        "valid": True,
+        "issues": [],
+        "skippedPlatforms": [],
+    }
+    for broken, message, field in (
+        (
+            {"saveAsDraft": True},
+            "recurrence: a recurring series cannot be saved as a draft (saveAsDraft)",
+            "recurrence",
+        ),
+        (
+            {"scheduledAt": None},
+            "scheduledAt: a recurring series needs a future scheduledAt (its first occurrence)",
+            "scheduledAt",
+        ),
+    ):
+        answer = api.post(f"{URL}/validate", {**payload, **broken}, format="json").json()
+        assert answer == {
+            "valid": False,
+            "issues": [{"platform": None, "field": field, "message": message}],
+            "skippedPlatforms": [],
+        }
+        created = api.post(URL, {**payload, **broken}, format="json")  # create refuses the same way
+        assert created.status_code == 400 and created.json()["message"] == [message]
+    assert Post.objects.count() == 0 and RecurringPost.objects.count() == 0
+    assert Event.objects.count() == 0
+
+
+def test_bulk_replays_the_whole_batch_with_the_same_key(api: Any, masto: Any, enqueued: list) -> None:
+    payload = batch(masto, {"contentType": "TEXT", "text": "batch", "scheduledAt": iso(future())})
+    first = api.post(f"{URL}/bulk", payload, format="json", HTTP_IDEMPOTENCY_KEY="b-1")
+    second = api.post(f"{URL}/bulk", payload, format="json", HTTP_IDEMPOTENCY_KEY="b-1")
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
+    assert Post.objects.filter(text="batch").count() == 1

@@ -422,3 +422,191 @@ def test_nested_garbage_in_configs(api: Any, workspace: Any, enqueued: list) -> 
             format="json",
         )
         assert response.status_code == 400, (config, response.content)
+
+
+# Each platform: its connection array, a content its rules accept, its config array with every
+# field set, and the entry fields the record must show for them (written out, not derived).
+EVENT_START, EVENT_END = "2031-05-01T09:00:00Z", "2031-05-01T18:00:00Z"
+PLATFORM_CASES: dict[str, tuple[str, str, list[str], dict[str, Any] | None, dict[str, Any]]] = {
+    "FACEBOOK": (
+        "pageIds",
+        "VIDEO",
+        ["video"],
+        {"postType": "REEL", "videoTitle": "FB title"},
+        {"facebookPostType": "REEL", "facebookVideoTitle": "FB title"},
+    ),
+    "INSTAGRAM": (
+        "instagramConnectionIds",
+        "VIDEO",
+        ["video"],
+        {"postType": "REEL", "trialGraduation": "SS_PERFORMANCE", "audio": "aud-42"},
+        {"instagramPostType": "REEL", "instagramTrialGraduation": "SS_PERFORMANCE", "instagramAudio": "aud-42"},
+    ),
+    "THREADS": ("threadsConnectionIds", "TEXT", [], None, {}),
+    "TIKTOK": (
+        "tiktokConnectionIds",
+        "VIDEO",
+        ["video"],
+        {
+            "privacyLevel": "MUTUAL_FOLLOW_FRIENDS",
+            "title": "Tok title",
+            "caption": "Tok caption",
+            "allowComments": True,
+            "allowDuet": False,
+            "allowStitch": True,
+            "sendAsDraft": False,
+            "aiGenerated": True,
+            "brandedContent": True,
+            "brandedContentOwnBrand": False,
+            "autoAddMusic": True,
+        },
+        {
+            "tiktokPrivacyLevel": "MUTUAL_FOLLOW_FRIENDS",
+            "tiktokTitle": "Tok title",
+            "tiktokCaption": "Tok caption",
+            "tiktokAllowComments": True,
+            "tiktokAllowDuet": False,
+            "tiktokAllowStitch": True,
+            "tiktokSendAsDraft": False,
+            "tiktokAiGenerated": True,
+            "tiktokBrandedContent": True,
+            "tiktokBrandedContentOwnBrand": False,
+            "tiktokAutoAddMusic": True,
+        },
+    ),
+    "TWITTER": ("twitterConnectionIds", "TEXT", [], None, {}),
+    "BLUESKY": ("blueskyConnectionIds", "TEXT", [], None, {}),
+    "LINKEDIN": (
+        "linkedinConnectionIds",
+        "DOCUMENT",
+        ["document"],
+        {"documentTitle": "Deck"},
+        {"linkedinDocumentTitle": "Deck"},
+    ),
+    "PINTEREST": (
+        "pinterestConnectionIds",
+        "IMAGE",
+        ["image"],
+        {"boardId": "board-9", "title": "Pin title", "link": "https://example.com/pin"},
+        {"pinterestBoardId": "board-9", "pinterestTitle": "Pin title", "pinterestLink": "https://example.com/pin"},
+    ),
+    "YOUTUBE": (
+        "youtubeConnectionIds",
+        "VIDEO",
+        ["video"],
+        {
+            "postType": "SHORTS",
+            "videoTitle": "Yt title",
+            "tags": ["a", "b"],
+            "privacyStatus": "unlisted",
+            "license": "creativeCommon",
+            "notifySubscribers": False,
+            "allowEmbedding": True,
+            "madeForKids": False,
+            "categoryId": "22",
+            "playlistId": "PL1",
+        },
+        {
+            "youtubePostType": "SHORTS",
+            "youtubeVideoTitle": "Yt title",
+            "youtubeTags": ["a", "b"],
+            "youtubePrivacyStatus": "unlisted",
+            "youtubeLicense": "creativeCommon",
+            "youtubeNotifySubscribers": False,
+            "youtubeAllowEmbedding": True,
+            "youtubeMadeForKids": False,
+            "youtubeCategoryId": "22",
+            "youtubePlaylistId": "PL1",
+        },
+    ),
+    "MASTODON": ("mastodonConnectionIds", "TEXT", [], None, {}),
+    "TELEGRAM": ("telegramConnectionIds", "TEXT", [], None, {}),
+    "GOOGLE_BUSINESS": (
+        "googleBusinessConnectionIds",
+        "IMAGE",
+        ["image"],
+        {
+            "topicType": "OFFER",
+            "callToActionType": "SHOP",
+            "callToActionUrl": "https://example.com/shop",
+            "eventTitle": "Sale",
+            "eventStart": EVENT_START,
+            "eventEnd": EVENT_END,
+            "offerCouponCode": "SAVE10",
+            "offerRedeemUrl": "https://example.com/redeem",
+            "offerTerms": "While stocks last",
+        },
+        {
+            "googleBusinessTopicType": "OFFER",
+            "googleBusinessCallToActionType": "SHOP",
+            "googleBusinessCallToActionUrl": "https://example.com/shop",
+            "googleBusinessEventTitle": "Sale",
+            "googleBusinessEventStart": EVENT_START,
+            "googleBusinessEventEnd": EVENT_END,
+            "googleBusinessOfferCouponCode": "SAVE10",
+            "googleBusinessOfferRedeemUrl": "https://example.com/redeem",
+            "googleBusinessOfferTerms": "While stocks last",
+        },
+    ),
+}
+CONFIG_ARRAYS = {
+    "FACEBOOK": "facebookConfigs",
+    "INSTAGRAM": "instagramConfigs",
+    "TIKTOK": "tiktokConfigs",
+    "LINKEDIN": "linkedinConfigs",
+    "PINTEREST": "pinterestConfigs",
+    "YOUTUBE": "youtubeConfigs",
+    "GOOGLE_BUSINESS": "googleBusinessConfigs",
+}
+
+
+@pytest.mark.parametrize("platform", list(PLATFORM_CASES))
+def test_every_platform_connection_and_config_array(api: Any, workspace: Any, enqueued: list, platform: str) -> None:
+    connection_field, content_type, kinds, config, entry_fields = PLATFORM_CASES[platform]
+    target_account = account(workspace, platform, display_name=f"{platform} account")
+    reference = target_account.page_id if platform == "FACEBOOK" else target_account.id
+    payload = body(
+        contentType=content_type,
+        platforms=[platform],
+        mediaUrls=[uploaded(workspace, kind) for kind in kinds],
+        scheduledAt=iso(future()),
+        **{connection_field: [reference]},
+    )
+    if config is not None:
+        key = "pageId" if platform == "FACEBOOK" else "connectionId"
+        payload[CONFIG_ARRAYS[platform]] = [{key: reference, **config}]
+    response = api.post(URL, payload, format="json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["queuedPlatforms"] == [platform] and response.json()["skippedPlatforms"] == []
+    target = PostTarget.objects.get(post_id=response.json()["postId"])
+    [entry] = api.get(f"{URL}/{response.json()['postId']}").json()["platforms"]
+    assert entry == {
+        "id": target.id,
+        "platformId": target.id,
+        "platform": platform,
+        "status": "PENDING",
+        "connectionId": target_account.id,
+        "pageId": target_account.page_id if platform == "FACEBOOK" else None,
+        "accountName": f"{platform} account",
+        "text": "Hello world",
+        "platformPostId": None,
+        "postUrl": None,
+        "errorMessage": None,
+        "errorCode": None,
+        "publishedAt": None,
+        "tiktokDraftFallback": False,
+        **entry_fields,
+    }
+
+
+def test_client_headers_never_cause_an_error(api: Any, masto: Any, enqueued: list) -> None:
+    headers = {
+        "HTTP_ACCEPT": "application/json, text/plain, */*",
+        "HTTP_USER_AGENT": "n8n-nodes-crosspost/1.4",
+        "HTTP_X_LANGUAGE": "de",
+        "HTTP_X_REQUEST_ID": "req-123",
+    }
+    response = api.post(URL, body(platforms=["MASTODON"], mastodonConnectionIds=[masto.id]), format="json", **headers)
+    assert response.status_code == 201 and response["X-Request-Id"] == "req-123"
+    listed = api.get(URL + "?status=PENDING&platforms[0]=MASTODON", **headers)
+    assert listed.status_code == 200 and listed.json()["total"] == 1

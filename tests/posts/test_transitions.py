@@ -234,3 +234,53 @@ def test_concurrent_retries_queue_each_entry_once(client_for: Any, workspace: An
         thread.join()
     assert sorted(statuses) == [201] + [400] * 5
     assert sorted(sent) == sorted(t.id for t in targets)
+
+
+def test_actions_accept_an_empty_json_body(api: Any, failed_post: Any, masto: Any, enqueued: list) -> None:
+    post, _, bad1, bad2 = failed_post
+    response = api.generic("POST", f"{URL}/{post.id}/retry", "", content_type="application/json")
+    assert response.status_code == 201, response.json()
+    assert response.json() == {"postId": post.id, "queuedPlatforms": ["BLUESKY", "TWITTER"], "isScheduled": False}
+    dated = draft(api, masto, scheduledAt=iso(future()))
+    response = api.generic("POST", f"{URL}/{dated.id}/unschedule", "", content_type="application/json")
+    assert response.status_code == 200 and response.json()["scheduledAt"] is None
+    response = api.generic("POST", f"{URL}/{dated.id}/publish", "", content_type="application/json")
+    assert response.status_code == 201 and response.json()["queuedPlatforms"] == ["MASTODON"]
+
+
+def test_patch_after_the_dispatcher_claim_is_refused(api: Any, workspace: Any, masto: Any, enqueued: list) -> None:
+    from posts.pipeline.dispatcher import dispatch_due
+
+    response = api.post(
+        URL,
+        {
+            "contentType": "TEXT",
+            "timezone": "UTC",
+            "text": "soon",
+            "platforms": ["MASTODON"],
+            "mastodonConnectionIds": [masto.id],
+            "scheduledAt": iso(future(1)),
+        },
+        format="json",
+    )
+    post_id = response.json()["postId"]
+    Post.objects.filter(id=post_id).update(scheduled_at=future(0))
+    assert dispatch_due() == 1
+    response = api.patch(f"{URL}/{post_id}", {"text": "too late"}, format="json")
+    assert response.status_code == 400 and response.json()["code"] == "post_not_editable"
+    assert api.post(f"{URL}/{post_id}/unschedule", {}, format="json").json()["code"] == "post_not_unschedulable"
+    assert PostTarget.objects.get(post_id=post_id).text == "soon"
+
+
+def test_retry_and_unschedule_replay_their_first_answer(api: Any, failed_post: Any, masto: Any, enqueued: list) -> None:
+    post, _, bad1, bad2 = failed_post
+    first = api.post(f"{URL}/{post.id}/retry", {}, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    second = api.post(f"{URL}/{post.id}/retry", {}, format="json", HTTP_IDEMPOTENCY_KEY="r-1")
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
+    # without the key the same call finds nothing failed any more
+    assert api.post(f"{URL}/{post.id}/retry", {}, format="json").json()["code"] == "no_failed_platforms"
+    dated = draft(api, masto, scheduledAt=iso(future()))
+    first = api.post(f"{URL}/{dated.id}/unschedule", {}, format="json", HTTP_IDEMPOTENCY_KEY="u-1")
+    second = api.post(f"{URL}/{dated.id}/unschedule", {}, format="json", HTTP_IDEMPOTENCY_KEY="u-1")
+    assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
