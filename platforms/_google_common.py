@@ -61,8 +61,8 @@ def rate_limit_retry_at(response: requests.Response, error: dict[str, Any]) -> d
             except ValueError:
                 pass
     for detail in details:
-        metadata = detail.get("metadata") if isinstance(detail.get("metadata"), dict) else {}
-        if "PerMinute" in str(metadata.get("quota_limit") or ""):
+        metadata = detail.get("metadata")
+        if isinstance(metadata, dict) and "PerMinute" in str(metadata.get("quota_limit") or ""):
             return now.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
     return None
 
