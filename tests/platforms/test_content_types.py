@@ -1,6 +1,7 @@
 """Every content type each platform's capabilities row names is published by its real client
 against its simulator, with ordinary media (a 640×480 JPEG, a 3 s 9:16 H.264 MP4, a PDF), and
-creates exactly one post."""
+creates exactly one post, even when a resumed step runs twice (a task redelivered after its
+worker died: the step re-runs from the last saved state)."""
 
 from __future__ import annotations
 
@@ -29,14 +30,21 @@ OPTIONS: dict[Platform, dict[str, Any]] = {
 PAIRS = [(p, t) for p in Platform for t in sorted(CAPABILITIES[p].content_types)]
 
 
-def _until_done(client: Any, creds: Any, request: PublishRequest) -> PublishResult:
-    """Run the flow as the worker would, waiting (briefly) as each step asks."""
+def _until_done(client: Any, creds: Any, request: PublishRequest) -> tuple[PublishResult, int]:
+    """Run the flow as the worker would, waiting (briefly) as each step asks; every resumed step
+    that does not finish is run a second time from the same saved state (its first answer lost).
+    Returns the final result and the number of steps."""
     result = client.publish(creds, request, {})
+    steps = 1
     for _ in range(40):
         if result.done:
-            return result
+            return result, steps
+        saved = result.state
         time.sleep(min(result.poll_after, 0.5))
-        result = client.publish(creds, request, result.state)
+        result = client.publish(creds, request, saved)
+        steps += 1
+        if not result.done:
+            result = client.publish(creds, request, saved)  # redelivered: the same step again
     raise AssertionError(f"not done: {result}")
 
 
@@ -56,7 +64,7 @@ def test_each_content_type_publishes_once(
         media=tuple(media_item(f"{media_server}/{name}") for name in MEDIA[content_type]),
         options=options,
     )
-    result = _until_done(client, creds, request)
+    result, _steps = _until_done(client, creds, request)
     assert result.platform_post_id
     assert not result.draft_fallback
     created = [entry for entry in publish_calls(sandbox, platform.slug) if entry["status"] < 300]
