@@ -44,6 +44,29 @@ def next_pacific_midnight(now: dt.datetime | None = None) -> dt.datetime:
     return dt.datetime.combine(tomorrow, dt.time(0, 0), PACIFIC).astimezone(dt.UTC)
 
 
+def rate_limit_retry_at(response: requests.Response, error: dict[str, Any]) -> dt.datetime | None:
+    """When a rate-limited call may be retried: ``Retry-After``, else the ``google.rpc.RetryInfo``
+    detail's ``retryDelay``, else the start of the next minute for a per-minute quota (named in
+    the ``google.rpc.ErrorInfo`` detail's ``quota_limit``); None (back off) otherwise."""
+    retry_at = retry_at_from(response.headers, "Retry-After")
+    if retry_at is not None:
+        return retry_at
+    now = dt.datetime.now(dt.UTC)
+    details = [d for d in error.get("details") or [] if isinstance(d, dict)]
+    for detail in details:
+        delay = str(detail.get("retryDelay") or "")
+        if delay.endswith("s"):
+            try:
+                return now + dt.timedelta(seconds=float(delay[:-1]))
+            except ValueError:
+                pass
+    for detail in details:
+        metadata = detail.get("metadata")
+        if isinstance(metadata, dict) and "PerMinute" in str(metadata.get("quota_limit") or ""):
+            return now.replace(second=0, microsecond=0) + dt.timedelta(minutes=1)
+    return None
+
+
 def google_error(response: requests.Response) -> PlatformError:
     """Classify a Google API error answer; the platform's message is kept."""
     body = json_or_empty(response)
@@ -63,7 +86,7 @@ def google_error(response: requests.Response) -> PlatformError:
     if reasons & QUOTA_REASONS:
         return QuotaExhausted(message, http_status=status, retry_at=next_pacific_midnight())
     if status == 429 or reasons & RATE_REASONS:
-        return RateLimited(message, http_status=status, retry_at=retry_at_from(response.headers))
+        return RateLimited(message, http_status=status, retry_at=rate_limit_retry_at(response, error))
     if status >= 500:
         return Transient(message, http_status=status)
     if status == 403 or reasons & PERMISSION_REASONS:

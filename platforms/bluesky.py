@@ -313,7 +313,7 @@ class Client(PlatformClient):
             if videos[0].alt_text:
                 embed["alt"] = videos[0].alt_text
         elif request.media:
-            images = [{"image": self._upload_blob(creds, item.url), "alt": item.alt_text} for item in request.media[:4]]
+            images = [{"image": self._upload_blob(creds, item.url), "alt": item.alt_text} for item in request.media]
             embed = {"$type": "app.bsky.embed.images", "images": images}
         return self._create_post(creds, request, embed)
 

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 
 import grapheme
+from twitter_text import parse_tweet
 
 from platforms.base import Platform
 
@@ -202,28 +201,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
 
 ANALYTICS_PLATFORMS: tuple[Platform, ...] = tuple(p for p, c in CAPABILITIES.items() if c.has_analytics)
 
-_URL = re.compile(r"https?://[^\s]+", re.IGNORECASE)
-# twitter-text v3: these code point ranges weigh 1, everything else 2; a URL always weighs 23.
-_X_LIGHT_RANGES = ((0, 4351), (8192, 8205), (8208, 8223), (8242, 8247))
-
-
-def _x_weight(text: str) -> int:
-    weight = 0
-    rest = _URL.sub("", text)
-    weight += 23 * len(_URL.findall(text))
-    for cluster in grapheme.graphemes(unicodedata.normalize("NFC", rest)):
-        code = ord(cluster[0])
-        if len(cluster) > 1 and unicodedata.category(cluster[-1]) in {"Mn", "Me", "Cf", "Sk"}:
-            weight += 2  # emoji sequences count as one double-weight character
-            continue
-        weight += 1 if any(lo <= code <= hi for lo, hi in _X_LIGHT_RANGES) else 2
-    return weight
-
 
 def text_length(platform: Platform, text: str) -> int:
     counting = CAPABILITIES[platform].text_counting
     if counting == "x_weighted":
-        return _x_weight(text)
+        # twitter-text v3 (X's own counting): weighted code points, emoji as 2, any URL as 23.
+        return int(parse_tweet(text).weightedLength)
     if counting == "graphemes":
         return grapheme.length(text)
     return len(text)

@@ -381,6 +381,11 @@ class Client(PlatformClient):
         return sum(c for c in counts if c is not None) if counts else None
 
 
+def _next_utc_midnight() -> dt.datetime:
+    today = dt.datetime.now(dt.UTC).date()
+    return dt.datetime.combine(today + dt.timedelta(days=1), dt.time(0, 0), dt.UTC)
+
+
 def linkedin_error(response: requests.Response) -> PlatformError:
     """Classify ``{status, serviceErrorCode, code, message}``; LinkedIn's message is kept."""
     body = json_or_empty(response)
@@ -390,7 +395,10 @@ def linkedin_error(response: requests.Response) -> PlatformError:
     if status == 401:
         return AuthError(message, http_status=status)
     if status == 429:
-        return RateLimited(message, http_status=status, retry_at=retry_at_from(response.headers))
+        # LinkedIn's throttles are daily and reset at midnight UTC; a Retry-After, if sent, wins.
+        return RateLimited(
+            message, http_status=status, retry_at=retry_at_from(response.headers) or _next_utc_midnight()
+        )
     if status >= 500:
         return Transient(message, http_status=status)
     if code == "DUPLICATE_POST" or (status == 422 and "duplicate" in message.lower()):

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from accounts.models import AccountStatus, SocialAccount
 from core.fields import InstantField, format_instant
 from platforms.base import AudioItem, Board, Platform
+from platforms.instagram import AUDIO_QUERY_LIMIT
 
 PLATFORM_VALUES = [p.value for p in Platform]
 STATUS_HELP = " or ".join(f"`{v}`" for v in AccountStatus.values)
@@ -20,7 +21,9 @@ class NoQuery(serializers.Serializer):
 
 class InstagramAudioQuery(serializers.Serializer):
     audioType = serializers.ChoiceField(choices=["music", "original_sound"])
-    searchQuery = serializers.CharField(max_length=100, required=False, allow_blank=True, trim_whitespace=True)
+    searchQuery = serializers.CharField(
+        max_length=AUDIO_QUERY_LIMIT, required=False, allow_blank=True, trim_whitespace=True
+    )
 
 
 class SocialAccountOutput(serializers.Serializer):

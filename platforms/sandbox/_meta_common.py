@@ -5,6 +5,7 @@ fetching, scenario switches and metrics that grow with the age of a post."""
 from __future__ import annotations
 
 import base64
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -44,6 +45,47 @@ def graph_error(
     for name, value in (headers or {}).items():
         response[name] = value
     return response
+
+
+# --- armed faults (platforms.sandbox.faults) ------------------------------------------------
+
+REGAIN_ACCESS_MINUTES = 5
+
+
+def usage_limited(message: str, *, code: int, usage_type: str) -> JsonResponse:
+    """A throttled call: the error code Meta documents for it and the
+    ``X-Business-Use-Case-Usage`` header saying when access comes back."""
+    usage = {
+        "sandbox": [
+            {
+                "type": usage_type,
+                "call_count": 100,
+                "total_cputime": 30,
+                "total_time": 30,
+                "estimated_time_to_regain_access": REGAIN_ACCESS_MINUTES,
+            }
+        ]
+    }
+    return graph_error(message, code=code, is_transient=True, headers={"X-Business-Use-Case-Usage": json.dumps(usage)})
+
+
+def publishing_quota_reached(request: HttpRequest) -> JsonResponse:
+    """The Instagram/Threads 24-hour publishing limit (code 4, subcode 2207042)."""
+    return graph_error(
+        "Application request limit reached",
+        code=4,
+        subcode=2207042,
+        is_transient=False,
+        error_user_title="Max Number of Posts Reached",
+        error_user_msg="You reached maximum number of posts that is allowed to be published by Content Publishing API.",
+        status=403,
+    )
+
+
+def unexpected_error(request: HttpRequest) -> JsonResponse:
+    return graph_error(
+        "An unexpected error has occurred. Please retry your request later.", code=2, status=500, is_transient=True
+    )
 
 
 def invalid_token() -> JsonResponse:

@@ -530,3 +530,25 @@ urlpatterns = [
     path("xrpc/<str:nsid>", xrpc),
     path("video/xrpc/<str:nsid>", video_xrpc),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults) ---------------------------------------------------
+
+
+def _rate_limit_exceeded(*, window: int, limit: int) -> HttpResponse:
+    headers = {
+        "ratelimit-limit": str(limit),
+        "ratelimit-remaining": "0",
+        "ratelimit-reset": str(int(time.time()) + min(window, 300)),
+        "ratelimit-policy": f"{limit};w={window}",
+    }
+    return json_response({"error": "RateLimitExceeded", "message": "Rate Limit Exceeded"}, 429, headers=headers)
+
+
+FAULTS = {
+    "rate_limited": lambda request: _rate_limit_exceeded(window=3600, limit=5000),
+    "quota_exhausted": lambda request: _rate_limit_exceeded(window=86400, limit=35000),  # the daily write points
+    "server_error": lambda request: json_response(
+        {"error": "InternalServerError", "message": "Internal Server Error"}, 500
+    ),
+}

@@ -438,3 +438,10 @@ urlpatterns = [
     re_path(V + r"(?P<node_id>[\d_]+)$", node),
     re_path(V + r"?$", root),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults): a Page has no publishing quota -----------------
+FAULTS = {
+    "rate_limited": lambda request: meta.usage_limited("(#32) Page request limit reached", code=32, usage_type="pages"),
+    "server_error": meta.unexpected_error,
+}

@@ -266,3 +266,32 @@ urlpatterns = [
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts:reportInsights", report_insights),
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts/<str:post_id>", local_post),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults): the Business Profile APIs have per-minute quotas
+# only (answered as RESOURCE_EXHAUSTED), no daily one ----------------------------------------
+FAULTS = {
+    "rate_limited": lambda request: JsonResponse(
+        {
+            "error": {
+                "code": 429,
+                "message": "Quota exceeded for quota metric 'Requests' and limit 'Requests per minute' of service "
+                "'mybusiness.googleapis.com'.",
+                "status": "RESOURCE_EXHAUSTED",
+                "details": [
+                    {
+                        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                        "reason": "RATE_LIMIT_EXCEEDED",
+                        "domain": "googleapis.com",
+                        "metadata": {
+                            "quota_limit": "DefaultRequestsPerMinutePerProject",
+                            "service": "mybusiness.googleapis.com",
+                        },
+                    }
+                ],
+            }
+        },
+        status=429,
+    ),
+    "server_error": lambda request: google_error(503, "backendError", "The service is currently unavailable."),
+}

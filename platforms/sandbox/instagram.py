@@ -369,3 +369,13 @@ urlpatterns = [
     re_path(V + r"(?P<media_id>\d+)/insights$", insights),
     re_path(V + r"(?P<node_id>\d+)$", node),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults) ---------------------------------------------------
+FAULTS = {
+    "rate_limited": lambda request: meta.usage_limited(
+        "(#4) Application request limit reached", code=4, usage_type="instagram"
+    ),
+    "quota_exhausted": meta.publishing_quota_reached,
+    "server_error": meta.unexpected_error,
+}

@@ -392,3 +392,16 @@ urlpatterns = [
     path("rest/<str:collection>/<str:urn>", asset_status),
     path("_upload/<str:urn>/<int:part>", upload),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults): LinkedIn's limits are daily throttles answered
+# with 429 and reset at midnight UTC; it has no separate quota answer -------------------------
+FAULTS = {
+    "rate_limited": lambda request: _error(
+        429,
+        "TOO_MANY_REQUESTS",
+        "Resource level throttle APPLICATION DAY limit for calls to this resource is reached.",
+        101,
+    ),
+    "server_error": lambda request: _error(500, "INTERNAL_SERVER_ERROR", "Internal Server Error", 0),
+}

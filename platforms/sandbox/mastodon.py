@@ -512,3 +512,27 @@ urlpatterns = [
     path("api/v1/statuses", statuses),
     path("api/v1/statuses/<str:status_id>", status_detail),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults): Mastodon has no quota beyond its rate limits ------
+
+
+def _too_many_requests(request: HttpRequest) -> HttpResponse:
+    reset = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=RATE_WINDOW)
+    headers = {
+        "X-RateLimit-Limit": str(RATE_LIMIT),
+        "X-RateLimit-Remaining": "0",
+        "X-RateLimit-Reset": reset.strftime("%Y-%m-%dT%H:%M:%S.") + f"{reset.microsecond // 1000:03d}Z",
+    }
+    return _error("Too many requests", 429, headers)
+
+
+FAULTS = {
+    "rate_limited": _too_many_requests,
+    "server_error": lambda request: HttpResponse(
+        "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center>"
+        "<hr><center>nginx</center></body></html>",
+        status=502,
+        content_type="text/html",
+    ),
+}

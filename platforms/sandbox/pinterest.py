@@ -433,3 +433,19 @@ urlpatterns = [
     path("pins", pins),
     path("pins/<str:pin_id>/analytics", pin_analytics),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults): Pinterest answers every limit with 429 ------------
+
+
+def _rate_limited(request: HttpRequest) -> JsonResponse:
+    response = _error(429, 29, "You have exceeded your rate limit. Try again later.")
+    response["X-RateLimit-Remaining"] = "0"
+    response["Retry-After"] = "60"
+    return response
+
+
+FAULTS = {
+    "rate_limited": _rate_limited,
+    "server_error": lambda request: _error(503, 0, "Service temporarily unavailable. Please try again later."),
+}

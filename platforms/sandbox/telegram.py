@@ -303,3 +303,19 @@ urlpatterns = [
     path("sandbox/chats", sandbox_new_chat),
     path("bot<str:token>/<str:method>", bot_method),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults): the Bot API has flood limits, no quota ----------
+FLOOD_WAIT_SECONDS = 35
+FAULTS = {
+    "rate_limited": lambda request: json_response(
+        {
+            "ok": False,
+            "error_code": 429,
+            "description": f"Too Many Requests: retry after {FLOOD_WAIT_SECONDS}",
+            "parameters": {"retry_after": FLOOD_WAIT_SECONDS},
+        },
+        status=429,
+    ),
+    "server_error": lambda request: json_response({"ok": False, "error_code": 502, "description": "Bad Gateway"}, 502),
+}

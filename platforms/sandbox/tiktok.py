@@ -361,3 +361,15 @@ urlpatterns = [
     path("v2/video/list/", video_list),
     path("v2/video/query/", video_query),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults) ---------------------------------------------------
+FAULTS = {
+    "rate_limited": lambda request: _error(
+        "rate_limit_exceeded", "API rate limit was exceeded, please try again later", 429
+    ),
+    "quota_exhausted": lambda request: _error(
+        "spam_risk_too_many_pending_share", "The number of pending shares has reached the limit.", 403
+    ),
+    "server_error": lambda request: _error("internal_error", "Something went wrong. Please try again later.", 500),
+}

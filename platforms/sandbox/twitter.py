@@ -461,3 +461,28 @@ urlpatterns = [
     path("2/media/upload/<str:media_id>/finalize", media_finalize),
     path("2/media/upload", media_status),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults) ---------------------------------------------------
+
+
+def _too_many_requests(*, daily: bool) -> HttpResponse:
+    now = int(time.time())
+    headers = {"x-rate-limit-limit": "100", "x-rate-limit-remaining": "0", "x-rate-limit-reset": str(now + 60)}
+    if daily:  # the 24-hour posting cap of the user, with its own reset
+        headers.update(
+            {
+                "x-user-limit-24hour-limit": "17",
+                "x-user-limit-24hour-remaining": "0",
+                "x-user-limit-24hour-reset": str(now + 86400),
+            }
+        )
+    body = {"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429}
+    return json_response(body, status=429, headers=headers)
+
+
+FAULTS = {
+    "rate_limited": lambda request: _too_many_requests(daily=False),
+    "quota_exhausted": lambda request: _too_many_requests(daily=True),
+    "server_error": lambda request: _problem(503, "Service Unavailable", "Service Unavailable"),
+}

@@ -13,6 +13,7 @@ from platforms.sandbox import views
 urlpatterns: list[URLPattern | URLResolver] = [
     path("sandbox/_control/<str:slug>/requests", views.control_requests),
     path("sandbox/_control/<str:slug>/accounts/<path:account_id>/revoke", views.control_revoke),
+    path("sandbox/_control/<str:slug>/faults", views.control_faults),
 ]
 
 for _platform in Platform:

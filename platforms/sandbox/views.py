@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -11,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from platforms.base import Platform
+from platforms.sandbox import faults
 from platforms.sandbox.scenarios import simulate_latency
 from platforms.sandbox.store import SandboxStore
 
@@ -18,20 +20,27 @@ from platforms.sandbox.store import SandboxStore
 def simulator_view(
     slug: str, *, log: bool = True
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
-    """Decorator for every simulator endpoint: CSRF off, ``SANDBOX_LATENCY_MS`` applied, and the
-    call recorded in the platform's request log (method, path, and the view's ``log_summary``)."""
+    """Decorator for every simulator endpoint: CSRF off, ``SANDBOX_LATENCY_MS`` applied, an armed
+    fault (:mod:`platforms.sandbox.faults`) answered instead of the view, and the call recorded
+    in the platform's request log (method, path, and the view's ``log_summary``)."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @csrf_exempt
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             simulate_latency()
-            response = view(request, *args, **kwargs)
+            fault = faults.take(slug, request.method or "GET", request.path)
+            if fault is None or fault["kind"] == faults.TIMEOUT:
+                response = view(request, *args, **kwargs)
+            else:
+                response = faults.renderers(slug)[fault["kind"]](request)
             if log:
-                summary = getattr(request, "sandbox_log", {})
+                summary = {**getattr(request, "sandbox_log", {}), **({"fault": fault["kind"]} if fault else {})}
                 SandboxStore(slug).log_request(
                     request.method or "GET", request.path, {"status": response.status_code, **summary}
                 )
+            if fault is not None and fault["kind"] == faults.TIMEOUT:
+                time.sleep(float(fault["seconds"]))  # carried out (and logged), but answered too late
             return response
 
         return wrapper
@@ -69,3 +78,34 @@ def control_revoke(request: HttpRequest, slug: str, account_id: str) -> JsonResp
     revoked = bool(json_body(request).get("revoked", True))
     SandboxStore(slug).set_revoked(account_id, revoked)
     return JsonResponse({"accountId": account_id, "revoked": revoked})
+
+
+@csrf_exempt
+def control_faults(request: HttpRequest, slug: str) -> JsonResponse:
+    """GET: the armed faults; DELETE: disarm them all; POST ``{"kind", "path", "method", "times",
+    "seconds"}``: the next ``times`` calls (default 1) whose path contains ``path`` fail as
+    ``kind`` (one of the platform's ``supported`` kinds)."""
+    if slug not in {p.slug for p in Platform}:
+        return JsonResponse({"error": "unknown platform"}, status=404)
+    if request.method == "DELETE":
+        faults.clear(slug)
+        return JsonResponse({"cleared": True})
+    if request.method != "POST":
+        return JsonResponse({"faults": faults.armed(slug), "supported": list(faults.supported(slug))})
+    body = json_body(request)
+    kind = str(body.get("kind") or "")
+    if kind not in faults.supported(slug):
+        return JsonResponse(
+            {"error": f"{slug} has no fault {kind!r}", "supported": list(faults.supported(slug))}, status=400
+        )
+    try:
+        times = int(body.get("times", 1))
+        seconds = float(body.get("seconds", 0))
+    except (TypeError, ValueError):
+        return JsonResponse({"error": "times and seconds must be numbers"}, status=400)
+    if times < 1 or not 0 <= seconds <= 60:
+        return JsonResponse({"error": "times must be at least 1 and seconds within 0..60"}, status=400)
+    fault = faults.arm(
+        slug, kind, path=str(body.get("path") or ""), method=str(body.get("method") or ""), times=times, seconds=seconds
+    )
+    return JsonResponse(fault, status=201)

@@ -334,3 +334,21 @@ urlpatterns = [
     path("youtube/v3/playlistItems", playlist_items),
     path("upload/youtube/v3/videos", upload),
 ]
+
+
+# --- armed faults (platforms.sandbox.faults) ---------------------------------------------------
+FAULTS = {
+    "rate_limited": lambda request: google_error(
+        403,
+        "rateLimitExceeded",
+        "The request cannot be completed because you have exceeded your rate limit.",
+        domain="usageLimits",
+    ),
+    "quota_exhausted": lambda request: google_error(
+        403,
+        "quotaExceeded",
+        "The request cannot be completed because you have exceeded your quota.",
+        domain="youtube.quota",
+    ),
+    "server_error": lambda request: google_error(503, "backendError", "Backend Error"),
+}

@@ -4,8 +4,10 @@ and loading recorded platform bodies."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -91,3 +93,99 @@ def drive(
         assert len(results) < 10, results
         results.append(client.publish(creds, request, results[-1].state))
     return results
+
+
+# --- one harness for suites that run every platform alike ----------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    platform: Platform
+    content_type: str = "TEXT"
+    media: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    create_path: str = ""  # the call that creates the post
+    quota: bool = False  # the platform answers a used-up quota apart from its rate limits
+    # how far ahead the platform's rate-limit answer says to come back (None: it does not say)
+    retry_within: dt.timedelta | None = dt.timedelta(minutes=1, seconds=1)
+
+
+META_REGAIN = dt.timedelta(minutes=5, seconds=1)  # X-Business-Use-Case-Usage estimated_time_to_regain_access
+CASES = [
+    Case(Platform.FACEBOOK, create_path="/feed", retry_within=META_REGAIN),
+    Case(
+        Platform.INSTAGRAM, "IMAGE", ("sample.jpg",), create_path="/media_publish", quota=True, retry_within=META_REGAIN
+    ),
+    Case(Platform.THREADS, create_path="/threads_publish", quota=True, retry_within=META_REGAIN),
+    Case(Platform.TIKTOK, "VIDEO", ("sample.mp4",), {"privacyLevel": "SELF_ONLY"}, "/video/init/", quota=True),
+    Case(Platform.TWITTER, create_path="/2/tweets", quota=True),
+    Case(
+        Platform.BLUESKY, create_path="com.atproto.repo.createRecord", quota=True, retry_within=dt.timedelta(minutes=5)
+    ),
+    # LinkedIn's throttles are daily and reset at midnight UTC
+    Case(Platform.LINKEDIN, create_path="/rest/posts", retry_within=dt.timedelta(days=1)),
+    Case(Platform.PINTEREST, "IMAGE", ("sample.jpg",), create_path="/pins"),
+    # YouTube documents no retry time for rateLimitExceeded: the worker backs off.
+    Case(
+        Platform.YOUTUBE,
+        "VIDEO",
+        ("sample.mp4",),
+        create_path="/upload/youtube/v3/videos",
+        quota=True,
+        retry_within=None,
+    ),
+    Case(Platform.MASTODON, create_path="/api/v1/statuses", retry_within=dt.timedelta(minutes=5, seconds=1)),
+    Case(Platform.TELEGRAM, create_path="/sendMessage"),
+    Case(Platform.GOOGLE_BUSINESS, create_path="/localPosts"),
+]
+IDS = [case.platform.value for case in CASES]
+
+
+@dataclass
+class Harness:
+    case: Case
+    sandbox: str
+    media_server: str
+    creds: Credentials
+
+    @property
+    def slug(self) -> str:
+        return self.case.platform.slug
+
+    @property
+    def client(self) -> Any:
+        return get_client(self.case.platform)
+
+    def arm(self, kind: str, *, path: str = "", method: str = "", times: int = 1, seconds: float = 0.0) -> None:
+        response = requests.post(
+            f"{self.sandbox}/_control/{self.slug}/faults",
+            json={"kind": kind, "path": path, "method": method, "times": times, "seconds": seconds},
+            timeout=10,
+        )
+        assert response.status_code == 201, response.text
+
+    def request(self, text: str, target_id: str = "tgt_err") -> PublishRequest:
+        options = dict(self.case.options)
+        if self.case.platform == Platform.PINTEREST:
+            options["boardId"] = self.client.list_boards(self.creds)[0].id
+        return PublishRequest(
+            target_id=target_id,
+            content_type=self.case.content_type,
+            text=text,
+            media=tuple(media_item(f"{self.media_server}/{name}") for name in self.case.media),
+            options=options,
+        )
+
+    def created(self) -> list[dict[str, Any]]:
+        """The publishing calls the simulator received and carried out."""
+        return [entry for entry in publish_calls(self.sandbox, self.slug) if entry["status"] < 300]
+
+    def publish(self, text: str, target_id: str = "tgt_err") -> Any:
+        return drive(self.client, self.creds, self.request(text, target_id))[-1]
+
+
+@pytest.fixture(params=CASES, ids=IDS)
+def harness(request: Any, sandbox: str, media_server: str) -> Harness:
+    case: Case = request.param
+    identity = connect_sandbox_account(case.platform)[0]
+    return Harness(case, sandbox, media_server, identity.credentials)

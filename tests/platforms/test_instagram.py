@@ -188,6 +188,7 @@ def test_audio_search_trending_and_query(sandbox: str, account: ConnectedIdentit
     found = client.search_audio(account.credentials, audio_type="music", query="coffee")
     assert [a.title for a in found] == ["Morning Coffee"]
     assert client.search_audio(account.credentials, audio_type="music", query="no such song") == []
+    assert client.search_audio(account.credentials, audio_type="music", query="x" * 100) == []  # at the limit
     with pytest.raises(Permanent):
         client.search_audio(account.credentials, audio_type="music", query="x" * 101)
 
