@@ -16,7 +16,9 @@ from core import errors
 from core.responses import json_error
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
-_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+# Echoed verbatim: any printable ASCII (spaces included) up to 200 characters. Anything else
+# (control characters, non-ASCII, longer) could corrupt a header or a log line: a new id instead.
+_REQUEST_ID = re.compile(r"^[\x20-\x7e]{1,200}$")
 
 API_PREFIX = "/api/"
 
@@ -58,8 +60,8 @@ def _query_string_is_clean(raw: str) -> bool:
 
 
 class RequestGuardMiddleware:
-    """On API paths: oversized bodies are 413, and a query string carrying NUL bytes or invalid
-    UTF-8 is 400, before anything tries to decode them."""
+    """On API paths: oversized bodies are 413, and a path or query string carrying NUL bytes (which
+    PostgreSQL refuses in text) or invalid UTF-8 is 400, before anything tries to decode them."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -72,6 +74,8 @@ class RequestGuardMiddleware:
                 length = 0
             if length > settings.API_MAX_BODY_BYTES:
                 return json_error(errors.PayloadTooLarge(f"Request body exceeds {settings.API_MAX_BODY_BYTES} bytes"))
+            if "\x00" in request.path:
+                return json_error(errors.BadRequest("Path contains NUL bytes", code="malformed_path"))
             if not _query_string_is_clean(request.META.get("QUERY_STRING", "")):
                 return json_error(
                     errors.BadRequest("Query string contains NUL bytes or invalid UTF-8", code="malformed_query")

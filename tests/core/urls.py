@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from django.db import connection
 from django.urls import include, path
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,6 +17,7 @@ from core.idempotency import idempotent
 from core.query import parse_query
 from core.redis import get_redis
 from workspaces.permissions import ANY_VALID_KEY
+from workspaces.roles import ALL_PERMISSIONS
 
 
 class EchoQuery(serializers.Serializer):
@@ -71,7 +73,30 @@ class ManageView(APIView):
         return Response({"ok": True})
 
 
+class OutOfRangeView(APIView):
+    """A value validation let through and PostgreSQL refuses."""
+
+    required_permissions = {"post": ANY_VALID_KEY}
+
+    def post(self, request: Request) -> Response:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT %s::smallint", [request.data.get("value")])
+        return Response({"ok": True})
+
+
+def _permission_probe(permission: str) -> type[APIView]:
+    def get(self: APIView, request: Request) -> Response:
+        return Response({"permission": permission})
+
+    return type(f"Probe_{permission}", (APIView,), {"required_permissions": {"get": permission}, "get": get})
+
+
 urlpatterns = [
+    *[
+        path(f"api/v1/_test/needs/{permission}", _permission_probe(permission).as_view())
+        for permission in ALL_PERMISSIONS
+    ],
+    path("api/v1/_test/out-of-range", OutOfRangeView.as_view()),
     path("api/v1/_test/query", QueryView.as_view()),
     path("api/v1/_test/body", BodyView.as_view()),
     path("api/v1/_test/boom", BoomView.as_view()),
