@@ -66,6 +66,14 @@ class BoomView(APIView):
         raise RuntimeError("secret internals: password=hunter2")
 
 
+class BoomPostView(APIView):
+    required_permissions = {"post": ANY_VALID_KEY}
+
+    @idempotent
+    def post(self, request: Request) -> Response:
+        raise RuntimeError("unexpected")
+
+
 class ManageView(APIView):
     required_permissions = {"get": "accounts.manage"}
 
@@ -100,6 +108,7 @@ urlpatterns = [
     path("api/v1/_test/query", QueryView.as_view()),
     path("api/v1/_test/body", BodyView.as_view()),
     path("api/v1/_test/boom", BoomView.as_view()),
+    path("api/v1/_test/boom-post", BoomPostView.as_view()),
     path("api/v1/_test/manage", ManageView.as_view()),
     path("", include("config.urls")),
 ]
