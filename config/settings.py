@@ -18,13 +18,14 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 TESTING = "pytest" in sys.modules or env.bool("TESTING", default=False)
 
 # With no DATABASE_URL / REDIS_URL, run on the embedded PostgreSQL and Redis under var/.
-EMBEDDED_SERVICES = embedded.ensure_services()
+embedded.ensure_services()
+EMBEDDED = embedded.serves(os.environ["DATABASE_URL"]) or embedded.serves(os.environ["REDIS_URL"])
 
 DEBUG = env.bool("DEBUG", default=False)
 # The embedded default is a local checkout, never production (which always configures its
 # servers): there the simulators are the default, so that `manage.py create_api_key` typed in a
 # second shell beside `make run` works without exporting anything.
-PLATFORM_MODE = env.str("PLATFORM_MODE", default="sandbox" if DEBUG or TESTING or EMBEDDED_SERVICES else "live")
+PLATFORM_MODE = env.str("PLATFORM_MODE", default="sandbox" if DEBUG or TESTING or EMBEDDED else "live")
 if PLATFORM_MODE not in {"sandbox", "live"}:
     raise environ.ImproperlyConfigured("PLATFORM_MODE must be 'sandbox' or 'live'")
 SANDBOX = PLATFORM_MODE == "sandbox"
