@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from django.db import connection
+from django.db import connection, transaction
 from django.urls import include, path
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -87,7 +87,7 @@ class OutOfRangeView(APIView):
     required_permissions = {"post": ANY_VALID_KEY}
 
     def post(self, request: Request) -> Response:
-        with connection.cursor() as cursor:
+        with transaction.atomic(), connection.cursor() as cursor:  # as a service would
             cursor.execute("SELECT %s::smallint", [request.data.get("value")])
         return Response({"ok": True})
 
