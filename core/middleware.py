@@ -10,6 +10,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
+from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
 
 from core import errors
@@ -39,13 +40,19 @@ class RequestIdMiddleware:
         supplied = request.headers.get("X-Request-Id", "")
         request_id = supplied if _REQUEST_ID.match(supplied) else uuid.uuid4().hex
         request.request_id = request_id  # type: ignore[attr-defined]
-        token = request_id_var.set(request_id)
-        try:
-            response = self.get_response(request)
-        finally:
-            request_id_var.reset(token)
+        # Kept until the response is closed, not reset on the way out of this middleware: Django
+        # logs a 5xx ("Internal Server Error: ...") after the whole middleware chain returns.
+        request_id_var.set(request_id)
+        response = self.get_response(request)
         response["X-Request-Id"] = request_id
         return response
+
+
+def _forget_request_id(**kwargs: object) -> None:
+    request_id_var.set("-")
+
+
+request_finished.connect(_forget_request_id, dispatch_uid="core.forget_request_id")
 
 
 def _query_string_is_clean(raw: str) -> bool:

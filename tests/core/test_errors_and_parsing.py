@@ -306,3 +306,22 @@ def test_request_id_that_cannot_be_echoed_safely_is_replaced(api, unusable):
     response = api.get("/api/v1/me", headers={"X-Request-Id": unusable})
     assert response.status_code == 200
     assert len(response["X-Request-Id"]) == 32 and response["X-Request-Id"] != unusable
+
+
+def test_log_lines_of_a_request_carry_its_request_id(api):
+    import io
+    import logging
+
+    console = next(h for h in logging.getLogger().handlers if h.name == "console")
+    stream = io.StringIO()
+    previous = console.setStream(stream)  # type: ignore[attr-defined]
+    try:
+        api.get("/api/v1/_test/boom", headers={"X-Request-Id": "trace-me-42"})
+    finally:
+        console.setStream(previous)  # type: ignore[attr-defined]
+    lines = [line for line in stream.getvalue().splitlines() if " ERROR " in line]
+    assert len(lines) == 2  # ours and Django's "Internal Server Error", logged after the middleware
+    assert all("[trace-me-42]" in line for line in lines)
+    from core.middleware import request_id_var
+
+    assert request_id_var.get() == "-"  # forgotten once the response is closed
