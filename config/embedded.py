@@ -91,6 +91,26 @@ def ensure_postgres() -> str:
     return f"postgres://postgres@{quote(str(PG_DIR), safe='')}/{DATABASE_NAME}"
 
 
+def _postgres_alive() -> bool:
+    try:
+        pid = int((PG_DIR / "postmaster.pid").read_text().split("\n", 1)[0])
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def running() -> set[str]:
+    """Which embedded servers of this checkout are up: a subset of {"postgres", "redis"}."""
+    return {name for name, alive in (("postgres", _postgres_alive()), ("redis", _redis_alive())) if alive}
+
+
+def serves(url: str) -> bool:
+    """Whether a DATABASE_URL / REDIS_URL points at this checkout's embedded servers (set by
+    ``ensure_services`` here or inherited from the process that started us)."""
+    return quote(str(PG_DIR), safe="") in url or str(REDIS_SOCKET) in url
+
+
 def ensure_services() -> dict[str, str]:
     """Fill DATABASE_URL / REDIS_URL in ``os.environ`` with embedded servers where unset."""
     started: dict[str, str] = {}
@@ -102,14 +122,15 @@ def ensure_services() -> dict[str, str]:
     return started
 
 
-def stop() -> None:
-    """Stop the embedded servers of this checkout (data stays under var/)."""
+def stop(only: set[str] | None = None) -> None:
+    """Stop the embedded servers of this checkout, or ``only`` those named (data stays under var/)."""
     import redis
 
-    if _redis_alive():
+    only = {"postgres", "redis"} if only is None else only
+    if "redis" in only and _redis_alive():
         with contextlib.suppress(redis.RedisError):
             redis.Redis(unix_socket_path=str(REDIS_SOCKET)).shutdown(save=True)
-    if (PG_DIR / "postmaster.pid").exists():
+    if "postgres" in only and (PG_DIR / "postmaster.pid").exists():
         from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
 
         # As root, pgserver runs PostgreSQL as its own system user; pg_ctl must run as that user.

@@ -1,7 +1,7 @@
 """``make run``: embedded servers if needed, migrations, a demo workspace and key, then web +
 worker + beat in the foreground. Ctrl-C (or SIGTERM) stops the three processes gracefully
 (workers finish or requeue their tasks: acks are late) and then the embedded servers this
-command started."""
+command started (ones already running, e.g. for a test run, are left alone)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,15 @@ def main() -> int:
     from config import embedded
 
     env = _env()
-    started = embedded.ensure_services()
-    env.update(started)
+    already_up = embedded.running()
+    configured = embedded.ensure_services()
+    env.update(configured)
+    # Stop on exit only the embedded servers this command started: a test run or a second
+    # command of this checkout may be using ones that were already up.
+    ours = ({"postgres"} if "DATABASE_URL" in configured else set()) | (
+        {"redis"} if "REDIS_URL" in configured else set()
+    )
+    ours -= already_up
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=BASE_DIR, env=env, check=True)
     key = _demo_key()
@@ -136,8 +143,8 @@ def main() -> int:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             child.kill()
-    if started:
-        embedded.stop()
+    if ours:
+        embedded.stop(only=ours)
     print("stopped", flush=True)
     return exit_code
 

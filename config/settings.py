@@ -19,9 +19,13 @@ TESTING = "pytest" in sys.modules or env.bool("TESTING", default=False)
 
 # With no DATABASE_URL / REDIS_URL, run on the embedded PostgreSQL and Redis under var/.
 embedded.ensure_services()
+EMBEDDED = embedded.serves(os.environ["DATABASE_URL"]) or embedded.serves(os.environ["REDIS_URL"])
 
 DEBUG = env.bool("DEBUG", default=False)
-PLATFORM_MODE = env.str("PLATFORM_MODE", default="sandbox" if DEBUG or TESTING else "live")
+# The embedded default is a local checkout, never production (which always configures its
+# servers): there the simulators are the default, so that `manage.py create_api_key` typed in a
+# second shell beside `make run` works without exporting anything.
+PLATFORM_MODE = env.str("PLATFORM_MODE", default="sandbox" if DEBUG or TESTING or EMBEDDED else "live")
 if PLATFORM_MODE not in {"sandbox", "live"}:
     raise environ.ImproperlyConfigured("PLATFORM_MODE must be 'sandbox' or 'live'")
 SANDBOX = PLATFORM_MODE == "sandbox"
@@ -53,8 +57,12 @@ INSTALLED_APPS = [
     "analytics",
 ]
 
+# The principal and the rate limiter come before the request guard, so that its 413 and 400
+# answers carry the RateLimit headers (and count) like every other API response.
 MIDDLEWARE = [
     "core.middleware.RequestIdMiddleware",
+    "workspaces.middleware.PrincipalMiddleware",
+    "core.ratelimit.RateLimitMiddleware",
     "core.middleware.RequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -63,8 +71,6 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "workspaces.middleware.PrincipalMiddleware",
-    "core.ratelimit.RateLimitMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -249,8 +255,9 @@ WEBHOOK_DISABLE_AFTER_FAILURES = 20
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "core.middleware.RequestIdFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }

@@ -10,13 +10,16 @@ from collections.abc import Callable
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
+from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
 
 from core import errors
 from core.responses import json_error
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
-_REQUEST_ID = re.compile(r"^[\x21-\x7e]{1,200}$")
+# Echoed verbatim: any printable ASCII (spaces included) up to 200 characters. Anything else
+# (control characters, non-ASCII, longer) could corrupt a header or a log line: a new id instead.
+_REQUEST_ID = re.compile(r"^[\x20-\x7e]{1,200}$")
 
 API_PREFIX = "/api/"
 
@@ -37,13 +40,19 @@ class RequestIdMiddleware:
         supplied = request.headers.get("X-Request-Id", "")
         request_id = supplied if _REQUEST_ID.match(supplied) else uuid.uuid4().hex
         request.request_id = request_id  # type: ignore[attr-defined]
-        token = request_id_var.set(request_id)
-        try:
-            response = self.get_response(request)
-        finally:
-            request_id_var.reset(token)
+        # Kept until the response is closed, not reset on the way out of this middleware: Django
+        # logs a 5xx ("Internal Server Error: ...") after the whole middleware chain returns.
+        request_id_var.set(request_id)
+        response = self.get_response(request)
         response["X-Request-Id"] = request_id
         return response
+
+
+def _forget_request_id(**kwargs: object) -> None:
+    request_id_var.set("-")
+
+
+request_finished.connect(_forget_request_id, dispatch_uid="core.forget_request_id")
 
 
 def _query_string_is_clean(raw: str) -> bool:

@@ -9,15 +9,31 @@ from rest_framework.exceptions import ParseError
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import JSONParser
 
+MAX_DEPTH = 32  # far deeper than any request body of this API; keeps later recursion safe
 
-def _contains_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_contains_nul(k) or _contains_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_contains_nul(v) for v in value)
-    return False
+
+def _problem_in(document: Any) -> str | None:
+    """Walk the document without recursion: a NUL character anywhere, or nesting beyond MAX_DEPTH."""
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return "NUL characters are not allowed"
+        elif isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            items = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+            for key, item in items:
+                if key is not None:
+                    stack.append((key, depth + 1))
+                stack.append((item, depth + 1))
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    # Python's json module accepts NaN and Infinity; JSON (RFC 8259) does not.
+    raise ValueError(f"{name} is not valid JSON")
 
 
 class StrictJSONParser(JSONParser):
@@ -32,11 +48,16 @@ class StrictJSONParser(JSONParser):
         except UnicodeDecodeError:
             raise ParseError("body is not valid UTF-8")
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
-        if _contains_nul(data):
-            raise ParseError("NUL characters are not allowed")
+        except ValueError as exc:  # NaN / Infinity
+            raise ParseError(f"invalid JSON ({exc})")
+        except RecursionError:
+            raise ParseError("invalid JSON (nested too deeply)")
+        problem = _problem_in(data)
+        if problem is not None:
+            raise ParseError(problem)
         return data
 
 

@@ -59,7 +59,7 @@ class RateLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.path.startswith(API_PREFIX) or request.path.rstrip("/").endswith("/openapi.json"):
+        if not request.path.startswith(API_PREFIX):
             return self.get_response(request)
         principal = getattr(request, "principal", None)
         window = settings.RATE_LIMIT_WINDOW_SECONDS

@@ -1,14 +1,20 @@
+"""Staff admin for support: workspaces with their members and keys, members (also from the user
+page), API keys (created here shown once; revocable; found by name, workspace, or the key or
+its public part as a customer pastes it). OAuth applications use django-oauth-toolkit's admin."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
 
 from workspaces.models import ApiKey, Membership, Workspace
-from workspaces.services import api_key_create
+from workspaces.services import api_key_create, api_keys_revoke, split_key
 
 
 class MembershipInline(admin.TabularInline):
@@ -17,11 +23,44 @@ class MembershipInline(admin.TabularInline):
     autocomplete_fields = ["user"]
 
 
+class ApiKeyInline(admin.TabularInline):
+    """The workspace's keys at a glance; keys are created and changed on their own page."""
+
+    model = ApiKey
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    fields = ("name", "public_part", "role", "created_at", "last_used_at", "expires_at", "revoked_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    list_display = ["name", "id", "created_at"]
-    search_fields = ["name", "id"]
-    inlines = [MembershipInline]
+    list_display = ["name", "id", "member_count", "active_key_count", "created_at"]
+    search_fields = ["name", "id", "memberships__user__username", "memberships__user__email"]
+    date_hierarchy = "created_at"
+    inlines = [MembershipInline, ApiKeyInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _members=Count("memberships", distinct=True),
+                _active_keys=Count("api_keys", filter=Q(api_keys__revoked_at__isnull=True), distinct=True),
+            )
+        )
+
+    @admin.display(description="members", ordering="_members")
+    def member_count(self, obj: Any) -> int:
+        return int(obj._members)
+
+    @admin.display(description="unrevoked keys", ordering="_active_keys")
+    def active_key_count(self, obj: Any) -> int:
+        return int(obj._active_keys)
 
 
 @admin.register(Membership)
@@ -30,6 +69,43 @@ class MembershipAdmin(admin.ModelAdmin):
     list_filter = ["role", "is_default"]
     search_fields = ["user__username", "user__email", "workspace__name", "workspace__id"]
     autocomplete_fields = ["user", "workspace"]
+
+
+class UserMembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["workspace"]
+    verbose_name_plural = "workspace memberships"
+
+
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserWithMembershipsAdmin(UserAdmin):
+    """Django's user admin, plus the workspaces a member reaches and their role in each."""
+
+    inlines = [*UserAdmin.inlines, UserMembershipInline]
+
+
+class KeyStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("active", "Active"), ("expired", "Expired"), ("revoked", "Revoked")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> QuerySet[ApiKey]:
+        now = timezone.now()
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        return queryset
 
 
 @admin.register(ApiKey)
@@ -41,17 +117,28 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "public_part",
         "workspace",
         "role",
+        "rate_limit",
         "created_at",
         "last_used_at",
         "expires_at",
         "revoked_at",
     ]
-    list_filter = ["role", ("revoked_at", admin.EmptyFieldListFilter), "workspace"]
-    search_fields = ["name", "lookup", "id", "workspace__name"]
+    list_filter = [KeyStatusFilter, "role", ("last_used_at", admin.EmptyFieldListFilter), "created_at"]
+    search_fields = ["name", "lookup", "id", "workspace__name", "workspace__id"]
     readonly_fields = ["id", "public_part", "created_at", "last_used_at", "revoked_at", "created_by"]
     fields = ["workspace", "name", "role", "expires_at", "rate_limit", *readonly_fields]
     actions = ["revoke_keys"]
     autocomplete_fields = ["workspace"]
+    list_select_related = ["workspace"]
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[ApiKey], search_term: str
+    ) -> tuple[QuerySet[ApiKey], bool]:
+        # A customer pastes the whole key or its public part (cpk_<lookup>): find it by the lookup.
+        parsed = split_key(search_term)
+        if parsed is not None:
+            return queryset.filter(lookup=parsed[0]), False
+        return super().get_search_results(request, queryset, search_term)
 
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
@@ -73,5 +160,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = api_keys_revoke(ids=list(queryset.values_list("pk", flat=True)))
         messages.success(request, f"Revoked {count} key(s).")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import secrets
 from dataclasses import dataclass
 
@@ -60,13 +61,18 @@ def api_key_create(
     return IssuedKey(api_key=api_key, plaintext=f"{KEY_PREFIX}_{lookup}_{secret}")
 
 
+# ``cpk_`` + 16 hex digits of lookup, then ``_`` + the URL-safe secret (absent in the public part).
+_KEY_SHAPE = re.compile(rf"^{KEY_PREFIX}_(?P<lookup>[0-9a-f]{{16}})(?:_(?P<secret>[A-Za-z0-9_-]{{1,200}}))?$")
+
+
 def split_key(raw: str) -> tuple[str, str] | None:
     """``cpk_<lookup>_<secret>`` → (lookup, secret); also accepts the public part alone
-    (secret empty). None when the text is not shaped like a key."""
-    parts = raw.strip().split("_", 2)
-    if len(parts) < 2 or parts[0] != KEY_PREFIX or not parts[1]:
+    (secret empty). None when the text is not shaped like a key (so nothing else, such as a NUL
+    byte PostgreSQL would refuse, ever reaches a query)."""
+    match = _KEY_SHAPE.match(raw.strip())
+    if match is None:
         return None
-    return parts[1], parts[2] if len(parts) == 3 else ""
+    return match["lookup"], match["secret"] or ""
 
 
 def api_key_revoke(*, key_or_public_part: str) -> ApiKey:
@@ -79,3 +85,9 @@ def api_key_revoke(*, key_or_public_part: str) -> ApiKey:
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
         api_key.refresh_from_db(fields=["revoked_at"])
     return api_key
+
+
+def api_keys_revoke(*, ids: list[str]) -> int:
+    """Revoke the given keys (staff bulk action); already revoked ones keep their first time.
+    Returns how many were revoked by this call."""
+    return ApiKey.objects.filter(pk__in=ids, revoked_at__isnull=True).update(revoked_at=timezone.now())

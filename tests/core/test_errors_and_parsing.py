@@ -185,3 +185,146 @@ def test_head_and_options_follow_get(api, anon):
     assert api.head("/api/v1/me").status_code == 200
     assert api.options("/api/v1/me").status_code == 200
     assert anon.head("/api/v1/me").status_code == 401
+
+
+RATE_HEADERS = ("RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+
+
+def test_error_bodies_whole_for_each_status(api, anon):
+    """One shape for every status the service produces (CONTRACT §3), compared whole."""
+    huge = b'{"a": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+    cases = [
+        (
+            anon.get("/api/v1/me"),
+            {"statusCode": 401, "error": "Unauthorized", "message": "API key is invalid or missing"},
+        ),
+        (
+            api.get("/api/v1/social-posts/post_missing"),
+            {
+                "statusCode": 404,
+                "error": "Not Found",
+                "message": "Post not found or access denied",
+                "code": "not_found",
+            },
+        ),
+        (
+            api.delete("/api/v1/me"),
+            {
+                "statusCode": 405,
+                "error": "Method Not Allowed",
+                "message": 'Method "DELETE" not allowed.',
+                "code": "method_not_allowed",
+            },
+        ),
+        (
+            api.generic("POST", "/api/v1/_test/body", huge, content_type="application/json"),
+            {
+                "statusCode": 413,
+                "error": "Request Entity Too Large",
+                "message": "Request body exceeds 5242880 bytes",
+                "code": "payload_too_large",
+            },
+        ),
+        (
+            api.generic("POST", "/api/v1/_test/body", b"<a/>", content_type="application/xml"),
+            {
+                "statusCode": 415,
+                "error": "Unsupported Media Type",
+                "message": "Content-Type must be application/json",
+                "code": "unsupported_media_type",
+            },
+        ),
+    ]
+    for response, body in cases:
+        assert response.status_code == body["statusCode"]
+        assert response.json() == body
+        assert response["Content-Type"] == "application/json"
+        assert all(name in response for name in (*RATE_HEADERS, "X-Request-Id")), body["statusCode"]
+
+
+def test_guard_answers_carry_the_rate_limit_headers(api):
+    """The 413 and the malformed-query 400 are answered before any view: they still count and
+    carry the RateLimit headers like every other response."""
+    too_big = api.generic(
+        "POST", "/api/v1/_test/body", b"{" + b" " * (6 * 1024 * 1024) + b"}", content_type="application/json"
+    )
+    bad_query = api.get("/api/v1/_test/query?limit=%00")
+    assert (too_big.status_code, bad_query.status_code) == (413, 400)
+    assert too_big["RateLimit-Remaining"] == "599"
+    assert bad_query["RateLimit-Remaining"] == "598"
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/social-posts/%00", "/api/v1/webhooks/wh%00x", "/api/v1/recurring-posts/%00/pause"]
+)
+@pytest.mark.parametrize("method", ["get", "post", "patch", "delete"])
+def test_nul_in_the_path_is_404_for_every_method(api, path, method):
+    """No identifier holds a NUL byte (PostgreSQL refuses it in a lookup): the path names nothing."""
+    response = getattr(api, method)(path, {}, format="json")
+    assert response.status_code == 404
+    assert response.json() == {"statusCode": 404, "error": "Not Found", "message": "Not found", "code": "not_found"}
+
+
+def test_invalid_utf8_in_the_path_is_a_plain_404(api):
+    assert api.get("/api/v1/social-posts/abc%ff").status_code == 404
+    assert api.get("/api/v1/no-such%ff").json()["code"] == "route_not_found"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"name": NaN, "count": 1}', "Malformed request body: invalid JSON (NaN is not valid JSON)"),
+        (b'{"name": "a", "count": Infinity}', "Malformed request body: invalid JSON (Infinity is not valid JSON)"),
+        (b"[" * 100_000 + b"]" * 100_000, "Malformed request body: invalid JSON (nested too deeply)"),
+        (b'{"a": ' * 40 + b"1" + b"}" * 40, "Malformed request body: nested deeper than 32 levels"),
+        (b'{"a\\u0000": 1}', "Malformed request body: NUL characters are not allowed"),
+    ],
+)
+def test_bodies_json_does_not_allow_are_400(api, body, message):
+    response = api.generic("POST", "/api/v1/_test/body", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message, "code": "malformed_body"}
+
+
+def test_a_value_the_database_refuses_is_400_not_500(api):
+    response = api.post("/api/v1/_test/out-of-range", {"value": 10**9}, format="json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "statusCode": 400,
+        "error": "Bad Request",
+        "message": "A value in the request is invalid or out of range",
+        "code": "invalid_value",
+    }
+
+
+@pytest.mark.parametrize("supplied", ["req-123", "my request 42", "a" * 200, "01J9Z3-%7B:;/?"])
+def test_request_id_is_echoed_verbatim(api, anon, supplied):
+    assert api.get("/api/v1/me", headers={"X-Request-Id": supplied})["X-Request-Id"] == supplied
+    assert anon.get("/api/v1/me", headers={"X-Request-Id": supplied})["X-Request-Id"] == supplied
+    assert anon.get("/healthz", headers={"X-Request-Id": supplied})["X-Request-Id"] == supplied
+
+
+@pytest.mark.parametrize("unusable", ["a" * 201, "tab\there", "caf\u00e9"])
+def test_request_id_that_cannot_be_echoed_safely_is_replaced(api, unusable):
+    response = api.get("/api/v1/me", headers={"X-Request-Id": unusable})
+    assert response.status_code == 200
+    assert len(response["X-Request-Id"]) == 32 and response["X-Request-Id"] != unusable
+
+
+def test_log_lines_of_a_request_carry_its_request_id(api):
+    import io
+    import logging
+
+    console = next(h for h in logging.getLogger().handlers if h.name == "console")
+    stream = io.StringIO()
+    previous = console.setStream(stream)  # type: ignore[attr-defined]
+    try:
+        api.get("/api/v1/_test/boom", headers={"X-Request-Id": "trace-me-42"})
+    finally:
+        console.setStream(previous)  # type: ignore[attr-defined]
+    lines = [line for line in stream.getvalue().splitlines() if " ERROR " in line]
+    assert len(lines) == 2  # ours and Django's "Internal Server Error", logged after the middleware
+    assert all("[trace-me-42]" in line for line in lines)
+    from core.middleware import request_id_var
+
+    assert request_id_var.get() == "-"  # forgotten once the response is closed

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import datetime as dt
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
+from django.utils import timezone
 
+from core.idempotency import ABANDONED_AFTER
 from core.models import IdempotencyRecord
+from core.redis import get_redis
+from core.tasks import purge_idempotency_records
 
 pytestmark = [pytest.mark.urls("tests.core.urls")]
 
@@ -86,6 +91,59 @@ def test_concurrent_duplicates_execute_once(live_server, make_key, workspace):
     assert set(statuses) <= {201, 409}
     executions = {r.json()["executions"] for r in responses if r.status_code == 201}
     assert executions == {1}
+    assert get_redis().get("test:executions") == b"1"  # the 409s never ran the operation
     replay = send(0)
     assert replay.status_code == 201 and replay.headers["Idempotent-Replayed"] == "true"
     assert IdempotencyRecord.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_after_24_hours_the_key_runs_again(api):
+    headers = {"Idempotency-Key": "day-old"}
+    body = {"name": "a", "count": 1}
+    assert api.post("/api/v1/_test/body", body, format="json", headers=headers).json()["executions"] == 1
+    record = IdempotencyRecord.objects.get()
+    assert dt.timedelta(hours=23, minutes=59) < record.expires_at - record.created_at <= dt.timedelta(hours=24)
+    IdempotencyRecord.objects.update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    again = api.post("/api/v1/_test/body", body, format="json", headers=headers)
+    assert again.json()["executions"] == 2
+    assert "Idempotent-Replayed" not in again
+
+
+@pytest.mark.django_db
+def test_a_duplicate_while_the_first_runs_is_409_and_an_abandoned_claim_is_taken_over(api, workspace):
+    body = {"name": "a", "count": 1}
+    from core.idempotency import fingerprint_of
+
+    IdempotencyRecord.objects.create(
+        workspace_id=workspace.id,
+        key="running",
+        fingerprint=fingerprint_of("POST", "/api/v1/_test/body", body),
+        expires_at=timezone.now() + dt.timedelta(hours=24),
+    )
+    busy = api.post("/api/v1/_test/body", body, format="json", headers={"Idempotency-Key": "running"})
+    assert busy.status_code == 409
+    assert busy.json()["code"] == "idempotency_in_progress"
+    assert get_redis().get("test:executions") is None
+    IdempotencyRecord.objects.update(created_at=timezone.now() - ABANDONED_AFTER - dt.timedelta(seconds=1))
+    taken = api.post("/api/v1/_test/body", body, format="json", headers={"Idempotency-Key": "running"})
+    assert (taken.status_code, taken.json()["executions"]) == (201, 1)
+
+
+@pytest.mark.django_db
+def test_server_errors_are_not_stored(api):
+    for _ in range(2):  # the retry runs again (and fails again): nothing was stored
+        response = api.post("/api/v1/_test/boom-post", {}, format="json", headers={"Idempotency-Key": "boom"})
+        assert response.status_code == 500
+        assert "Idempotent-Replayed" not in response
+    assert IdempotencyRecord.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_purge_removes_expired_records_and_is_idempotent(api):
+    api.post("/api/v1/_test/body", {"name": "a", "count": 1}, format="json", headers={"Idempotency-Key": "old"})
+    api.post("/api/v1/_test/body", {"name": "b", "count": 1}, format="json", headers={"Idempotency-Key": "new"})
+    IdempotencyRecord.objects.filter(key="old").update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    assert purge_idempotency_records() == 1
+    assert purge_idempotency_records() == 0
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]

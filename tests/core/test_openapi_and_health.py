@@ -22,8 +22,16 @@ def test_openapi_is_public_valid_and_names_permissions(anon):
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             assert "**Permission:**" in operation.get("description", ""), (method, path)
+            permission = operation["x-required-permission"]
+            assert permission is None or f"`{permission}`" in operation["description"], (method, path)
+            assert operation["security"] == [{"bearerAuth": []}], (method, path)
+            assert len(operation["tags"]) == 1, (method, path)
             assert {"401", "403", "429"} <= set(operation["responses"]), (method, path)
     assert anon.get("/openapi.json").status_code == 200
+    tags = {operation["tags"][0] for operations in schema["paths"].values() for operation in operations.values()}
+    assert {"Account", "Posts", "Recurring posts", "Social accounts", "Webhooks", "Analytics", "Media"} <= tags
+    assert schema["paths"]["/me"]["get"]["x-required-permission"] is None
+    assert schema["paths"]["/social-posts"]["get"]["x-required-permission"] == "posts.read"
 
 
 def test_list_operations_document_the_object_they_answer(anon, api):

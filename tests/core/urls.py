@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from django.db import connection, transaction
 from django.urls import include, path
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -16,6 +17,7 @@ from core.idempotency import idempotent
 from core.query import parse_query
 from core.redis import get_redis
 from workspaces.permissions import ANY_VALID_KEY
+from workspaces.roles import ALL_PERMISSIONS
 
 
 class EchoQuery(serializers.Serializer):
@@ -64,6 +66,14 @@ class BoomView(APIView):
         raise RuntimeError("secret internals: password=hunter2")
 
 
+class BoomPostView(APIView):
+    required_permissions = {"post": ANY_VALID_KEY}
+
+    @idempotent
+    def post(self, request: Request) -> Response:
+        raise RuntimeError("unexpected")
+
+
 class ManageView(APIView):
     required_permissions = {"get": "accounts.manage"}
 
@@ -71,10 +81,34 @@ class ManageView(APIView):
         return Response({"ok": True})
 
 
+class OutOfRangeView(APIView):
+    """A value validation let through and PostgreSQL refuses."""
+
+    required_permissions = {"post": ANY_VALID_KEY}
+
+    def post(self, request: Request) -> Response:
+        with transaction.atomic(), connection.cursor() as cursor:  # as a service would
+            cursor.execute("SELECT %s::smallint", [request.data.get("value")])
+        return Response({"ok": True})
+
+
+def _permission_probe(permission: str) -> type[APIView]:
+    def get(self: APIView, request: Request) -> Response:
+        return Response({"permission": permission})
+
+    return type(f"Probe_{permission}", (APIView,), {"required_permissions": {"get": permission}, "get": get})
+
+
 urlpatterns = [
+    *[
+        path(f"api/v1/_test/needs/{permission}", _permission_probe(permission).as_view())
+        for permission in ALL_PERMISSIONS
+    ],
+    path("api/v1/_test/out-of-range", OutOfRangeView.as_view()),
     path("api/v1/_test/query", QueryView.as_view()),
     path("api/v1/_test/body", BodyView.as_view()),
     path("api/v1/_test/boom", BoomView.as_view()),
+    path("api/v1/_test/boom-post", BoomPostView.as_view()),
     path("api/v1/_test/manage", ManageView.as_view()),
     path("", include("config.urls")),
 ]

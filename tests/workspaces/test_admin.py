@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
@@ -45,3 +47,60 @@ def test_revoke_action_and_search(staff, workspace, make_key, anon):
         "/admin/oauth2_provider/application/",
     ):
         assert staff.get(path).status_code == 200
+
+
+def test_support_finds_a_key_by_what_the_customer_pastes(staff, workspace, make_key):
+    wanted = make_key("viewer", workspace)
+    make_key("viewer", workspace)
+    key = ApiKey.objects.get(lookup=wanted.split("_")[1])
+    public_part = "_".join(wanted.split("_", 2)[:2])
+    for term in (wanted, public_part, f"  {public_part} "):
+        page = staff.get("/admin/workspaces/apikey/", {"q": term})
+        assert page.status_code == 200
+        assert list(page.context["cl"].result_list) == [key], term
+    assert staff.get("/admin/workspaces/apikey/", {"q": workspace.name}).context["cl"].result_count == 2
+
+
+def test_key_status_filter(staff, workspace):
+    from django.utils import timezone
+
+    from workspaces.services import api_key_create, api_key_revoke
+
+    active = api_key_create(workspace=workspace, name="active", role="admin").api_key
+    expired = api_key_create(
+        workspace=workspace, name="expired", role="admin", expires_at=timezone.now() - dt.timedelta(days=1)
+    ).api_key
+    revoked = api_key_create(workspace=workspace, name="revoked", role="admin")
+    api_key_revoke(key_or_public_part=revoked.plaintext)
+    for status, expected in (("active", active), ("expired", expired), ("revoked", revoked.api_key)):
+        page = staff.get("/admin/workspaces/apikey/", {"status": status})
+        assert [k.pk for k in page.context["cl"].result_list] == [expected.pk], status
+
+
+def test_pages_never_show_a_secret_or_its_hash(staff, workspace, make_key):
+    plaintext = make_key("admin", workspace)
+    key = ApiKey.objects.get()
+    secret = plaintext.split("_", 2)[2]
+    for path in (
+        "/admin/workspaces/apikey/",
+        f"/admin/workspaces/apikey/{key.pk}/change/",
+        f"/admin/workspaces/workspace/{workspace.pk}/change/",
+    ):
+        html = staff.get(path).content.decode()
+        assert key.public_part in html, path
+        assert secret not in html and key.secret_hash not in html, path
+
+
+def test_workspace_list_counts_members_and_keys_and_users_show_their_workspaces(staff, workspace, make_key):
+    from tests.factories import MembershipFactory, UserFactory
+
+    member = UserFactory()
+    MembershipFactory(user=member, workspace=workspace, role="editor", is_default=True)
+    make_key("viewer", workspace)
+    make_key("viewer", workspace)
+    ApiKey.objects.filter(pk=ApiKey.objects.first().pk).update(revoked_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    listing = staff.get("/admin/workspaces/workspace/", {"q": member.username})
+    row = listing.context["cl"].result_list[0]
+    assert (row, row._members, row._active_keys) == (workspace, 1, 1)
+    user_page = staff.get(f"/admin/auth/user/{member.pk}/change/").content.decode()
+    assert "workspace memberships" in user_page.lower() and workspace.name in user_page

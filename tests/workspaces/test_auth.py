@@ -181,3 +181,155 @@ def test_options_describes_the_route_instead_of_failing(client_for):
         assert "POST" in response["Allow"]
         assert response.json()["parses"] == ["application/json"]
         assert "actions" not in response.json()
+
+
+# CONTRACT.md §2, written out here on its own so that a change to workspaces/roles.py cannot
+# silently change what the tests expect.
+CONTRACT_ROLES = {
+    "admin": {
+        "posts.read",
+        "posts.draft",
+        "posts.schedule",
+        "posts.publish",
+        "accounts.read",
+        "accounts.manage",
+        "media.upload",
+        "webhooks.read",
+        "webhooks.manage",
+        "analytics.read",
+        "ai.generate",
+    },
+    "editor": {
+        "posts.read",
+        "posts.draft",
+        "posts.schedule",
+        "posts.publish",
+        "media.upload",
+        "accounts.read",
+        "analytics.read",
+        "webhooks.read",
+        "webhooks.manage",
+        "ai.generate",
+    },
+    "contributor": {"posts.read", "posts.draft", "media.upload", "accounts.read", "analytics.read", "ai.generate"},
+    "viewer": {"posts.read", "accounts.read", "analytics.read", "webhooks.read"},
+}
+EVERY_PERMISSION = sorted(CONTRACT_ROLES["admin"])
+
+
+def test_role_table_is_the_contracts():
+    assert {role: set(granted) for role, granted in ROLE_PERMISSIONS.items()} == CONTRACT_ROLES
+    assert set(ALL_PERMISSIONS) == set(EVERY_PERMISSION)
+
+
+@pytest.mark.urls("tests.core.urls")
+@pytest.mark.parametrize("role", sorted(CONTRACT_ROLES))
+def test_every_role_against_every_permission(role, client_for):
+    """Each role × each permission through a view that declares it: allowed, or 403 naming it."""
+    client = client_for(role)
+    for permission in EVERY_PERMISSION:
+        response = client.get(f"/api/v1/_test/needs/{permission}")
+        if permission in CONTRACT_ROLES[role]:
+            assert (response.status_code, response.json()) == (200, {"permission": permission}), permission
+        else:
+            assert response.status_code == 403, permission
+            assert response.json() == {
+                "statusCode": 403,
+                "error": "Forbidden",
+                "message": f"This operation requires the {permission} permission",
+                "code": "permission_denied",
+                "requiredPermission": permission,
+                "role": role,
+                "tokenType": "api_token",
+            }
+    me = client.get("/api/v1/me").json()
+    assert set(me["permissions"]) == CONTRACT_ROLES[role]
+    assert me["can"] == {
+        "draft": "posts.draft" in CONTRACT_ROLES[role],
+        "schedule": "posts.schedule" in CONTRACT_ROLES[role],
+        "publish": "posts.publish" in CONTRACT_ROLES[role],
+    }
+
+
+@pytest.mark.urls("tests.core.urls")
+def test_oauth_member_acts_with_the_role_of_the_chosen_workspace():
+    user = UserFactory()
+    home = MembershipFactory(user=user, role="viewer", is_default=True)
+    admin_of = MembershipFactory(user=user, role="admin")
+    client = _oauth_client(user)
+    denied = client.get("/api/v1/_test/needs/accounts.manage")
+    assert denied.status_code == 403
+    assert denied.json()["role"] == "viewer" and denied.json()["tokenType"] == "oauth"
+    allowed = client.get("/api/v1/_test/needs/accounts.manage", headers={"X-Workspace-Id": admin_of.workspace_id})
+    assert allowed.status_code == 200
+    assert client.get("/api/v1/me", headers={"X-Workspace-Id": home.workspace_id}).json()["role"]["key"] == "viewer"
+
+
+def test_api_key_workspace_header_cases(client_for, workspace, other_workspace):
+    client = client_for("editor")
+    assert client.get("/api/v1/me", headers={"X-Workspace-Id": f" {workspace.id} "}).status_code == 200
+    assert client.get("/api/v1/me", headers={"X-Workspace-Id": ""}).status_code == 200
+    for foreign in (other_workspace.id, "ws_does_not_exist", workspace.id.upper(), "ws\x00x"):
+        response = client.get("/api/v1/me", headers={"X-Workspace-Id": foreign})
+        assert response.status_code == 403, foreign
+        assert response.json()["code"] == "workspace_access_denied", foreign
+    # The refusal comes before the permission check, on every endpoint.
+    response = client.get("/api/v1/webhooks", headers={"X-Workspace-Id": other_workspace.id})
+    assert (response.status_code, response.json()["code"]) == (403, "workspace_access_denied")
+
+
+def test_oauth_workspace_header_cases():
+    user = UserFactory()
+    first = MembershipFactory(user=user, role="contributor", workspace=WorkspaceFactory(name="first"))
+    MembershipFactory(user=user, role="editor", workspace=WorkspaceFactory(name="second"))
+    client = _oauth_client(user)
+    # No membership is marked default: the oldest one is where a call without the header lands.
+    assert client.get("/api/v1/me").json()["workspace"]["id"] == first.workspace_id
+    for unreachable in ("ws_does_not_exist", WorkspaceFactory().id):
+        response = client.get("/api/v1/me", headers={"X-Workspace-Id": unreachable})
+        assert (response.status_code, response.json()["code"]) == (403, "workspace_access_denied")
+
+
+def test_oauth_token_of_an_inactive_user_or_deleted_token_is_401():
+    user = UserFactory()
+    MembershipFactory(user=user, is_default=True)
+    client = _oauth_client(user)
+    assert client.get("/api/v1/me").status_code == 200
+    user.is_active = False
+    user.save()
+    assert client.get("/api/v1/me").json() == UNAUTHORIZED
+    user.is_active = True
+    user.save()
+    get_access_token_model().objects.all().delete()
+    assert client.get("/api/v1/me").json() == UNAUTHORIZED
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        "Bearer cpk_ab\x00cdef0123456789_secret",
+        "Bearer cpk_0123456789abcdef_sec\x00ret",
+        "Bearer cpk_\u00e9\u00e9_secret",
+        "Bearer cpk_" + "a" * 100 + "_secret",
+        "Bearer oauth\x00token",
+        "Bearer  ",
+        "bearer",
+    ],
+)
+def test_odd_authorization_headers_are_401_never_500(authorization, workspace):
+    assert _get({"Authorization": authorization}).json() == UNAUTHORIZED
+
+
+def test_401_is_the_same_on_every_endpoint_and_method(workspace):
+    client = APIClient()
+    for method, path in [
+        ("get", "/api/v1/workspaces"),
+        ("get", "/api/v1/social-posts"),
+        ("post", "/api/v1/social-posts"),
+        ("delete", "/api/v1/webhooks/wh_x"),
+        ("patch", "/api/v1/social-posts/post_x"),
+        ("get", "/api/v1/analytics/overview"),
+    ]:
+        response = getattr(client, method)(path, {}, format="json", headers={"Authorization": "Bearer cpk_nope"})
+        assert (response.status_code, response.json()) == (401, UNAUTHORIZED), (method, path)
+        assert "RateLimit-Remaining" in response

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from workspaces.models import Workspace
 from workspaces.roles import Role
-from workspaces.services import api_key_create
+from workspaces.services import api_key_create, workspace_get_or_create
 
 
 class Command(BaseCommand):
@@ -23,17 +23,20 @@ class Command(BaseCommand):
         parser.add_argument("--expires-in-days", type=int, default=None)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        # Refuse bad numbers before anything is written (no workspace created for a failed call).
+        if options["rate_limit"] is not None and options["rate_limit"] < 1:
+            raise CommandError("--rate-limit must be at least 1")
+        if options["expires_in_days"] is not None and options["expires_in_days"] < 1:
+            raise CommandError("--expires-in-days must be at least 1")
         name = options["workspace"]
         found: Workspace | None
         if options["create_workspace"]:
-            found, _ = Workspace.objects.get_or_create(name=name)
+            found = workspace_get_or_create(name=name)
         else:
             found = Workspace.objects.filter(name=name).first()
         if found is None:
             raise CommandError(f"no workspace named {name!r} (add --create-workspace to create it)")
         workspace = found
-        if options["rate_limit"] is not None and options["rate_limit"] < 1:
-            raise CommandError("--rate-limit must be at least 1")
         expires_at = None
         if options["expires_in_days"] is not None:
             expires_at = timezone.now() + dt.timedelta(days=options["expires_in_days"])

@@ -1,0 +1,48 @@
+"""The embedded default and the platform mode it implies."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+
+PROBE = "import django; django.setup(); from django.conf import settings; print(settings.PLATFORM_MODE)"
+
+
+def _settings_process(**extra: str) -> subprocess.CompletedProcess[str]:
+    drop = ("PYTEST", "TEST_", "DATABASE_URL", "REDIS_URL", "PLATFORM_MODE", "SECRET_KEY", "DEBUG", "FERNET_KEYS")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", **extra)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.skipif(
+    not settings.EMBEDDED,
+    reason="this run uses configured servers; the embedded ones are not started just for this test",
+)
+def test_embedded_default_runs_the_simulators_with_nothing_exported():
+    """A checkout on the embedded default (no server URLs) is a local one: sandbox mode, so the
+    README's `manage.py create_api_key` works in a second shell beside `make run`."""
+    result = _settings_process()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "sandbox"
+
+
+def test_configured_servers_default_to_live_and_need_a_secret_key():
+    """With server URLs (production), nothing defaults to the simulators or to a known key."""
+    result = _settings_process(DATABASE_URL="postgres://user@db.invalid/x", REDIS_URL="redis://redis.invalid:6379/0")
+    assert result.returncode != 0
+    assert "Set the SECRET_KEY environment variable" in result.stderr
+    live = _settings_process(
+        DATABASE_URL="postgres://user@db.invalid/x",
+        REDIS_URL="redis://redis.invalid:6379/0",
+        SECRET_KEY="x" * 50,
+        FERNET_KEYS="c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE=",
+    )
+    assert live.returncode == 0, live.stderr
+    assert live.stdout.strip() == "live"
