@@ -92,17 +92,23 @@ def run_once(*, workspace_id: str, key: str, fingerprint: str, execute: Callable
             )
         return Outcome(status=existing.response_status or 200, body=existing.response_body, replayed=True)
     try:
-        status, body = execute()
+        # The operation's writes and the stored response commit together: a process that dies in
+        # between leaves neither, so the claim it abandoned is taken over and runs the operation
+        # once. (Stored after a separate commit, a crash there let the takeover run it twice.)
+        with transaction.atomic():
+            status, body = execute()
+            if status < 500:
+                _store_response(record, status, body)
     except BaseException:
         record.delete()
         raise
     if status >= 500:
         record.delete()
-    else:
-        IdempotencyRecord.objects.filter(pk=record.pk).update(
-            in_progress=False, response_status=status, response_body=body
-        )
     return Outcome(status=status, body=body, replayed=False)
+
+
+def _store_response(record: IdempotencyRecord, status: int, body: Any) -> None:
+    IdempotencyRecord.objects.filter(pk=record.pk).update(in_progress=False, response_status=status, response_body=body)
 
 
 def _json_ready(data: Any) -> Any:
@@ -127,7 +133,8 @@ def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
 
         def execute() -> tuple[int, Any]:
             try:
-                response = view_method(view, request, *args, **kwargs)
+                with transaction.atomic():  # a savepoint: a failed view leaves the outer block usable
+                    response = view_method(view, request, *args, **kwargs)
             except Exception as exc:
                 if to_application_error(exc) is None:
                     raise

@@ -147,3 +147,30 @@ def test_purge_removes_expired_records_and_is_idempotent(api):
     assert purge_idempotency_records() == 1
     assert purge_idempotency_records() == 0
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["new"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_operation_and_its_stored_response_commit_together(workspace, monkeypatch):
+    """A crash after the operation's writes but before its response is stored must not leave the
+    writes behind: the abandoned claim is later taken over and would run the operation again."""
+    from core import idempotency
+    from workspaces.models import Workspace
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("process died before the response was stored")
+
+    def create_workspace():
+        Workspace.objects.create(name="made once")
+        return 201, {"made": True}
+
+    monkeypatch.setattr(idempotency, "_store_response", crash)
+    with pytest.raises(RuntimeError):
+        idempotency.run_once(workspace_id=workspace.id, key="k-crash", fingerprint="f", execute=create_workspace)
+    assert not Workspace.objects.filter(name="made once").exists()
+    assert not IdempotencyRecord.objects.filter(key="k-crash").exists()
+
+    monkeypatch.undo()
+    outcome = idempotency.run_once(workspace_id=workspace.id, key="k-crash", fingerprint="f", execute=create_workspace)
+    again = idempotency.run_once(workspace_id=workspace.id, key="k-crash", fingerprint="f", execute=create_workspace)
+    assert (outcome.replayed, again.replayed) == (False, True)
+    assert Workspace.objects.filter(name="made once").count() == 1
