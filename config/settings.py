@@ -263,6 +263,8 @@ LOGGING = {
 }
 
 SESSION_COOKIE_HTTPONLY = True
+# Admin messages (a new API key is shown once through one) stay server-side, not in a cookie.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 CSRF_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -331,8 +331,10 @@ def find_recent_post(graph: GraphApi, *, token: str, edge: str, text_field: str,
     """A post of the last day on ``edge`` whose ``text_field`` is exactly ``text`` (the lookup
     after an unknown outcome, for APIs with no idempotency key); None when there is none."""
     since = utcnow() - dt.timedelta(days=1)
-    params = {"fields": f"id,{text_field},permalink,timestamp", "since": int(since.timestamp()), "limit": 50}
-    for node in graph.pages(edge, token=token, params=params, limit_pages=2):
+    # The whole day, bounded by ``since``: the 24-hour publishing limits (Threads 250, Instagram
+    # 100 posts) allow more posts than a page or two between a lost attempt and its lookup.
+    params = {"fields": f"id,{text_field},permalink,timestamp", "since": int(since.timestamp()), "limit": 100}
+    for node in graph.pages(edge, token=token, params=params):
         if node.get(text_field) == text:
             return PublishResult(
                 done=True,

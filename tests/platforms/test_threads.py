@@ -245,3 +245,20 @@ def test_server_error_is_transient_and_publish_timeout_unknown() -> None:
         live_client().publish(
             CREDS, PublishRequest("t", "TEXT", "hi"), {"step": "container", "container_id": "1234567"}
         )
+
+
+def test_lookup_finds_a_post_behind_a_full_day_of_newer_ones(sandbox: str, account: ConnectedIdentity) -> None:
+    """The recovery lookup reads the whole last day: 240 newer posts (within the 250-a-day limit)
+    do not hide the one a lost attempt made, so the pipeline never publishes it a second time."""
+    client = get_client("THREADS")
+    request = PublishRequest("t-busy", "TEXT", "the one to find")
+    final = drive(client, account.credentials, request)[-1]
+    store = SandboxStore("threads")
+    ours = store.get("thread", final.platform_post_id)
+    assert ours is not None
+    for i in range(240):
+        store.put(
+            "thread", f"newer{i}", {**ours, "id": f"newer{i}", "text": f"newer {i}", "created": ours["created"] + i + 1}
+        )
+    found = client.lookup(account.credentials, request)
+    assert found is not None and found.platform_post_id == final.platform_post_id

@@ -59,8 +59,9 @@ def test_recent_attempts_are_capped(admin_client: Any, receiver: Receiver) -> No
     for delivery in Delivery.objects.filter(webhook=webhook):
         for _ in range(5):
             delivery_attempt(delivery_id=delivery.pk)
-    content = admin_client.get(f"{URL}{webhook.id}/change/").content.decode()
-    assert content.count("HTTP 500") == 20
+    page = admin_client.get(f"{URL}{webhook.id}/change/")
+    assert page.status_code == 200, (page.status_code, page.get("Location"))
+    assert page.content.decode().count("HTTP 500") == 20
 
 
 def test_reenable_action_reenables_and_resets(admin_client: Any) -> None:

@@ -28,6 +28,9 @@ def test_creating_a_key_in_the_admin_shows_it_once_and_stores_the_hash(staff, wo
     shown = [str(m) for m in get_messages(response.wsgi_request) if "New API key" in str(m)]
     assert len(shown) == 1
     plaintext = shown[0].rsplit(": ", 1)[1]
+    # The one-time message travels in the server-side session, never in a (signed, readable)
+    # messages cookie that the browser would keep.
+    assert not staff.cookies.get("messages") or not staff.cookies["messages"].value
     key = ApiKey.objects.get(name="from admin")
     assert plaintext.split("_", 2)[2] not in key.secret_hash
     me = anon.get("/api/v1/me", headers={"Authorization": f"Bearer {plaintext}"})
