@@ -21,6 +21,7 @@ class Capabilities:
     text_limit: int
     text_counting: str = "chars"  # chars | x_weighted | graphemes
     text_limit_with_media: int | None = None
+    text_byte_limit: int | None = None  # UTF-8 bytes, where the platform caps those as well
     max_images: int = 0
     max_videos: int = 0
     max_documents: int = 0
@@ -61,6 +62,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             frozenset({TEXT, IMAGE, VIDEO, CAROUSEL}),
             300,
             "graphemes",
+            text_byte_limit=3000,  # app.bsky.feed.post: maxGraphemes 300 and maxLength 3000 (bytes)
             max_images=4,
             max_videos=1,
             max_items=4,
@@ -229,6 +231,9 @@ def validate_content(
     length = text_length(platform, text or "")
     if length > limit:
         issues.append(f"{name} text is {length} characters; the limit is {limit}")
+    elif caps.text_byte_limit is not None and len((text or "").encode()) > caps.text_byte_limit:
+        size = len((text or "").encode())
+        issues.append(f"{name} text is {size} bytes in UTF-8; the limit is {caps.text_byte_limit}")
     if caps.media_required and not media_kinds:
         issues.append(f"{name} requires media")
     if documents and (documents > caps.max_documents or images or videos):

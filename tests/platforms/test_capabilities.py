@@ -91,10 +91,15 @@ def test_x_limit_is_on_the_weighted_length() -> None:
 def test_bluesky_counts_graphemes() -> None:
     family = "👨\u200d👩\u200d👧\u200d👦"  # 7 code points, one grapheme
     assert text_length(Platform.BLUESKY, family * 300) == 300
-    assert validate_content(Platform.BLUESKY, content_type="TEXT", text=family * 300, media_kinds=[]) == []
+    assert validate_content(Platform.BLUESKY, content_type="TEXT", text=family * 120, media_kinds=[]) == []
     assert validate_content(Platform.BLUESKY, content_type="TEXT", text=family * 301, media_kinds=[]) == [
         "BLUESKY text is 301 characters; the limit is 300"
     ]
+    # 300 graphemes, but 25 UTF-8 bytes each: over the record's 3,000-byte cap as well.
+    assert validate_content(Platform.BLUESKY, content_type="TEXT", text=family * 300, media_kinds=[]) == [
+        "BLUESKY text is 7500 bytes in UTF-8; the limit is 3000"
+    ]
+    assert validate_content(Platform.BLUESKY, content_type="TEXT", text="é" * 300, media_kinds=[]) == []
     assert text_length(Platform.BLUESKY, "e\u0301" * 300) == 300
     assert text_length(Platform.MASTODON, "e\u0301" * 300) == 600  # plain characters elsewhere
 
