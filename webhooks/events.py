@@ -60,9 +60,17 @@ def emit_event(*, workspace_id: str, name: str, data: dict[str, Any]) -> None:
 
 
 def enqueue_deliveries(delivery_ids: list[str], *, countdown: float | None = None) -> None:
-    """Hand deliveries to the worker; call only after the rows are committed."""
-    from webhooks.tasks import deliver
+    """Hand deliveries to the worker; call only after the rows are committed. Several go as
+    ``webhooks.deliver_many`` tasks of up to ``WEBHOOK_DELIVERY_BATCH`` (one event's deliveries
+    are sent together: one broker message instead of one per webhook); one alone as ``deliver``."""
+    from webhooks.delivery.engine import batch_size
+    from webhooks.tasks import deliver, deliver_many
 
     options: dict[str, Any] = {} if countdown is None else {"countdown": countdown}
-    for delivery_id in delivery_ids:
-        deliver.apply_async(args=(delivery_id,), **options)
+    size = batch_size()
+    for start in range(0, len(delivery_ids), size):
+        chunk = list(delivery_ids[start : start + size])
+        if len(chunk) == 1:
+            deliver.apply_async(args=(chunk[0],), **options)
+        else:
+            deliver_many.apply_async(args=(chunk,), **options)
