@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, prefetch_related_objects
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
@@ -118,8 +118,7 @@ def record_published_many(items: list[Published]) -> set[str]:
             touched_posts = sorted({item.claim.post_id for item in live if item.claim.target_id in owned})
             cursor.execute(_COUNTS_SQL, [TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value, touched_posts])
             counts = {row[0]: (row[1], row[2], row[3]) for row in cursor.fetchall()}
-        for post_id in touched_posts:
-            finalize_locked(posts[post_id], counts=counts.get(post_id, (0, 0, 0)))
+        _finalize_many_locked([(posts[post_id], counts.get(post_id, (0, 0, 0))) for post_id in touched_posts])
         # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
         # platform and day, shared by every publisher), so their lock is held the shortest time.
         hooks.on_targets_published(target_ids=sorted(owned))
@@ -198,22 +197,46 @@ def finalize_locked(post: Post, *, counts: tuple[int, int, int] | None = None) -
             failed=Count("id", filter=Q(status=TargetStatus.FAILED)),
         )
         counts = (aggregated["total"], aggregated["published"], aggregated["failed"])
+    names = _finalize_many_locked([(post, counts)])
+    return names.get(post.id)
+
+
+def _final_status(counts: tuple[int, int, int]) -> str | None:
     total, published, failed = counts
     if total == 0 or published + failed < total:
         return None
     if published == total:
-        status = PostStatus.COMPLETED
-    elif failed == total:
-        status = PostStatus.FAILED
-    else:
-        status = PostStatus.PARTIAL_FAILURE
+        return PostStatus.COMPLETED
+    if failed == total:
+        return PostStatus.FAILED
+    return PostStatus.PARTIAL_FAILURE
+
+
+def _finalize_many_locked(posts: list[tuple[Post, tuple[int, int, int]]]) -> dict[str, str]:
+    """:func:`finalize_locked` of several locked posts with their counts: one UPDATE per final
+    status, their entries read once for the events' records, then each post's one event and its
+    recurrence hook (only a post of a series has one to run). Returns post id → event name."""
+    finals = [
+        (post, status) for post, counts in posts if post.status not in FINAL_EVENT and (status := _final_status(counts))
+    ]
+    if not finals:
+        return {}
     now = timezone.now()
-    Post.objects.filter(id=post.id).update(status=status, finished_at=now, updated_at=now)
-    post.status, post.finished_at, post.updated_at = status, now, now
-    name = FINAL_EVENT[status]
-    _emit_post_event(post, name)
-    hooks.on_post_finished(post_id=post.id, status=status)
-    return name
+    by_status: dict[str, list[str]] = {}
+    for post, status in finals:
+        by_status.setdefault(status, []).append(post.id)
+    for status, ids in by_status.items():
+        Post.objects.filter(id__in=ids).update(status=status, finished_at=now, updated_at=now)
+    for post, status in finals:
+        post.status, post.finished_at, post.updated_at = status, now, now
+    prefetch_related_objects([post for post, _ in finals], "targets")  # the events' records, one query
+    names: dict[str, str] = {}
+    for post, status in finals:
+        names[post.id] = FINAL_EVENT[status]
+        _emit_post_event(post, FINAL_EVENT[status])
+        if post.recurring_post_id:
+            hooks.on_post_finished(post_id=post.id, status=status)
+    return names
 
 
 def finalize_post(post_id: str) -> str | None:
