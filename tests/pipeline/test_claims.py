@@ -215,3 +215,15 @@ def test_unschedule_racing_the_dispatcher_never_publishes_an_unscheduled_post(wo
             assert PostTarget.objects.get(id=target_id).status == TargetStatus.PENDING
         else:
             assert client.sent[target_id] == 1 and post.status == PostStatus.COMPLETED
+
+
+def test_a_posts_entries_due_together_are_queued_as_one_batch(workspace):
+    accounts = [fake_account(workspace, Platform.MASTODON, f"together{i}") for i in range(3)]
+    past = timezone.now() - dt.timedelta(seconds=1)
+    post = make_post(workspace, accounts, status=PostStatus.SCHEDULED, scheduled_at=past)
+    ids = [t.id for t in targets_of(post)]
+
+    assert dispatch_due() == 1
+
+    [(task, batch, _)] = queued_publish_tasks(ids)
+    assert task == "posts.publish_targets" and sorted(batch) == sorted(ids)
