@@ -114,6 +114,9 @@ TARGET_FIELDS = (
 )
 
 
+TARGET_ORDER = ("created_at", "id")  # PostTarget's Meta.ordering: the order of ``post.targets.all()``
+
+
 def entry_record(target: PostTarget) -> dict[str, Any]:
     """One platform entry. ``id`` and ``platformId`` carry the same value."""
     return _entry({name: getattr(target, name) for name in TARGET_FIELDS})
@@ -195,7 +198,7 @@ def post_records_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not rows:
         return []
     entries: dict[str, list[dict[str, Any]]] = {row["id"]: [] for row in rows}
-    targets = PostTarget.objects.filter(post_id__in=list(entries)).order_by(*PostTarget._meta.ordering)
+    targets = PostTarget.objects.filter(post_id__in=list(entries)).order_by(*TARGET_ORDER)
     for target in targets.values(*TARGET_FIELDS):
         entries[target["post_id"]].append(_entry(target))
     previews = _previews(url for row in rows for url in (row["media_urls"] or []))

@@ -201,7 +201,7 @@ def finalize_locked(post: Post, *, counts: tuple[int, int, int] | None = None) -
     return names.get(post.id)
 
 
-def _final_status(counts: tuple[int, int, int]) -> str | None:
+def _final_status(counts: tuple[int, int, int]) -> PostStatus | None:
     total, published, failed = counts
     if total == 0 or published + failed < total:
         return None
@@ -222,7 +222,7 @@ def _finalize_many_locked(posts: list[tuple[Post, tuple[int, int, int]]]) -> dic
     if not finals:
         return {}
     now = timezone.now()
-    by_status: dict[str, list[str]] = {}
+    by_status: dict[PostStatus, list[str]] = {}
     for post, status in finals:
         by_status.setdefault(status, []).append(post.id)
     for status, ids in by_status.items():

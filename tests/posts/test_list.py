@@ -149,6 +149,10 @@ def test_list_body_is_byte_for_byte_the_model_rendering(api: Any, workspace: Any
     make(workspace, base + dt.timedelta(hours=2), status="DRAFT")
     PostTargetFactory(post=plain, platform="BLUESKY")
 
+    from posts.models import PostTarget
+    from posts.rendering import TARGET_ORDER
+
+    assert list(TARGET_ORDER) == list(PostTarget._meta.ordering)  # the entries' order of post.targets.all()
     response = api.get(URL)
     models = list(Post.objects.filter(workspace=workspace).order_by("-created_at", "-id"))
     expected = JSONRenderer().render({"posts": post_records(models), "total": 3, "hasMore": False})
