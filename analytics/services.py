@@ -59,6 +59,48 @@ def track_published_target(*, target_id: str) -> None:
     )
 
 
+def track_published_targets(*, target_ids: list[str]) -> None:
+    """:func:`track_published_target` for several targets in two statements: one read, one
+    ``INSERT … ON CONFLICT (account, platform_post_id) DO UPDATE`` (so the rollup triggers run once
+    for the batch, not once per target). Same rows, same idempotence."""
+    from posts.models import PostTarget
+
+    now = timezone.now()
+    rows: dict[tuple[str, str], TrackedPost] = {}
+    for target in PostTarget.objects.select_related("post").filter(id__in=target_ids).order_by("id"):
+        if target.account_id is None or not target.platform_post_id or not has_analytics(target.platform):
+            continue
+        published_at = target.published_at or now
+        rows[(target.account_id, target.platform_post_id)] = TrackedPost(
+            account_id=target.account_id,
+            platform_post_id=target.platform_post_id,
+            workspace_id=target.post.workspace_id,
+            platform=target.platform,
+            post_id=target.post_id,
+            target_id=target.id,
+            published_at=published_at,
+            text=target.text[:5000],
+            permalink=target.post_url,
+            refresh_until=published_at + HISTORY,
+        )
+    if rows:
+        TrackedPost.objects.bulk_create(
+            [rows[key] for key in sorted(rows)],
+            update_conflicts=True,
+            unique_fields=["account", "platform_post_id"],
+            update_fields=[
+                "workspace",
+                "platform",
+                "post_id",
+                "target_id",
+                "published_at",
+                "text",
+                "permalink",
+                "refresh_until",
+            ],
+        )
+
+
 def _state(account: SocialAccount) -> AccountSyncState:
     state, _ = AccountSyncState.objects.get_or_create(account=account, defaults={"workspace_id": account.workspace_id})
     return state

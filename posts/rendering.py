@@ -79,56 +79,97 @@ def _previews(urls: Iterable[str]) -> dict[str, str]:
     return media_previews(urls=wanted) if wanted else {}
 
 
-def _none_if_blank(value: str) -> str | None:
-    return value or None
+# The columns a record is made of: what the list reads with ``.values()`` (no model instances).
+POST_FIELDS = (
+    "id",
+    "status",
+    "content_type",
+    "text",
+    "timezone",
+    "scheduled_at",
+    "media_urls",
+    "media_alt_texts",
+    "thumbnail_url",
+    "recurring_post_id",
+    "occurrence_at",
+    "created_at",
+    "updated_at",
+)
+TARGET_FIELDS = (
+    "id",
+    "post_id",
+    "platform",
+    "status",
+    "account_id",
+    "page_id",
+    "account_name",
+    "text",
+    "platform_post_id",
+    "post_url",
+    "error_message",
+    "error_code",
+    "published_at",
+    "tiktok_draft_fallback",
+    "config",
+)
+
+
+TARGET_ORDER = ("created_at", "id")  # PostTarget's Meta.ordering: the order of ``post.targets.all()``
 
 
 def entry_record(target: PostTarget) -> dict[str, Any]:
     """One platform entry. ``id`` and ``platformId`` carry the same value."""
+    return _entry({name: getattr(target, name) for name in TARGET_FIELDS})
+
+
+def _entry(row: dict[str, Any]) -> dict[str, Any]:
+    """The entry of a ``TARGET_FIELDS`` row."""
+    platform = row["platform"]
     record: dict[str, Any] = {
-        "id": target.id,
-        "platformId": target.id,
-        "platform": target.platform,
-        "status": target.status,
-        "connectionId": target.account_id,
-        "pageId": _none_if_blank(target.page_id),
-        "accountName": target.account_name,
-        "text": target.text,
-        "platformPostId": _none_if_blank(target.platform_post_id),
-        "postUrl": _none_if_blank(target.post_url),
-        "errorMessage": _none_if_blank(target.error_message),
-        "errorCode": _none_if_blank(target.error_code),
-        "publishedAt": format_instant(target.published_at),
-        "tiktokDraftFallback": target.tiktok_draft_fallback,
+        "id": row["id"],
+        "platformId": row["id"],
+        "platform": platform,
+        "status": row["status"],
+        "connectionId": row["account_id"],
+        "pageId": row["page_id"] or None,
+        "accountName": row["account_name"],
+        "text": row["text"],
+        "platformPostId": row["platform_post_id"] or None,
+        "postUrl": row["post_url"] or None,
+        "errorMessage": row["error_message"] or None,
+        "errorCode": row["error_code"] or None,
+        "publishedAt": format_instant(row["published_at"]),
+        "tiktokDraftFallback": row["tiktok_draft_fallback"],
     }
-    if target.platform in PLATFORM_CONFIG_FIELDS:
-        config = target.config or {}
-        for key in PLATFORM_CONFIG_FIELDS[target.platform][1]:
+    if platform in PLATFORM_CONFIG_FIELDS:
+        config = row["config"] or {}
+        for key in PLATFORM_CONFIG_FIELDS[platform][1]:
             value = config.get(key)
-            if (target.platform, key) in LIST_CONFIG_FIELDS:
+            if (platform, key) in LIST_CONFIG_FIELDS:
                 value = list(value or [])
-            record[record_field_name(target.platform, key)] = value
+            record[record_field_name(platform, key)] = value
     return record
 
 
-def _record(post: Post, previews: dict[str, str]) -> dict[str, Any]:
-    media_urls = list(post.media_urls or [])
+def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[str, str]) -> dict[str, Any]:
+    """The record of a ``POST_FIELDS`` row with its entries."""
+    media_urls = list(post["media_urls"] or [])
     return {
-        "id": post.id,
-        "status": post.status,
-        "contentType": post.content_type,
-        "text": post.text,
-        "timezone": post.timezone,
-        "scheduledAt": format_instant(post.scheduled_at),
+        "id": post["id"],
+        "status": post["status"],
+        "contentType": post["content_type"],
+        "text": post["text"],
+        "timezone": post["timezone"],
+        "scheduledAt": format_instant(post["scheduled_at"]),
         "mediaUrls": media_urls,
-        "mediaAltTexts": list(post.media_alt_texts or []),
+        "mediaAltTexts": list(post["media_alt_texts"] or []),
         "previewUrls": [previews.get(url) or "" for url in media_urls],
-        "thumbnailUrl": post.thumbnail_url or None,
-        "recurringPostId": post.recurring_post_id,
-        "occurrenceAt": format_instant(post.occurrence_at),
-        "createdAt": format_instant(post.created_at),
-        "updatedAt": format_instant(post.updated_at),
-        "platforms": [entry_record(t) for t in post.targets.all()],
+        "thumbnailUrl": post["thumbnail_url"] or None,
+        "recurringPostId": post["recurring_post_id"],
+        "occurrenceAt": format_instant(post["occurrence_at"]),
+        "createdAt": format_instant(post["created_at"]),
+        "updatedAt": format_instant(post["updated_at"]),
+        "platforms": entries,
     }
 
 
@@ -140,7 +181,28 @@ def post_records(posts: list[Post]) -> list[dict[str, Any]]:
         return []
     prefetch_related_objects(posts, "targets")
     previews = _previews(url for post in posts for url in (post.media_urls or []))
-    return [_record(post, previews) for post in posts]
+    return [
+        _record(
+            {name: getattr(post, name) for name in POST_FIELDS},
+            [entry_record(target) for target in post.targets.all()],
+            previews,
+        )
+        for post in posts
+    ]
+
+
+def post_records_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`post_records` of posts read as ``POST_FIELDS`` rows (``.values()``), with the same
+    queries (their targets in one, previews in one) and the same output, but no model instances:
+    what the list renders from."""
+    if not rows:
+        return []
+    entries: dict[str, list[dict[str, Any]]] = {row["id"]: [] for row in rows}
+    targets = PostTarget.objects.filter(post_id__in=list(entries)).order_by(*TARGET_ORDER)
+    for target in targets.values(*TARGET_FIELDS):
+        entries[target["post_id"]].append(_entry(target))
+    previews = _previews(url for row in rows for url in (row["media_urls"] or []))
+    return [_record(row, entries[row["id"]], previews) for row in rows]
 
 
 def post_record(post: Post) -> dict[str, Any]:

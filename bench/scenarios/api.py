@@ -129,7 +129,7 @@ def run(bench: Bench) -> Report:
             name="create", method="POST", path="/api/v1/social-posts", key=key, body=draft_body(account_id)
         ),
     }
-    seconds = 5 if bench.quick else 8
+    seconds = 4 if bench.quick else 6
     results: dict[str, dict[int, Any]] = {name: {} for name in scripts}
     rss_peak = 0.0
     for concurrency in CONCURRENCY:

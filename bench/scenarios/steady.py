@@ -13,6 +13,7 @@ from bench.scenarios import publishing
 
 RATE = 20
 LEAD_SECONDS = 15
+DRAIN_SECONDS = 30  # after the last arrival, how long the backlog may take to clear (budget)
 BACKLOG_SQL = """
 SELECT count(*) FROM posts_posttarget t JOIN posts_post p ON p.id = t.post_id
 WHERE p.id LIKE %s AND p.scheduled_at <= now() AND t.status NOT IN ('PUBLISHED', 'FAILED')
@@ -32,7 +33,7 @@ def run(bench: Bench) -> Report:
     while time.time() < start:
         time.sleep(0.2)
     samples: list[dict[str, float]] = []
-    deadline = start + duration + 60
+    deadline = start + duration + DRAIN_SECONDS
     while time.time() < deadline:
         tick = time.time()
         waiting = int(bench.sql(BACKLOG_SQL, [f"post_{run_id}_%"])[0][0])

@@ -12,7 +12,7 @@ from django.utils import timezone
 from posts.models import PostStatus, TargetStatus
 from posts.pipeline import config, hooks
 from posts.pipeline.claims import POST_TABLE, TARGET_TABLE
-from posts.pipeline.enqueue import enqueue_target_batches, enqueue_targets
+from posts.pipeline.enqueue import enqueue_target_batches
 
 # Posts due up to ``stage_ahead`` from now, oldest first, that no other dispatcher holds.
 _CLAIM_POSTS_SQL = f"""
@@ -80,12 +80,9 @@ def _dispatch_batch(now: dt.datetime) -> int:
 
 
 def _enqueue(by_due: dict[float, list[str]]) -> None:
+    """Targets falling due in the same 100 ms go together, as ``publish_targets`` tasks of up to
+    ``PUBLISH_TASK_BATCH`` (a post's entries are sent side by side by one task; one target alone
+    is still a ``publish_target``)."""
     now = timezone.now().timestamp()
-    total = sum(len(ids) for ids in by_due.values())
-    batch_size = config.task_batch_size() if total > 50 else 1
     for due_at, target_ids in sorted(by_due.items()):
-        countdown = due_at - now
-        if batch_size > 1:
-            enqueue_target_batches(target_ids, batch_size=batch_size, countdown=countdown)
-        else:
-            enqueue_targets(target_ids, countdown=countdown)
+        enqueue_target_batches(target_ids, batch_size=config.task_batch_size(), countdown=due_at - now)

@@ -13,6 +13,14 @@ def on_target_published(*, target_id: str) -> None:
     track_published_target(target_id=target_id)
 
 
+def on_targets_published(*, target_ids: list[str]) -> None:
+    """:func:`on_target_published` for several targets at once (one statement for all of them:
+    ``analytics.services.track_published_targets``)."""
+    from analytics.services import track_published_targets
+
+    track_published_targets(target_ids=target_ids)
+
+
 def on_posts_claimed(*, post_ids: list[str]) -> None:
     """The dispatcher has just claimed these due SCHEDULED posts. Wiring point for recurrence:
     claiming an occurrence of a series creates the next one (``posts.recurrence``)."""

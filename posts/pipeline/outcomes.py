@@ -5,16 +5,17 @@ final status (with its one event) share one transaction, under the post's row lo
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, prefetch_related_objects
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import hooks
-from posts.pipeline.claims import Claim
+from posts.pipeline.claims import TARGET_TABLE, Claim
 
 FINAL_EVENT = {
     PostStatus.COMPLETED: "post.published",
@@ -51,6 +52,77 @@ def record_published(
         "remote_state": {},
     }
     return _finish(claim, changes, published=True)
+
+
+@dataclass(frozen=True)
+class Published:
+    """What a successful attempt of ``claim`` learned from the platform."""
+
+    claim: Claim
+    platform_post_id: str
+    url: str
+    published_at: dt.datetime | None
+    draft_fallback: bool = False
+
+
+_PUBLISH_MANY_SQL = f"""
+UPDATE {TARGET_TABLE} t
+SET status = %s, platform_post_id = v.platform_post_id, post_url = v.post_url, published_at = v.published_at,
+    tiktok_draft_fallback = v.draft_fallback, error_message = '', error_code = '', lease_until = NULL,
+    next_attempt_at = NULL, remote_state = '{{}}'::jsonb, updated_at = %s
+FROM (VALUES {{values}}) AS v(id, lease_until, platform_post_id, post_url, published_at, draft_fallback)
+WHERE t.id = v.id AND t.status = %s AND t.lease_until = v.lease_until
+RETURNING t.id
+"""
+_VALUES_ROW = "(%s, %s::timestamptz, %s, %s, %s::timestamptz, %s::boolean)"
+
+_COUNTS_SQL = f"""
+SELECT post_id, count(*), count(*) FILTER (WHERE status = %s), count(*) FILTER (WHERE status = %s)
+FROM {TARGET_TABLE} WHERE post_id = ANY(%s) GROUP BY post_id
+"""
+
+
+def record_published_many(items: list[Published]) -> set[str]:
+    """:func:`record_published` for several attempts in one transaction: their posts locked in id
+    order (the pipeline's lock order, post before targets), one fenced UPDATE for every target, the
+    entry counts of those posts in one query, and each post finalized once. A target whose lease
+    was taken over changes nothing, exactly as alone. Returns the ids of the targets written."""
+    if not items:
+        return set()
+    post_ids = sorted({item.claim.post_id for item in items})
+    with transaction.atomic():
+        posts = {
+            post.id: post for post in Post.objects.select_for_update(no_key=True).filter(id__in=post_ids).order_by("id")
+        }
+        live = [item for item in items if item.claim.post_id in posts]
+        if not live:
+            return set()
+        now = timezone.now()
+        params: list[Any] = [TargetStatus.PUBLISHED.value, now]
+        for item in live:
+            params += [
+                item.claim.target_id,
+                item.claim.lease_until,
+                item.platform_post_id,
+                item.url,
+                item.published_at or now,
+                item.draft_fallback,
+            ]
+        params.append(TargetStatus.PUBLISHING.value)
+        sql = _PUBLISH_MANY_SQL.replace("{values}", ", ".join([_VALUES_ROW] * len(live)))
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            owned = {row[0] for row in cursor.fetchall()}
+            if not owned:
+                return owned
+            touched_posts = sorted({item.claim.post_id for item in live if item.claim.target_id in owned})
+            cursor.execute(_COUNTS_SQL, [TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value, touched_posts])
+            counts = {row[0]: (row[1], row[2], row[3]) for row in cursor.fetchall()}
+        _finalize_many_locked([(posts[post_id], counts.get(post_id, (0, 0, 0))) for post_id in touched_posts])
+        # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
+        # platform and day, shared by every publisher), so their lock is held the shortest time.
+        hooks.on_targets_published(target_ids=sorted(owned))
+    return owned
 
 
 def record_failed(claim: Claim, *, error_code: str, message: str, remote_state: dict[str, Any] | None = None) -> bool:
@@ -125,22 +197,46 @@ def finalize_locked(post: Post, *, counts: tuple[int, int, int] | None = None) -
             failed=Count("id", filter=Q(status=TargetStatus.FAILED)),
         )
         counts = (aggregated["total"], aggregated["published"], aggregated["failed"])
+    names = _finalize_many_locked([(post, counts)])
+    return names.get(post.id)
+
+
+def _final_status(counts: tuple[int, int, int]) -> PostStatus | None:
     total, published, failed = counts
     if total == 0 or published + failed < total:
         return None
     if published == total:
-        status = PostStatus.COMPLETED
-    elif failed == total:
-        status = PostStatus.FAILED
-    else:
-        status = PostStatus.PARTIAL_FAILURE
+        return PostStatus.COMPLETED
+    if failed == total:
+        return PostStatus.FAILED
+    return PostStatus.PARTIAL_FAILURE
+
+
+def _finalize_many_locked(posts: list[tuple[Post, tuple[int, int, int]]]) -> dict[str, str]:
+    """:func:`finalize_locked` of several locked posts with their counts: one UPDATE per final
+    status, their entries read once for the events' records, then each post's one event and its
+    recurrence hook (only a post of a series has one to run). Returns post id → event name."""
+    finals = [
+        (post, status) for post, counts in posts if post.status not in FINAL_EVENT and (status := _final_status(counts))
+    ]
+    if not finals:
+        return {}
     now = timezone.now()
-    Post.objects.filter(id=post.id).update(status=status, finished_at=now, updated_at=now)
-    post.status, post.finished_at, post.updated_at = status, now, now
-    name = FINAL_EVENT[status]
-    _emit_post_event(post, name)
-    hooks.on_post_finished(post_id=post.id, status=status)
-    return name
+    by_status: dict[PostStatus, list[str]] = {}
+    for post, status in finals:
+        by_status.setdefault(status, []).append(post.id)
+    for status, ids in by_status.items():
+        Post.objects.filter(id__in=ids).update(status=status, finished_at=now, updated_at=now)
+    for post, status in finals:
+        post.status, post.finished_at, post.updated_at = status, now, now
+    prefetch_related_objects([post for post, _ in finals], "targets")  # the events' records, one query
+    names: dict[str, str] = {}
+    for post, status in finals:
+        names[post.id] = FINAL_EVENT[status]
+        _emit_post_event(post, FINAL_EVENT[status])
+        if post.recurring_post_id:
+            hooks.on_post_finished(post_id=post.id, status=status)
+    return names
 
 
 def finalize_post(post_id: str) -> str | None:

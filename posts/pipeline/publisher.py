@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
@@ -58,32 +59,38 @@ def publish_targets(target_ids: list[str]) -> int:
 
 
 def run_attempts(claims: list[Claim]) -> None:
-    """Run the attempts of ``claims`` side by side on up to ``PUBLISH_ATTEMPT_THREADS`` threads, so
-    one target's platform call and round trips overlap the others'. Each attempt is independent
-    (own claim, own fenced writes, own short transactions), so running them at once changes no
-    guarantee. Inside a caller's transaction (its rows invisible to other connections) they run one
-    after the other on the caller's connection. Every attempt runs even if another raises; the
-    first error is re-raised at the end."""
-    workers = min(len(claims), config.attempt_threads())
-    if workers <= 1 or connection.in_atomic_block:
-        for claim in claims:
-            attempt(claim)
+    """Run the attempts of ``claims``: their targets (with post and account) read in one query and
+    each account's credentials once, then the platform calls side by side on up to
+    ``PUBLISH_ATTEMPT_THREADS`` threads that do nothing but call the platform (no database). What
+    comes back is written by this thread as it arrives: the successes that arrived together in one
+    fenced statement and one transaction (``outcomes.record_published_many``, each post finalized
+    once), anything else through the same per-target paths as one attempt alone. Each attempt is
+    still fenced by its own claim, so this changes no guarantee. Inside a caller's transaction, or
+    for one claim, the calls run one after the other. Every attempt runs even if another raises;
+    the first error is re-raised at the end."""
+    if not claims:
         return
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish-attempt") as pool:
-        futures = [pool.submit(_attempt_in_thread, claim) for claim in claims]
-    errors = [error for error in (future.exception() for future in futures) if error is not None]
+    errors: list[BaseException] = []
+    calls = _prepare_calls(claims, errors)
+    workers = min(len(calls), config.attempt_threads())
+    if workers <= 1 or connection.in_atomic_block:
+        for call in calls:
+            _write_outcomes([(call, _call_platform(call))], errors)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish-attempt") as pool:
+            pending = {pool.submit(_call_in_thread, call): call for call in calls}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                arrived: list[tuple[_Call, _Outcome]] = []
+                for future in done:
+                    call = pending.pop(future)
+                    try:
+                        arrived.append((call, future.result()))
+                    except Exception as exc:  # the thread itself failed: nothing came back to write
+                        errors.append(exc)
+                _write_outcomes(arrived, errors)
     if errors:
         raise errors[0]
-
-
-def _attempt_in_thread(claim: Claim) -> None:
-    try:
-        attempt(claim)
-    except Exception:
-        logger.exception("publish attempt of %s raised", claim.target_id)
-        raise
-    finally:
-        connection.close()  # this thread's own connection: never leak one per pool thread
 
 
 class _Unsendable(Exception):
@@ -93,46 +100,141 @@ class _Unsendable(Exception):
         self.message = message
 
 
-def attempt(claim: Claim) -> None:
-    """Run one attempt of a claimed target; every path ends in a fenced write."""
-    target = PostTarget.objects.select_related("post", "account").filter(id=claim.target_id).first()
-    if target is None:
-        return
-    state: dict[str, Any] = dict(target.remote_state or {})
-    book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
+@dataclass
+class _Call:
+    """A claimed target ready to be sent: what the platform call needs, read beforehand."""
+
+    claim: Claim
+    target: PostTarget
+    state: dict[str, Any]
+    book: dict[str, Any]
+    client: PlatformClient
+    creds: Credentials
+    request: PublishRequest
+
+
+@dataclass
+class _Outcome:
+    """What the platform call of a :class:`_Call` ended with: a result (``found`` when the verify
+    lookup found the post), or the exception it raised."""
+
+    result: PublishResult | None = None
+    found: bool = False
+    error: BaseException | None = None
+
+
+def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Call]:
+    """The claimed targets with their post and account in one query, credentials once per account;
+    a target that cannot be sent is recorded here and left out."""
+    ids = [claim.target_id for claim in claims]
+    targets = {t.id: t for t in PostTarget.objects.select_related("post", "account").filter(id__in=ids)}
+    credentials: dict[str, Credentials] = {}
+    calls: list[_Call] = []
+    for claim in claims:
+        target = targets.get(claim.target_id)
+        if target is None:
+            continue
+        state: dict[str, Any] = dict(target.remote_state or {})
+        book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
+        try:
+            creds, request = _prepare(target, credentials)
+        except _Unsendable as exc:
+            outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+            continue
+        except AuthError as exc:
+            _on_auth_error(claim, target, exc)
+            continue
+        except PlatformError as exc:
+            _on_error(claim, target, exc, state, book, None, None, None)
+            continue
+        except Exception as exc:
+            logger.exception("preparing the publish attempt of %s raised", claim.target_id)
+            errors.append(exc)
+            continue
+        client = registry.get_client(target.platform)
+        calls.append(_Call(claim, target, state, book, client, creds, request))
+    return calls
+
+
+def _call_platform(call: _Call) -> _Outcome:
+    """The platform side of one attempt; never touches the database itself."""
     try:
-        creds, request = _prepare(target)
-    except _Unsendable as exc:
-        outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
-        return
-    except AuthError as exc:
-        _on_auth_error(claim, target, exc)
-        return
-    except PlatformError as exc:
-        _on_error(claim, target, exc, state, book, None, None, None)
-        return
-    client = registry.get_client(target.platform)
-    try:
-        if book.get("verify"):
+        if call.book.get("verify"):
             # The last attempt may have created the post (worker lost mid-call): look before sending.
-            found = client.lookup(creds, request)
+            found = call.client.lookup(call.creds, call.request)
             if found is not None and found.platform_post_id:
-                _record_result(claim, found)
-                return
-            book.pop("verify", None)
-        result = client.publish(creds, request, state)
-    except PlatformError as exc:
+                return _Outcome(result=found, found=True)
+            call.book.pop("verify", None)
+        return _Outcome(result=call.client.publish(call.creds, call.request, call.state))
+    except Exception as exc:
+        return _Outcome(error=exc)
+
+
+def _call_in_thread(call: _Call) -> _Outcome:
+    try:
+        return _call_platform(call)
+    finally:
+        connection.close()  # a client that touched the database opened this thread's own connection
+
+
+def _write_outcomes(arrived: list[tuple[_Call, _Outcome]], errors: list[BaseException]) -> None:
+    """Write what the platform calls in ``arrived`` ended with: the successes in one go, the rest
+    one by one."""
+    published = [
+        (call.claim, outcome.result)
+        for call, outcome in arrived
+        if outcome.error is None
+        and outcome.result is not None
+        and (outcome.found or outcome.result.done)
+        and outcome.result.platform_post_id
+    ]
+    if published:
+        try:
+            outcomes.record_published_many(
+                [
+                    outcomes.Published(
+                        claim=claim,
+                        platform_post_id=result.platform_post_id,
+                        url=result.url,
+                        published_at=result.published_at,
+                        draft_fallback=result.draft_fallback,
+                    )
+                    for claim, result in published
+                ]
+            )
+        except Exception as exc:
+            logger.exception("recording %d published targets raised", len(published))
+            errors.append(exc)
+    written = {claim.target_id for claim, _ in published}
+    for call, outcome in arrived:
+        if call.claim.target_id in written:
+            continue
+        try:
+            _finish_attempt(call, outcome)
+        except Exception as exc:
+            logger.exception("publish attempt of %s raised", call.claim.target_id)
+            errors.append(exc)
+
+
+def _finish_attempt(call: _Call, outcome: _Outcome) -> None:
+    """Every path of one attempt after its platform call ends in a fenced write."""
+    claim, target, state, book = call.claim, call.target, call.state, call.book
+    client, creds, request = call.client, call.creds, call.request
+    exc = outcome.error
+    if isinstance(exc, PlatformError):
         _on_error(claim, target, exc, state, book, client, creds, request)
         return
-    except NotSupported:
+    if isinstance(exc, NotSupported):
         outcomes.record_failed(
             claim,
             error_code=ErrorCode.INVALID_REQUEST,
             message=f"Publishing is not available on {target.platform}",
         )
         return
-    except Exception as exc:  # a bug or an unreadable answer after sending: the post may exist
-        logger.exception("publish of %s raised an unclassified error", claim.target_id)
+    if exc is not None:  # a bug or an unreadable answer after sending: the post may exist
+        logger.error(
+            "publish of %s raised an unclassified error", claim.target_id, exc_info=(type(exc), exc, exc.__traceback__)
+        )
         _on_error(
             claim,
             target,
@@ -144,7 +246,9 @@ def attempt(claim: Claim) -> None:
             request,
         )
         return
-    if result.done:
+    result = outcome.result
+    assert result is not None
+    if outcome.found or result.done:
         _record_result(claim, result)
         return
     delay = max(result.poll_after, 0.5)
@@ -158,7 +262,14 @@ def attempt(claim: Claim) -> None:
         _requeue(claim.target_id, delay)
 
 
-def _prepare(target: PostTarget) -> tuple[Credentials, PublishRequest]:
+def attempt(claim: Claim) -> None:
+    """Run one attempt of a claimed target; every path ends in a fenced write."""
+    run_attempts([claim])
+
+
+def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[Credentials, PublishRequest]:
+    """The credentials and the request of ``target``; ``credentials`` keeps each account's for the
+    rest of the batch (read, and refreshed when due, once per account)."""
     from accounts.services import account_fresh_credentials
 
     post = target.post
@@ -168,10 +279,13 @@ def _prepare(target: PostTarget) -> tuple[Credentials, PublishRequest]:
     if account.status == AccountStatus.UNAUTHORIZED:
         reason = f": {account.unauthorized_reason}" if account.unauthorized_reason else ""
         raise _Unsendable(ErrorCode.AUTH_EXPIRED, f"The account is unauthorized{reason}. Reconnect it and retry.")
-    try:
-        creds = account_fresh_credentials(account_id=account.id)
-    except ApplicationError:
-        raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
+    creds = credentials.get(account.id)
+    if creds is None:
+        try:
+            creds = account_fresh_credentials(account_id=account.id)
+        except ApplicationError:
+            raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
+        credentials[account.id] = creds
     media: tuple[MediaItem, ...] = ()
     if post.media_urls:
         from media.services import media_resolve

@@ -125,3 +125,66 @@ def test_attempt_threads_setting_defaults_to_ten(settings):
 
     assert config.attempt_threads() == 10
     assert publisher.config is config
+
+
+def test_results_written_together_stay_fenced_per_target(workspace):
+    """record_published_many: one statement for the batch, yet a target whose lease was taken over
+    (the sweeper recovered it) is left alone while its siblings are written; the post is finalized
+    only once every entry is terminal, with one event."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from posts.pipeline import outcomes
+    from posts.pipeline.claims import claim_targets
+
+    accounts = [fake_account(workspace, Platform.MASTODON, f"d{i}") for i in range(3)]
+    post = make_post(workspace, accounts, text="written together")
+    ids = [t.id for t in targets_of(post)]
+    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=60))
+    assert len(claims) == 3
+    taken_over = claims[2]
+    from posts.models import PostTarget
+
+    PostTarget.objects.filter(id=taken_over.target_id).update(lease_until=timezone.now() + dt.timedelta(hours=1))
+
+    items = [
+        outcomes.Published(claim=c, platform_post_id=f"r-{c.target_id}", url="", published_at=None) for c in claims
+    ]
+    assert outcomes.record_published_many(items) == {claims[0].target_id, claims[1].target_id}
+    assert outcomes.record_published_many(items) == set()  # written once: the leases are spent
+
+    statuses = {t.id: (t.status, t.platform_post_id, t.lease_until) for t in targets_of(post)}
+    assert statuses[claims[0].target_id] == (TargetStatus.PUBLISHED, f"r-{claims[0].target_id}", None)
+    assert statuses[taken_over.target_id][0] == TargetStatus.PUBLISHING
+    post.refresh_from_db()
+    assert post.status == PostStatus.PUBLISHING and events_of(post.id) == []
+
+    # The attempt that now owns the last entry finishes it: the post is finalized, one event.
+    PostTarget.objects.filter(id=taken_over.target_id).update(lease_until=taken_over.lease_until)
+    assert outcomes.record_published_many(items[2:]) == {taken_over.target_id}
+    post.refresh_from_db()
+    assert post.status == PostStatus.COMPLETED
+    assert [e["event"] for e in events_of(post.id)] == ["post.published"]
+
+
+def test_a_batch_tracks_its_published_targets_once_with_one_rollup_row(workspace, use_client):
+    """The batch tracks what it published in one statement (analytics platforms only); the rollup
+    the triggers keep counts each once, and a second batch over the same targets adds nothing."""
+    from analytics.models import AnalyticsDailyRollup, TrackedPost
+    from analytics.services import track_published_targets
+
+    use_client(SlowClient(Platform.BLUESKY, delay=0.01))
+    accounts = [fake_account(workspace, Platform.BLUESKY, f"e{i}") for i in range(3)]
+    posts = [make_post(workspace, accounts, text=f"tracked {i}") for i in range(2)]
+    ids = [t.id for post in posts for t in targets_of(post)]
+
+    assert publish_targets(ids) == 6
+    tracked = TrackedPost.objects.filter(workspace=workspace)
+    assert sorted(tracked.values_list("target_id", flat=True)) == sorted(ids)
+    assert {(r.platform_post_id, r.views) for r in tracked} == {(f"r-{i}", None) for i in ids}
+    assert sum(AnalyticsDailyRollup.objects.filter(workspace_id=workspace.id).values_list("posts", flat=True)) == 6
+
+    track_published_targets(target_ids=ids)  # idempotent: the same rows, counted once
+    assert TrackedPost.objects.filter(workspace=workspace).count() == 6
+    assert sum(AnalyticsDailyRollup.objects.filter(workspace_id=workspace.id).values_list("posts", flat=True)) == 6

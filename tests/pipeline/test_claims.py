@@ -277,3 +277,15 @@ def test_delete_racing_the_dispatcher_never_publishes_the_deleted_post(workspace
         publish_targets([target_id])  # whatever the dispatcher queued, delivered
         assert not Post.objects.filter(id=post.id).exists()
         assert client.sent[target_id] == 0
+
+
+def test_a_posts_entries_due_together_are_queued_as_one_batch(workspace):
+    accounts = [fake_account(workspace, Platform.MASTODON, f"together{i}") for i in range(3)]
+    past = timezone.now() - dt.timedelta(seconds=1)
+    post = make_post(workspace, accounts, status=PostStatus.SCHEDULED, scheduled_at=past)
+    ids = [t.id for t in targets_of(post)]
+
+    assert dispatch_due() == 1
+
+    [(task, batch, _)] = queued_publish_tasks(ids)
+    assert task == "posts.publish_targets" and sorted(batch) == sorted(ids)

@@ -116,3 +116,44 @@ def test_fixed_query_count(
         response = api.get(URL, {"limit": size, "platforms": "MASTODON", "startDate": "2000-01-01"})
     assert len(response.json()["posts"]) == size
     assert len(captured.captured_queries) == QUERIES
+
+
+def test_list_body_is_byte_for_byte_the_model_rendering(api: Any, workspace: Any, base: dt.datetime) -> None:
+    """The list renders from ``.values()`` rows: the same bytes as rendering the model instances
+    (media and previews, per-platform config fields, blanks as null, timestamps, entry order)."""
+    from rest_framework.renderers import JSONRenderer
+
+    image = uploaded(workspace, "image")
+    rich = make(
+        workspace,
+        base,
+        media_urls=[image, "https://elsewhere.invalid/x.png"],
+        media_alt_texts=["alt é 🚀"],
+        content_type="IMAGE",
+        scheduled_at=base + dt.timedelta(days=1),
+        thumbnail_url="https://elsewhere.invalid/t.png",
+    )
+    PostTargetFactory(post=rich, platform="YOUTUBE", config={"videoTitle": "T", "tags": ["a", "b"]})
+    PostTargetFactory(
+        post=rich,
+        platform="TIKTOK",
+        status="PUBLISHED",
+        platform_post_id="r1",
+        post_url="https://t.invalid/1",
+        published_at=base,
+        tiktok_draft_fallback=True,
+    )
+    PostTargetFactory(post=rich, platform="MASTODON", status="FAILED", error_message="no", error_code="x")
+    PostTargetFactory(post=rich, platform="PINTEREST", config={})
+    plain = make(workspace, base + dt.timedelta(hours=1), text="")
+    make(workspace, base + dt.timedelta(hours=2), status="DRAFT")
+    PostTargetFactory(post=plain, platform="BLUESKY")
+
+    from posts.models import PostTarget
+    from posts.rendering import TARGET_ORDER
+
+    assert list(TARGET_ORDER) == list(PostTarget._meta.ordering)  # the entries' order of post.targets.all()
+    response = api.get(URL)
+    models = list(Post.objects.filter(workspace=workspace).order_by("-created_at", "-id"))
+    expected = JSONRenderer().render({"posts": post_records(models), "total": 3, "hasMore": False})
+    assert response.content == expected

@@ -1,0 +1,84 @@
+"""One event's deliveries sent together (``webhooks.deliver_many``): one message per event, the
+POSTs side by side, successes recorded in one transaction, failures exactly as alone, and a second
+run of the task sending nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+import pytest
+from django.utils import timezone
+
+from tests.factories.webhooks import WebhookFactory
+from tests.webhooks.conftest import Receiver
+from webhooks.events import emit_event
+from webhooks.models import Attempt, Delivery, Webhook
+from webhooks.tasks import deliver, deliver_many
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("allow_private", "fast_retries")]
+
+
+def _hooks(receiver: Receiver, n: int) -> list[Webhook]:
+    first = WebhookFactory(url=receiver.url("/h0"))
+    return [first] + [WebhookFactory(workspace=first.workspace, url=receiver.url(f"/h{i}")) for i in range(1, n)]
+
+
+def test_an_events_deliveries_are_enqueued_as_one_task(
+    receiver: Receiver, django_capture_on_commit_callbacks: Any
+) -> None:
+    hooks = _hooks(receiver, 3)
+    with (
+        mock.patch.object(deliver_many, "apply_async") as many,
+        mock.patch.object(deliver, "apply_async") as one,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        emit_event(workspace_id=hooks[0].workspace_id, name="post.published", data={})
+    assert one.call_count == 0
+    [call] = many.call_args_list
+    assert sorted(call.kwargs["args"][0]) == sorted(Delivery.objects.values_list("id", flat=True))
+
+
+def test_deliver_many_sends_each_once_and_records_success(receiver: Receiver) -> None:
+    hooks = _hooks(receiver, 3)
+    Webhook.objects.filter(pk=hooks[0].pk).update(consecutive_failures=3)
+    emit_event(workspace_id=hooks[0].workspace_id, name="post.published", data={"n": 1})
+    ids = list(Delivery.objects.values_list("id", flat=True))
+
+    deliver_many.run(ids)
+    deliver_many.run(ids)  # a second delivery of the task sends nothing
+
+    assert sorted(r.path for r in receiver.requests) == ["/h0", "/h1", "/h2"]
+    assert Attempt.objects.count() == 3
+    for delivery in Delivery.objects.all():
+        assert (delivery.status, delivery.attempt_count, delivery.lease_until) == ("succeeded", 1, None)
+        assert delivery.last_attempt_at is not None and delivery.next_attempt_at is None
+    for webhook in Webhook.objects.all():
+        assert webhook.consecutive_failures == 0 and webhook.last_success_at is not None
+
+
+def test_deliver_many_records_a_failure_as_alone_and_skips_held_ones(receiver: Receiver) -> None:
+    hooks = _hooks(receiver, 3)
+    receiver.behave("/h1", status=500)
+    emit_event(workspace_id=hooks[0].workspace_id, name="post.published", data={})
+    held = Delivery.objects.get(webhook=hooks[2])
+    Delivery.objects.filter(pk=held.pk).update(lease_until=timezone.now() + timezone.timedelta(seconds=30))
+
+    deliver_many.run(list(Delivery.objects.values_list("id", flat=True)))
+
+    assert sorted(r.path for r in receiver.requests) == ["/h0", "/h1"]  # the held one is not sent
+    ok, failed, still_held = (Delivery.objects.get(webhook=h) for h in hooks)
+    assert ok.status == "succeeded"
+    assert failed.status == "pending" and failed.attempt_count == 1 and failed.last_error == "HTTP 500"
+    assert failed.next_attempt_at is not None and failed.lease_until is None
+    assert still_held.status == "pending" and still_held.attempt_count == 0
+    assert Webhook.objects.get(pk=hooks[1].pk).consecutive_failures == 1
+
+
+def test_deliver_many_closes_deliveries_of_an_inactive_webhook_without_a_post(receiver: Receiver) -> None:
+    hooks = _hooks(receiver, 2)
+    emit_event(workspace_id=hooks[0].workspace_id, name="post.published", data={})
+    Webhook.objects.filter(pk=hooks[1].pk).update(active=False)
+    deliver_many.run(list(Delivery.objects.values_list("id", flat=True)))
+    assert [r.path for r in receiver.requests] == ["/h0"]
+    assert Delivery.objects.get(webhook=hooks[1]).status == "failed"
