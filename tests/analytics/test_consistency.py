@@ -251,6 +251,12 @@ def test_reports_agree_with_the_model_and_each_other(
         assert sum(p[name] or 0 for p in points) == (now[name] or 0), name
     assert points[-1]["followers"] == followers_now
 
+    # The reports against each other directly, not only through the model.
+    assert overview["postsCount"]["value"] == len(listed) == sum(p["postsCount"] for p in points)
+    for name in COUNTERS:
+        value = overview[name]["value"]
+        assert (value or 0) == sum(getattr(t, name) or 0 for t in listed) == sum(p[name] or 0 for p in points), name
+
     # platform-breakdown (every platform; ``platforms`` does not apply): its rows add up to the
     # overview of every platform, and each row is the model for its platform alone
     breakdown = reports.platform_breakdown(workspace_id=ws, window=window)
@@ -259,6 +265,10 @@ def test_reports_agree_with_the_model_and_each_other(
     assert sum(r["postsCount"]["value"] for r in breakdown) == every["postsCount"]
     for name in COUNTERS:
         assert sum(r[name]["value"] or 0 for r in breakdown) == (every[name] or 0), name
+    if set(selected) == set(PLATFORMS):  # the overview covers what the breakdown's rows cover
+        assert overview["postsCount"]["value"] == sum(r["postsCount"]["value"] for r in breakdown)
+        for name in COUNTERS:
+            assert (overview[name]["value"] or 0) == sum(r[name]["value"] or 0 for r in breakdown), name
     for row in breakdown:
         alone = _expected(rows, [row["platform"]], start, end, inclusive=True)
         alone_before = _expected(rows, [row["platform"]], start - length, start, inclusive=False)

@@ -240,6 +240,80 @@ def test_platform_breakdown(api, data):
     assert rows["BLUESKY"]["likes"] == mv(7, 0, None)
 
 
+def test_platform_breakdown_in_full(api, data):
+    """Every row whole. Window [08-01, 08-31 00:00], previous [07-02, 08-01); followers at 08-31
+    and at 07-31 (the last instant before ``from``)."""
+    body = api.get(f"/api/v1/analytics/platform-breakdown?{WINDOW}").json()
+    assert body == {
+        "platforms": [
+            {
+                "platform": "FACEBOOK",
+                "views": mv(300, 50, 500.0),  # fb1 100 + fb2 200 (fb3 is 1 s late); fb0 50
+                "likes": mv(30, 5, 500.0),
+                "comments": mv(5, 0, None),
+                "shares": mv(5, 0, None),
+                "followers": mv(1100, 1000, 10.0),  # 08-30 count; 07-20 count
+                "postsCount": mv(2, 1, 100.0),
+                "avgViewsPerPost": mv(150.0, 50.0, 200.0),
+                "engagementRate": mv(13.33, 10.0, 33.33),  # (20 + 20)/300; 5/50
+                "supportedMetrics": [
+                    "views",
+                    "likes",
+                    "comments",
+                    "shares",
+                    "followers",
+                    "postsCount",
+                    "avgViewsPerPost",
+                    "engagementRate",
+                ],
+            },
+            {
+                "platform": "BLUESKY",
+                "views": mv(None, None, None),  # Bluesky reports no views...
+                "likes": mv(7, 0, None),
+                "comments": mv(3, 0, None),
+                "shares": mv(2, 0, None),
+                "followers": mv(None, None, None),  # ... and no count of it is known
+                "postsCount": mv(1, 0, None),
+                "avgViewsPerPost": mv(None, None, None),
+                "engagementRate": mv(None, None, None),
+                "supportedMetrics": ["likes", "comments", "shares", "followers", "postsCount"],
+            },
+            {
+                "platform": "YOUTUBE",
+                "views": mv(1000, 500, 100.0),  # yt1; yt0 (yt-old is before the previous window)
+                "likes": mv(50, 0, None),
+                "comments": mv(10, 0, None),
+                "shares": mv(None, None, None),  # YouTube reports no shares
+                "followers": mv(300, None, None),  # its first count is of 08-01
+                "postsCount": mv(1, 1, 0.0),
+                "avgViewsPerPost": mv(1000.0, 500.0, 100.0),
+                "engagementRate": mv(6.0, 0.0, None),  # 60/1000; 0/500, so no delta
+                "supportedMetrics": [
+                    "views",
+                    "likes",
+                    "comments",
+                    "followers",
+                    "postsCount",
+                    "avgViewsPerPost",
+                    "engagementRate",
+                ],
+            },
+        ]
+    }
+
+
+@pytest.mark.parametrize(("legacy", "granularity"), [("DAY", "DAILY"), ("WEEK", "WEEKLY"), ("MONTH", "MONTHLY")])
+def test_legacy_interval_is_an_alias_of_granularity(api, data, legacy, granularity):
+    old = api.get(f"/api/v1/analytics/timeseries?{WINDOW}&interval={legacy}")
+    new = api.get(f"/api/v1/analytics/timeseries?{WINDOW}&granularity={granularity}")
+    assert old.status_code == new.status_code == 200
+    assert old.json() == new.json() and old.json()["granularity"] == granularity
+    # Both given: granularity, the current name, decides.
+    both = api.get(f"/api/v1/analytics/timeseries?{WINDOW}&interval={legacy}&granularity=MONTHLY").json()
+    assert both["granularity"] == "MONTHLY" and len(both["points"]) == 1
+
+
 def test_posts_sorted_by_views_with_nulls_last(api, data):
     body = api.get(f"/api/v1/analytics/posts?{WINDOW}&sortBy=VIEWS&limit=3").json()
     assert body["total"] == 4 and body["page"] == 1 and body["limit"] == 3 and body["hasMore"] is True

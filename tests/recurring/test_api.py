@@ -345,6 +345,32 @@ def test_resume_drops_removed_accounts_or_refuses_when_none_left(api: Any, works
     assert series.status == "PAUSED"
 
 
+def test_resume_refuses_when_the_media_is_gone(api: Any, workspace: Any, masto: Any, clock: Any) -> None:
+    from media.models import MediaFile
+
+    image = uploaded(workspace, "image")
+    series = start(
+        api, masto, NOW + dt.timedelta(hours=1), {"frequency": "DAILY"}, contentType="IMAGE", mediaUrls=[image]
+    )
+    api.post(f"{SERIES}/{series.id}/pause", format="json")
+    MediaFile.objects.filter(public_url=image).delete()  # collected while nothing referenced it
+    clock.move_to(NOW + dt.timedelta(days=2))
+    response = api.post(f"{SERIES}/{series.id}/resume", format="json")
+    assert response.status_code == 400, response.json()
+    body = response.json()
+    assert (body["statusCode"], body["error"], body["code"]) == (400, "Bad Request", "media_not_found")
+    assert image in str(body["message"])
+    # Nothing changed: still PAUSED by the user, no occurrence created, no post.scheduled beyond the first.
+    after = api.get(f"{SERIES}/{series.id}").json()
+    assert (after["status"], after["pauseReason"], after["nextOccurrenceAt"], after["occurrenceCount"]) == (
+        "PAUSED",
+        "USER",
+        None,
+        1,
+    )
+    assert upcoming(series) == [] and len(scheduled_events(workspace.id)) == 1
+
+
 def test_delete_stops_the_series_keeps_published_posts(api: Any, masto: Any) -> None:
     series = start(api, masto, NOW + dt.timedelta(hours=1), {"frequency": "DAILY"})
     [scheduled] = upcoming(series)
