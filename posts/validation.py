@@ -190,7 +190,10 @@ def _attach_configs(plan: PostPlan, data: dict[str, Any]) -> None:
         key = "pageId" if platform == Platform.FACEBOOK else "connectionId"
         for index, config in enumerate(data.get(field_name) or []):
             wanted = config.get(key)
-            if wanted is not None and wanted not in requested:
+            # A page may be named by its pageId or its account id, in pageIds and in its config
+            # alike (a change is merged into account ids), so a config reaches its target either way.
+            matching = [t for t in targets if wanted is None or wanted in _names_of(t)]
+            if wanted is not None and not matching and wanted not in requested:
                 plan.issues.append(
                     Issue(
                         f"{field_name}[{index}].{key}: {wanted} is not among {CONNECTION_FIELDS[platform]}",
@@ -199,9 +202,12 @@ def _attach_configs(plan: PostPlan, data: dict[str, Any]) -> None:
                     )
                 )
                 continue
-            for target in targets:
-                if wanted is None or wanted == target.requested_id:
-                    target.config = _stored_config(config, key)
+            for target in matching:
+                target.config = _stored_config(config, key)
+
+
+def _names_of(target: TargetPlan) -> set[str]:
+    return {name for name in (target.requested_id, target.account.id, target.page_id) if name}
 
 
 def _stored_config(config: dict[str, Any], key: str) -> dict[str, Any]:

@@ -55,31 +55,60 @@ def chaos_stack():
 
 
 class Chaos(threading.Thread):
-    """Kills the worker every few seconds of its uptime (restarting it at once) ``kills`` times,
-    and wipes Redis once along the way."""
+    """Kills the worker every few seconds of its uptime (restarting it at once) and wipes Redis once
+    along the way. It kills at least ``min_kills`` times and goes on (up to ``max_kills``) while
+    less than half the entries are done, so the kills fall while the posts publish; ``snapshots``
+    records (entries done, entries created) at each kill, and ``wiped_at`` at the wipe."""
 
-    def __init__(self, stack: E2EStack, *, wipe_after: float, kills: int) -> None:
+    def __init__(
+        self,
+        stack: E2EStack,
+        *,
+        wipe_after: float,
+        min_kills: int,
+        max_kills: int,
+        expected: int,
+    ) -> None:
         super().__init__(daemon=True)
         self.stack = stack
         self.wipe_after = wipe_after
         self.stop = threading.Event()
         self.kills = 0
-        self.max_kills = kills
-        self.wiped = False
+        self.min_kills = min_kills
+        self.max_kills = max_kills
+        self.expected = expected
+        self.wiped_at: tuple[int, int] | None = None
+        self.snapshots: list[tuple[int, int]] = []
         self.error: BaseException | None = None
+
+    def _more(self) -> bool:
+        if self.kills < self.min_kills:
+            return True
+        done = self.snapshots[-1][0] if self.snapshots else 0
+        return self.kills < self.max_kills and done < self.expected // 2
 
     def run(self) -> None:
         started = time.monotonic()
         try:
-            while self.kills < self.max_kills and not self.stop.wait(random.uniform(3.0, 6.0)):
+            while self._more() and not self.stop.wait(random.uniform(3.0, 6.0)):
+                progress = _progress(self.stack)
                 self.stack.kill_worker()
                 self.kills += 1
-                if not self.wiped and time.monotonic() - started > self.wipe_after:
+                self.snapshots.append(progress)
+                if self.wiped_at is None and time.monotonic() - started > self.wipe_after:
                     self.stack.restart_redis()
-                    self.wiped = True
+                    self.wiped_at = progress
                 self.stack.start_worker()
         except BaseException as exc:  # surfaced by the test
             self.error = exc
+
+
+def _progress(stack: E2EStack) -> tuple[int, int]:
+    """(entries PUBLISHED or FAILED, entries created so far)."""
+    [(done, created)] = stack.sql(
+        "SELECT count(*) FILTER (WHERE status IN ('PUBLISHED', 'FAILED')), count(*) FROM posts_posttarget"
+    )
+    return int(done), int(created)
 
 
 def _create_posts(stack: E2EStack, accounts: dict[str, str], count: int) -> list[str]:
@@ -127,16 +156,22 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
         assert hook.status_code == 201, hook.text
         accounts = {platform: stack.connect_account(platform)["id"] for platform in PLATFORMS}
 
-        chaos = Chaos(stack, wipe_after=12.0, kills=6)
+        expected = POSTS * len(PLATFORMS)
+        chaos = Chaos(stack, wipe_after=12.0, min_kills=6, max_kills=15, expected=expected)
         chaos.start()
         try:
             post_ids = _create_posts(stack, accounts, POSTS)
-            wait_for(lambda: not chaos.is_alive(), timeout=300, interval=1, what="the chaos to run its course")
+            wait_for(lambda: not chaos.is_alive(), timeout=600, interval=1, what="the chaos to run its course")
         finally:
             chaos.stop.set()
             chaos.join(120)
         assert chaos.error is None, chaos.error
-        assert chaos.wiped and chaos.kills == 6
+        assert 6 <= chaos.kills <= 15, chaos.kills
+        # The chaos hit a run in progress: Redis was wiped with work still to do, and at least three
+        # kills fell while some entries were done and others not yet.
+        assert chaos.wiped_at is not None and chaos.wiped_at[0] < expected, chaos.wiped_at
+        mid_run = [(done, created) for done, created in chaos.snapshots if 0 < done < expected]
+        assert len(mid_run) >= 3, chaos.snapshots
         if "worker" not in stack.processes:
             stack.start_worker()
 
@@ -147,7 +182,7 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
 
         statuses = Counter(dict(stack.sql("SELECT status, count(*) FROM posts_posttarget GROUP BY status")))
         assert set(statuses) <= {"PUBLISHED", "FAILED"}, statuses
-        assert sum(statuses.values()) == POSTS * len(PLATFORMS)
+        assert sum(statuses.values()) == expected
         failures = stack.sql(
             "SELECT platform, error_code, count(*) FROM posts_posttarget WHERE status = 'FAILED' GROUP BY 1, 2"
         )
@@ -181,6 +216,9 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
             interval=1,
             what="every event at the webhook",
         )
-        print(f"chaos: {chaos.kills} worker kills, redis wiped, target statuses {dict(statuses)}, failures {failures}")
+        print(
+            f"chaos: {chaos.kills} worker kills at (done, created) {chaos.snapshots}, "
+            f"redis wiped at {chaos.wiped_at}, target statuses {dict(statuses)}, failures {failures}"
+        )
     finally:
         receiver.close()

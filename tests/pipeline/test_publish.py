@@ -12,6 +12,7 @@ from accounts.models import AccountStatus, SocialAccount
 from platforms.base import Platform
 from posts.models import Post, PostStatus, TargetStatus
 from posts.pipeline.publisher import publish_targets
+from posts.rendering import post_record
 from tests.pipeline.helpers import (
     connect_account,
     events_of,
@@ -45,6 +46,7 @@ def test_publish_now_writes_the_result_and_emits_one_event(sandbox, workspace):
     events = events_of(post.id)
     assert [e["event"] for e in events] == ["post.published"]
     record = events[0]["data"]["post"]
+    assert record == post_record(Post.objects.get(id=post.id))  # the post record, whole
     assert record["id"] == post.id and record["status"] == "COMPLETED"
     assert [(p["id"], p["status"], p["platformPostId"]) for p in record["platforms"]] == [
         (target.id, "PUBLISHED", target.platform_post_id)
@@ -81,7 +83,8 @@ def test_mixed_outcomes_give_partial_failure_with_one_event(sandbox, workspace):
     post.refresh_from_db()
     assert post.status == PostStatus.PARTIAL_FAILURE
     assert sorted(t.status for t in targets_of(post)) == [TargetStatus.FAILED, TargetStatus.PUBLISHED]
-    assert [e["event"] for e in events_of(post.id)] == ["post.partially_failed"]
+    [event] = events_of(post.id)
+    assert event["event"] == "post.partially_failed" and event["data"] == {"post": post_record(post)}
 
 
 def test_flaky_platform_is_retried_within_30_seconds_and_then_publishes(sandbox, workspace):

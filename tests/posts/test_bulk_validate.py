@@ -223,3 +223,21 @@ def test_bulk_replays_the_whole_batch_with_the_same_key(api: Any, masto: Any, en
     assert first.status_code == second.status_code == 201
     assert first.json() == second.json() and second["Idempotent-Replayed"] == "true"
     assert Post.objects.filter(text="batch").count() == 1
+
+
+def test_validate_replays_its_first_answer_with_the_same_key(api: Any, workspace: Any, masto: Any) -> None:
+    payload = {
+        "contentType": "TEXT",
+        "timezone": "UTC",
+        "text": "x" * 501,
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": [masto.id],
+    }
+    first = api.post(f"{URL}/validate", payload, format="json", HTTP_IDEMPOTENCY_KEY="v-1")
+    second = api.post(f"{URL}/validate", payload, format="json", HTTP_IDEMPOTENCY_KEY="v-1")
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json() and first.json()["valid"] is False
+    assert second["Idempotent-Replayed"] == "true"
+    changed = api.post(f"{URL}/validate", {**payload, "text": "ok"}, format="json", HTTP_IDEMPOTENCY_KEY="v-1")
+    assert changed.status_code == 422
+    assert Post.objects.count() == 0

@@ -93,16 +93,37 @@ def test_create_draft_and_dated_draft(api: Any, workspace: Any, masto: Any, enqu
         URL, body(platforms=["MASTODON"], mastodonConnectionIds=[masto.id], saveAsDraft=True), format="json"
     )
     assert response.status_code == 201
-    assert response.json()["status"] == "DRAFT" and response.json()["scheduledAt"] is None
-    assert response.json()["queuedPlatforms"] == [] and response.json()["isScheduled"] is False
+    assert response.json() == {
+        "postId": response.json()["postId"],
+        "status": "DRAFT",
+        "queuedPlatforms": [],
+        "skippedPlatforms": [],
+        "isScheduled": False,
+        "scheduledAt": None,
+    }
     when = future(90)
     response = api.post(
         URL,
         body(platforms=["MASTODON"], mastodonConnectionIds=[masto.id], saveAsDraft=True, scheduledAt=iso(when)),
         format="json",
     )
-    assert response.json()["status"] == "DRAFT" and response.json()["scheduledAt"] == iso(when)
-    assert Post.objects.get(id=response.json()["postId"]).scheduled_at == when
+    assert response.status_code == 201
+    assert response.json() == {
+        "postId": response.json()["postId"],
+        "status": "DRAFT",
+        "queuedPlatforms": [],
+        "skippedPlatforms": [],
+        "isScheduled": False,
+        "scheduledAt": iso(when),
+    }
+    dated = Post.objects.get(id=response.json()["postId"])
+    assert dated.scheduled_at == when
+    # the dated draft keeps its time on read, and the dispatcher leaves it alone when it falls due
+    assert api.get(f"{URL}/{dated.id}").json()["scheduledAt"] == iso(when)
+    from posts.pipeline.dispatcher import dispatch_due
+
+    Post.objects.filter(id=dated.id).update(scheduled_at=future(-1))
+    assert dispatch_due() == 0 and Post.objects.get(id=dated.id).status == "DRAFT"
     assert enqueued == [] and events(workspace.id, "post.scheduled") == []
 
 

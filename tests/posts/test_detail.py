@@ -203,3 +203,35 @@ def test_actions_on_other_workspace_are_404(api: Any, other_workspace: Any, anon
     assert response.status_code == 404 and response.json()["message"] == "Post not found or access denied"
     assert anon.post(f"{URL}/{foreign.id}/{action}", {}, format="json").status_code == 401
     assert Post.objects.get(id=foreign.id).status == "DRAFT"
+
+
+def test_patch_facebook_config_by_the_page_id_the_client_used(api: Any, workspace: Any, enqueued: list) -> None:
+    """A page is named by its ``pageId`` (or account id) in ``pageIds`` and ``facebookConfigs``; a
+    change naming the page the same way it was created reaches that entry."""
+    fb = account(workspace, "FACEBOOK", page_id="pg-88", display_name="Page")
+    post = create(
+        api,
+        platforms=["FACEBOOK"],
+        pageIds=["pg-88"],
+        facebookConfigs=[{"pageId": "pg-88", "postType": "FEED", "videoTitle": "Before"}],
+        scheduledAt=iso(future()),
+    )
+    for reference in ("pg-88", fb.id):
+        response = api.patch(
+            f"{URL}/{post.id}", {"facebookConfigs": [{"pageId": reference, "videoTitle": reference}]}, format="json"
+        )
+        assert response.status_code == 200, response.json()
+        [entry] = response.json()["platforms"]
+        assert (entry["pageId"], entry["facebookVideoTitle"]) == ("pg-88", reference)
+    response = api.patch(f"{URL}/{post.id}", {"facebookConfigs": [{"pageId": "pg-other"}]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == ["facebookConfigs[0].pageId: pg-other is not among pageIds"]
+    # the same page named both ways in one create
+    mixed = create(
+        api,
+        platforms=["FACEBOOK"],
+        pageIds=[fb.id],
+        facebookConfigs=[{"pageId": "pg-88", "postType": "REEL"}],
+        saveAsDraft=True,
+    )
+    assert mixed.targets.get().config == {"postType": "REEL"}
