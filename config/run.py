@@ -52,8 +52,11 @@ def start_children(commands: dict[str, list[str]], env: dict[str, str]) -> dict[
     gunicorn's master forwarding it to its workers); gunicorn's gthread worker can deadlock in
     its own quit handler when a second signal lands inside the first, and then hangs until its
     master kills it after the graceful timeout."""
+    # Out of the terminal's foreground group a child must never read the terminal (it would be
+    # stopped by SIGTTIN): none of them needs stdin.
     return {
-        name: subprocess.Popen(command, cwd=BASE_DIR, env=env, process_group=0) for name, command in commands.items()
+        name: subprocess.Popen(command, cwd=BASE_DIR, env=env, process_group=0, stdin=subprocess.DEVNULL)
+        for name, command in commands.items()
     }
 
 
