@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -42,6 +43,58 @@ def _demo_key() -> str:
     key_file.write_text(issued.plaintext + "\n")
     key_file.chmod(0o600)
     return issued.plaintext
+
+
+def start_children(commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
+    """Each child in a process group of its own: a terminal's Ctrl-C then reaches only this
+    supervisor, which passes exactly one SIGTERM to each child. Had the children shared the
+    terminal's group, each would get the terminal's SIGINT and then a second signal (ours, or
+    gunicorn's master forwarding it to its workers); gunicorn's gthread worker can deadlock in
+    its own quit handler when a second signal lands inside the first, and then hangs until its
+    master kills it after the graceful timeout."""
+    # Out of the terminal's foreground group a child must never read the terminal (it would be
+    # stopped by SIGTTIN): none of them needs stdin.
+    return {
+        name: subprocess.Popen(command, cwd=BASE_DIR, env=env, process_group=0, stdin=subprocess.DEVNULL)
+        for name, command in commands.items()
+    }
+
+
+def catch_stop_signals() -> threading.Event:
+    """From here on SIGINT and SIGTERM only ask ``supervise`` to stop. Installed before the
+    children start, so a Ctrl-C between the two cannot leave children running."""
+    stop_requested = threading.Event()
+    signal.signal(signal.SIGINT, lambda signum, frame: stop_requested.set())
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop_requested.set())
+    return stop_requested
+
+
+def supervise(
+    children: dict[str, subprocess.Popen[bytes]], stop_requested: threading.Event, grace_seconds: float = 30.0
+) -> int:
+    """Wait until a stop is requested (or a child exits on its own), then stop every child with
+    one SIGTERM and wait for it: 0 when asked to stop, 1 when a child exited by itself. A child
+    still running after ``grace_seconds`` is killed."""
+    exit_code = 0
+    while not stop_requested.is_set():
+        for name, child in children.items():
+            if child.poll() is not None:
+                print(f"{name} exited with {child.returncode}; stopping the rest", flush=True)
+                exit_code = 1
+                stop_requested.set()
+        stop_requested.wait(0.2)
+    for child in children.values():
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    for name, child in children.items():
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            print(f"{name} did not stop within {grace_seconds:.0f} s; killing it", flush=True)
+            child.kill()
+            child.wait()
+    return exit_code
 
 
 def main() -> int:
@@ -110,7 +163,8 @@ def main() -> int:
             str(embedded.VAR_DIR / "celerybeat-schedule"),
         ],
     }
-    children = {name: subprocess.Popen(cmd, cwd=BASE_DIR, env=env) for name, cmd in procs.items()}
+    stop_requested = catch_stop_signals()
+    children = start_children(procs, env)
     print(
         f"\nCrosspost is running (sandbox platforms: {env['PLATFORM_MODE'] == 'sandbox'})\n"
         f"  base URL:  {base}/api/v1\n"
@@ -118,31 +172,7 @@ def main() -> int:
         f"  demo workspace admin API key:\n{key}\n",
         flush=True,
     )
-    stopping = False
-
-    def stop(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    exit_code = 0
-    while not stopping:
-        for name, child in children.items():
-            if child.poll() is not None:
-                print(f"{name} exited with {child.returncode}; stopping the rest", flush=True)
-                exit_code = 1
-                stopping = True
-        time.sleep(0.5)
-    for child in children.values():
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    for child in children.values():
-        try:
-            child.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            child.kill()
+    exit_code = supervise(children, stop_requested)
     if ours:
         embedded.stop(only=ours)
     print("stopped", flush=True)

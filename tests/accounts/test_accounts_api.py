@@ -347,10 +347,15 @@ def test_an_unreachable_platform_is_a_502_that_changes_nothing(
 ) -> None:
     page = connect_account("FACEBOOK", workspace)
     pinner = connect_account("PINTEREST", workspace)
-    monkeypatch.setenv("PLATFORM_FACEBOOK_BASE_URL", "http://127.0.0.1:9")
-    monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")
+    reels = connect_account("INSTAGRAM", workspace)
+    for platform in ("FACEBOOK", "PINTEREST", "INSTAGRAM"):
+        monkeypatch.setenv(f"PLATFORM_{platform}_BASE_URL", "http://127.0.0.1:9")
 
-    for response, platform in ((_check(api, page.page_id), "FACEBOOK"), (_boards(api, pinner.id), "PINTEREST")):
+    for response, platform in (
+        (_check(api, page.page_id), "FACEBOOK"),
+        (_boards(api, pinner.id), "PINTEREST"),
+        (_audio(api, reels.id, audioType="music"), "INSTAGRAM"),
+    ):
         assert response.status_code == 502
         assert response.json() == {
             "statusCode": 502,

@@ -235,7 +235,8 @@ def test_callback_reports_a_declined_consent_and_a_bad_code(site: str, workspace
     bad_code = requests.get(
         f"{site}/connect/callback/MASTODON", params={"code": "not-a-code", "state": state}, timeout=10
     )
-    assert bad_code.status_code in (400, 502)
+    assert bad_code.status_code == 400  # the platform refused the code: the user's problem, not an outage
+    assert "refused the connection" in bad_code.text
     assert "Traceback" not in bad_code.text
     assert requests.get(f"{site}/connect/callback/MASTODON", timeout=10).status_code == 400
     assert not SocialAccount.objects.exists()
@@ -295,3 +296,42 @@ def test_live_mode_sends_the_user_to_the_real_consent_page_or_the_credentials_fo
             "%3A", ":"
         ).replace("%2F", "/")
     assert not SocialAccount.objects.exists()
+
+
+def test_instagram_connects_the_professional_account_linked_to_the_page(site: str, workspace: Workspace) -> None:
+    """INSTAGRAM goes through Facebook Login; the account is the Instagram professional account
+    linked to the user's page (not the Facebook user, not the page)."""
+    from platforms.sandbox.store import SandboxStore
+
+    url = connect_link_create(workspace_id=workspace.id).url
+    consent = requests.get(f"{url}/INSTAGRAM", allow_redirects=False, timeout=10).headers["Location"]
+    callback = requests.get(consent, allow_redirects=False, timeout=10).headers["Location"]
+    store = SandboxStore("instagram")
+    (user,) = store.all("user")
+    (page,) = store.all("page")
+    (professional,) = store.all("iguser")
+    assert page["ig_id"] == professional["id"] and user["pages"] == [page["id"]]
+
+    done = requests.get(callback, timeout=10)
+
+    assert done.status_code == 200, done.text[:300]
+    account = SocialAccount.objects.get(workspace=workspace)
+    assert (
+        account.platform,
+        account.external_id,
+        account.username,
+        account.display_name,
+        account.supports_instagram_audio,
+        account.page_id,
+        account.credentials_extra,
+    ) == (
+        "INSTAGRAM",
+        professional["id"],
+        professional["username"],
+        professional["name"],
+        True,
+        "",
+        {"page_id": page["id"]},
+    )
+    assert account.external_id not in (user["id"], page["id"])
+    assert f'data-account-id="{account.id}"' in done.text

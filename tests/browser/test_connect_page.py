@@ -40,6 +40,9 @@ def test_click_through_the_connect_page_on_a_phone(site: str, workspace: Workspa
 
     url = connect_link_create(workspace_id=workspace.id).url
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shots = [SCREENSHOTS / "connect-choose.png", SCREENSHOTS / "connect-success.png"]
+    for shot in shots:  # a file left by an earlier run must not pass for this run's screenshot
+        shot.unlink(missing_ok=True)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -70,4 +73,6 @@ def test_click_through_the_connect_page_on_a_phone(site: str, workspace: Workspa
     account = SocialAccount.objects.get(workspace=workspace)
     assert (shown_id, account.platform, account.status) == (account.id, "MASTODON", "active")
     assert shown_text.startswith(account.display_name)
-    assert (SCREENSHOTS / "connect-success.png").stat().st_size > 0
+    for shot in shots:
+        assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), shot
+        assert shot.stat().st_size > 10_000, shot  # a rendered page, not an empty image

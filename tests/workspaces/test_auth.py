@@ -333,3 +333,65 @@ def test_401_is_the_same_on_every_endpoint_and_method(workspace):
         response = getattr(client, method)(path, {}, format="json", headers={"Authorization": "Bearer cpk_nope"})
         assert (response.status_code, response.json()) == (401, UNAUTHORIZED), (method, path)
         assert "RateLimit-Remaining" in response
+
+
+def test_a_member_signs_in_through_the_oauth_endpoints_and_calls_the_api(client):
+    """The whole sign-in a CLI does: authorization code with PKCE at /oauth/authorize, the code
+    exchanged at /oauth/token, the access token used as a bearer on the API."""
+    import base64
+    import hashlib
+    from urllib.parse import parse_qs, urlsplit
+
+    user = UserFactory(username="erin")
+    membership = MembershipFactory(user=user, role="contributor", is_default=True)
+    application = get_application_model().objects.create(
+        name="crosspost-cli",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:8765/callback",
+        skip_authorization=True,
+        user=user,
+    )
+    verifier = "v" * 64
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    client.force_login(user)
+    authorized = client.get(
+        "/oauth/authorize/",
+        {
+            "response_type": "code",
+            "client_id": application.client_id,
+            "redirect_uri": "http://127.0.0.1:8765/callback",
+            "scope": "api",
+            "state": "s1",
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+        },
+    )
+    assert authorized.status_code == 302, authorized.content[:300]
+    redirect = parse_qs(urlsplit(authorized["Location"]).query)
+    assert redirect["state"] == ["s1"]
+    issued = APIClient().post(
+        "/oauth/token/",
+        {
+            "grant_type": "authorization_code",
+            "code": redirect["code"][0],
+            "redirect_uri": "http://127.0.0.1:8765/callback",
+            "client_id": application.client_id,
+            "code_verifier": verifier,
+        },
+    )
+    assert issued.status_code == 200, issued.content[:300]
+    token = issued.json()["access_token"]
+
+    me = APIClient().get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})
+    assert me.status_code == 200
+    assert (me.json()["tokenType"], me.json()["workspace"]["id"], me.json()["role"]["key"]) == (
+        "oauth",
+        membership.workspace_id,
+        "contributor",
+    )
+    # Only the checksum of the token is at rest.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT token, token_checksum FROM oauth2_provider_accesstoken")
+        stored = cursor.fetchall()
+    assert len(stored) == 1 and token not in str(stored)
