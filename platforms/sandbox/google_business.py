@@ -225,10 +225,13 @@ def report_insights(request: HttpRequest, account_id: str, location_id: str) -> 
     if user is None:
         return unauthenticated()
     body = json_body(request)
-    names = body.get("localPostNames") or []
-    metrics = [m.get("metric") for m in (body.get("basicRequest") or {}).get("metricRequests") or []]
-    time_range = (body.get("basicRequest") or {}).get("timeRange") or {}
-    if not names or len(names) > 10 or not metrics or not time_range.get("startTime"):
+    names = body.get("localPostNames")
+    basic = body.get("basicRequest")
+    basic = basic if isinstance(basic, dict) else {}
+    requested = basic.get("metricRequests")
+    metrics = [m.get("metric") for m in requested if isinstance(m, dict)] if isinstance(requested, list) else []
+    time_range = basic.get("timeRange") if isinstance(basic.get("timeRange"), dict) else {}
+    if not isinstance(names, list) or not 1 <= len(names) <= 10 or not metrics or not time_range.get("startTime"):
         return google_error(400, "badRequest", "localPostNames (1-10), metricRequests and timeRange are required")
     rates = {"LOCAL_POST_VIEWS_SEARCH": 180, "LOCAL_POST_ACTIONS_CALL_TO_ACTION": 12}
     entries = []

@@ -415,9 +415,9 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
 
 def _media_ids(params: dict[str, Any]) -> list[str]:
     raw = params.get("media_ids[]", params.get("media_ids", []))
-    if isinstance(raw, str):
+    if isinstance(raw, (str, int)):
         raw = [raw]
-    return [str(x) for x in raw or []]
+    return [str(x) for x in raw] if isinstance(raw, list) else []
 
 
 @simulator_view(SLUG)

@@ -289,7 +289,9 @@ def create_tweet(request: HttpRequest, user: dict[str, Any]) -> HttpResponse:
         return _problem(503, "Service Unavailable", "Service Unavailable")
     if scenario == "fail":
         return _problem(400, "Invalid Request", "The Tweet was refused by the sandbox (#sandbox-fail).", invalid)
-    media_ids = [str(m) for m in ((body.get("media") or {}).get("media_ids") or [])]
+    attached = body.get("media") if isinstance(body.get("media"), dict) else {}
+    listed = attached.get("media_ids")
+    media_ids = [str(m) for m in listed] if isinstance(listed, list) else []
     if not text.strip() and not media_ids:
         return _problem(
             400,

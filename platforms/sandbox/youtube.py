@@ -121,6 +121,8 @@ def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
 
 def _validate_metadata(body: dict[str, Any]) -> JsonResponse | None:
     snippet, status = body.get("snippet") or {}, body.get("status") or {}
+    if not isinstance(snippet, dict) or not isinstance(status, dict):
+        return google_error(400, "invalidVideoMetadata", "The request metadata is invalid (snippet/status).")
     title = str(snippet.get("title") or "")
     if not title.strip():
         return google_error(400, "invalidTitle", "The request metadata specifies an invalid or empty video title.")
@@ -143,7 +145,7 @@ def _start_session(request: HttpRequest, channel: dict[str, Any]) -> HttpRespons
     if request.GET.get("uploadType") != "resumable" or not request.GET.get("part"):
         return google_error(400, "badRequest", "uploadType=resumable and part are required")
     body = json_body(request)
-    snippet = body.get("snippet") or {}
+    snippet = body.get("snippet") if isinstance(body.get("snippet"), dict) else {}
     text = f"{snippet.get('title', '')}\n{snippet.get('description', '')}"
     scenario = marker(text)
     if scenario == "unauthorized":
@@ -167,7 +169,7 @@ def _start_session(request: HttpRequest, channel: dict[str, Any]) -> HttpRespons
             "snippet": {k: snippet[k] for k in ("title", "description", "tags", "categoryId") if k in snippet},
             "status": {
                 k: v
-                for k, v in (body.get("status") or {}).items()
+                for k, v in (body.get("status") or {}).items()  # a dict: _validate_metadata checked
                 if k in {"privacyStatus", "license", "embeddable", "selfDeclaredMadeForKids"}
             },
             "notify": request.GET.get("notifySubscribers", "true"),
@@ -288,7 +290,8 @@ def playlist_items(request: HttpRequest) -> HttpResponse:
     if channel is None:
         return unauthenticated()
     if request.method == "POST":
-        snippet = json_body(request).get("snippet") or {}
+        snippet = json_body(request).get("snippet")
+        snippet = snippet if isinstance(snippet, dict) else {}
         playlist = store.get("playlist", str(snippet.get("playlistId") or ""))
         if playlist is None:
             return google_error(
@@ -298,7 +301,9 @@ def playlist_items(request: HttpRequest) -> HttpResponse:
             )
         if playlist["owner"] != channel["id"]:
             return google_error(403, "playlistItemsNotAccessible", "The request is not properly authorized.")
-        video = store.get("video", str((snippet.get("resourceId") or {}).get("videoId") or ""))
+        resource = snippet.get("resourceId")
+        video_id = resource.get("videoId") if isinstance(resource, dict) else None
+        video = store.get("video", str(video_id or ""))
         if video is None:
             return google_error(404, "videoNotFound", "The video that you are trying to add cannot be found.")
         if video["id"] not in playlist["items"]:
