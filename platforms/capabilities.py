@@ -204,6 +204,14 @@ CAPABILITIES: dict[Platform, Capabilities] = {
 ANALYTICS_PLATFORMS: tuple[Platform, ...] = tuple(p for p, c in CAPABILITIES.items() if c.has_analytics)
 
 
+def title_limit(platform: Platform) -> int:
+    """The title limit of a platform whose posts carry a title (KeyError for one without)."""
+    limit = CAPABILITIES[platform].title_limit
+    if limit is None:
+        raise KeyError(f"{platform.value} posts carry no title")
+    return limit
+
+
 def text_length(platform: Platform, text: str) -> int:
     counting = CAPABILITIES[platform].text_counting
     if counting == "x_weighted":

@@ -39,6 +39,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.capabilities import title_limit
 from platforms.http import dialog_url, json_or_empty, send, token_credentials, utcnow
 
 LIVE_BASE_URL = "https://open.tiktokapis.com"
@@ -49,7 +50,6 @@ VIDEO_FIELDS = (
     "id,title,video_description,create_time,cover_image_url,share_url,view_count,like_count,comment_count,share_count"
 )
 DAILY_CAP_CODES = {"spam_risk_too_many_posts", "reached_active_user_cap"}
-PHOTO_TITLE_LIMIT = 90
 
 _AUTH = {"access_token_invalid", "invalid_grant", "invalid_client", "token_expired", "auth_removed"}
 _PERMISSION = {
@@ -268,7 +268,7 @@ class Client(PlatformClient):
                     post_info["video_cover_timestamp_ms"] = int(request.options["coverTimestampMs"])
                 path, payload = "v2/post/publish/video/init/", {"post_info": post_info, "source_info": source}
         else:
-            title = str(request.options.get("title") or request.text.split("\n")[0])[:PHOTO_TITLE_LIMIT]
+            title = str(request.options.get("title") or request.text.split("\n")[0])[: title_limit(Platform.TIKTOK)]
             post_info = {
                 "title": title,
                 "description": request.text,

@@ -28,7 +28,7 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
-from platforms.capabilities import CAPABILITIES
+from platforms.capabilities import title_limit as platform_title_limit
 from platforms.http import as_int, download_media, json_or_empty, parse_instant, send
 
 LIVE_BASE_URL = "https://www.googleapis.com"
@@ -98,7 +98,7 @@ class Client(GoogleClient):
 
     def _metadata(self, request: PublishRequest) -> dict[str, Any]:
         options = request.options
-        title_limit = CAPABILITIES[Platform.YOUTUBE].title_limit or 100
+        title_limit = platform_title_limit(Platform.YOUTUBE)
         text = request.text.strip()
         first_line = text.splitlines()[0] if text else ""
         title = str(options.get("videoTitle") or first_line).strip()[:title_limit] or "Untitled"

@@ -407,7 +407,7 @@ def create_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     rkey = str(body.get("rkey") or "")
     log = {"publish": True, "marker": rkey or None, "text": str(record.get("text", ""))[:80]}
     request.sandbox_log = log  # type: ignore[attr-defined]
-    if body.get("repo") not in {user["did"], user["handle"]}:
+    if str(body.get("repo")) not in {user["did"], user["handle"]}:
         raise XrpcError(400, "InvalidRequest", "Invalid repo")
     if body.get("collection") != POST:
         raise XrpcError(400, "InvalidRequest", f"Unsupported collection: {body.get('collection')}")

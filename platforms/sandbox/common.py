@@ -46,6 +46,12 @@ def request_params(request: HttpRequest) -> dict[str, Any]:
     return params
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one: a field of the wrong type reads as
+    absent, so the simulator answers it with the platform's validation error, never a crash."""
+    return value if isinstance(value, dict) else {}
+
+
 def bearer_token(request: HttpRequest) -> str:
     """The token of an ``Authorization: Bearer <token>`` header ("" without one)."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")

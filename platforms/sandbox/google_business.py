@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
-from platforms.sandbox.common import digest, fetch_media, grown, iso, sniff_kind
+from platforms.sandbox.common import as_dict, digest, fetch_media, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -65,7 +65,9 @@ def accounts(request: HttpRequest) -> HttpResponse:
                     "name": f"accounts/{user['account']}",
                     "accountName": "Sandbox Bakeries",
                     "type": "PERSONAL",
+                    "role": "PRIMARY_OWNER",
                     "verificationState": "VERIFIED",
+                    "permissionLevel": "OWNER_LEVEL",
                     "vettedState": "NOT_VETTED",
                 }
             ]
@@ -225,10 +227,12 @@ def report_insights(request: HttpRequest, account_id: str, location_id: str) -> 
     if user is None:
         return unauthenticated()
     body = json_body(request)
-    names = body.get("localPostNames") or []
-    metrics = [m.get("metric") for m in (body.get("basicRequest") or {}).get("metricRequests") or []]
-    time_range = (body.get("basicRequest") or {}).get("timeRange") or {}
-    if not names or len(names) > 10 or not metrics or not time_range.get("startTime"):
+    names = body.get("localPostNames")
+    basic = as_dict(body.get("basicRequest"))
+    requested = basic.get("metricRequests")
+    metrics = [str(m.get("metric")) for m in requested if isinstance(m, dict)] if isinstance(requested, list) else []
+    time_range = as_dict(basic.get("timeRange"))
+    if not isinstance(names, list) or not 1 <= len(names) <= 10 or not metrics or not time_range.get("startTime"):
         return google_error(400, "badRequest", "localPostNames (1-10), metricRequests and timeRange are required")
     rates = {"LOCAL_POST_VIEWS_SEARCH": 180, "LOCAL_POST_ACTIONS_CALL_TO_ACTION": 12}
     entries = []

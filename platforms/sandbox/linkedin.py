@@ -111,7 +111,7 @@ def userinfo(request: HttpRequest) -> HttpResponse:
             "sub": member["id"],
             "email_verified": True,
             "name": member["name"],
-            "locale": {"country": "US", "language": "en"},
+            "locale": "en-US",
             "given_name": "Sandbox",
             "family_name": f"Member {member['id'][:4]}",
             "email": f"{member['id']}@example.com",
@@ -253,6 +253,7 @@ def _post_view(post: dict[str, Any]) -> dict[str, Any]:
         "createdAt": int(post["created"] * 1000),
         "publishedAt": int(post["created"] * 1000),
         "lastModifiedAt": int(post["created"] * 1000),
+        "lifecycleStateInfo": {"isEditedByAuthor": False},
     }
 
 
@@ -346,8 +347,18 @@ def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
         {
             "target": urn,
             "$URN": f"urn:li:socialActions:{urn}",
-            "likesSummary": {"totalLikes": likes, "likedByCurrentUser": False, "aggregatedTotalLikes": likes},
-            "commentsSummary": {"totalFirstLevelComments": comments, "aggregatedTotalComments": comments},
+            "likesSummary": {
+                "selectedLikes": [],
+                "totalLikes": likes,
+                "likedByCurrentUser": False,
+                "aggregatedTotalLikes": likes,
+            },
+            "commentsSummary": {
+                "selectedComments": [],
+                "totalFirstLevelComments": comments,
+                "commentsState": "OPEN",
+                "aggregatedTotalComments": comments,
+            },
         }
     )
 

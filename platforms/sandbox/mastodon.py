@@ -93,7 +93,14 @@ def _account_json(request: HttpRequest, account: dict[str, Any], *, with_source:
         "fields": [],
     }
     if with_source:
-        doc["source"] = {"privacy": "public", "sensitive": False, "language": "en", "note": "", "fields": []}
+        doc["source"] = {
+            "privacy": "public",
+            "sensitive": False,
+            "language": "en",
+            "note": "",
+            "fields": [],
+            "follow_requests_count": 0,
+        }
     return doc
 
 
@@ -399,6 +406,11 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "replies_count": grown(status["created"], 0.2),
         "reblogs_count": grown(status["created"], 0.5),
         "favourites_count": grown(status["created"], 1.5),
+        # present on authenticated reads, and every simulated read is authenticated
+        "favourited": False,
+        "reblogged": False,
+        "muted": False,
+        "bookmarked": False,
         "edited_at": None,
         "content": paragraphs,
         "reblog": None,
@@ -415,9 +427,9 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
 
 def _media_ids(params: dict[str, Any]) -> list[str]:
     raw = params.get("media_ids[]", params.get("media_ids", []))
-    if isinstance(raw, str):
+    if isinstance(raw, (str, int)):
         raw = [raw]
-    return [str(x) for x in raw or []]
+    return [str(x) for x in raw] if isinstance(raw, list) else []
 
 
 @simulator_view(SLUG)

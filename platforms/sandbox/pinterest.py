@@ -195,6 +195,7 @@ def user_account(request: HttpRequest) -> HttpResponse:
             "id": user["id"],
             "username": user["username"],
             "business_name": f"Sandbox Pinner {user['id'][-4:]}",
+            "about": "A simulated Pinterest business account.",
             "profile_image": f"https://i.pinimg.com/sandbox/{user['id']}.jpg",
             "website_url": "https://example.com",
             "board_count": len(user["boards"]),
@@ -231,12 +232,22 @@ def boards(request: HttpRequest) -> HttpResponse:
     wanted = {"ALL": {"PUBLIC", "PROTECTED", "SECRET"}, "PUBLIC_AND_SECRET": {"PUBLIC", "SECRET"}}.get(
         privacy, {privacy}
     )
-    items = [
-        {**{k: v for k, v in b.items() if k != "owner"}, "owner": {"username": user["username"]}}
-        for b in (store.get("board", i) for i in user["boards"])
-        if b and b["privacy"] in wanted
-    ]
-    return _page(request, items)
+    boards = [b for b in (store.get("board", i) for i in user["boards"]) if b and b["privacy"] in wanted]
+    pins = [p for p in store.all("pin") if p["owner"] == user["id"]]
+    return _page(request, [_board_view(b, user, [p for p in pins if p["board_id"] == b["id"]]) for b in boards])
+
+
+def _board_view(board: dict[str, Any], user: dict[str, Any], pins: list[dict[str, Any]]) -> dict[str, Any]:
+    latest = max((p["created"] for p in pins), default=None)
+    return {
+        **{k: v for k, v in board.items() if k != "owner"},
+        "board_pins_modified_at": iso(latest) if latest is not None else board["created_at"],
+        "collaborator_count": 0,
+        "pin_count": len(pins),
+        "follower_count": 0,
+        "media": {"image_cover_url": pins[-1]["image_url"] if pins else None, "pin_thumbnail_urls": []},
+        "owner": {"username": user["username"]},
+    }
 
 
 # --- media uploads -------------------------------------------------------------------------
@@ -306,8 +317,17 @@ def _pin_view(pin: dict[str, Any]) -> dict[str, Any]:
         "description": pin["description"],
         "alt_text": pin["alt_text"],
         "board_id": pin["board_id"],
+        "board_section_id": None,
         "board_owner": {"username": pin["username"]},
+        "is_owner": True,
+        "dominant_color": "#6E7874",
+        "creative_type": "VIDEO" if pin["media_type"] == "video" else "REGULAR",
         "media": {"media_type": pin["media_type"], "images": {"150x150": image, "600x": image}},
+        "parent_pin_id": None,
+        "is_standard": True,
+        "has_been_promoted": False,
+        "note": "",
+        "pin_metrics": None,
     }
 
 

@@ -17,7 +17,7 @@ from django.urls import path
 
 from platforms.base import Platform
 from platforms.capabilities import text_length
-from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
+from platforms.sandbox.common import as_dict, bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
@@ -289,7 +289,8 @@ def create_tweet(request: HttpRequest, user: dict[str, Any]) -> HttpResponse:
         return _problem(503, "Service Unavailable", "Service Unavailable")
     if scenario == "fail":
         return _problem(400, "Invalid Request", "The Tweet was refused by the sandbox (#sandbox-fail).", invalid)
-    media_ids = [str(m) for m in ((body.get("media") or {}).get("media_ids") or [])]
+    listed = as_dict(body.get("media")).get("media_ids")
+    media_ids = [str(m) for m in listed] if isinstance(listed, list) else []
     if not text.strip() and not media_ids:
         return _problem(
             400,

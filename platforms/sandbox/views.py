@@ -101,7 +101,7 @@ def control_faults(request: HttpRequest, slug: str) -> JsonResponse:
     try:
         times = int(body.get("times", 1))
         seconds = float(body.get("seconds", 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return JsonResponse({"error": "times and seconds must be numbers"}, status=400)
     if times < 1 or not 0 <= seconds <= 60:
         return JsonResponse({"error": "times must be at least 1 and seconds within 0..60"}, status=400)

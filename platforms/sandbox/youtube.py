@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
-from platforms.sandbox.common import digest, grown, iso, sniff_kind
+from platforms.sandbox.common import as_dict, digest, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -64,6 +64,8 @@ def _channel_view(channel: dict[str, Any], parts: set[str]) -> dict[str, Any]:
             "customUrl": f"@{channel['id'][2:10].lower()}",
             "publishedAt": iso(channel["created"]),
             "thumbnails": {"default": thumb},
+            "localized": {"title": channel["title"], "description": "A simulated channel"},
+            "country": "US",
         }
     if "contentDetails" in parts:
         item["contentDetails"] = {"relatedPlaylists": {"likes": "", "uploads": channel["uploads"]}}
@@ -98,6 +100,18 @@ def channels(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _thumbnails(video_id: str) -> dict[str, Any]:
+    return {
+        "default": {"url": f"https://i.ytimg.com/vi/{video_id}/default.jpg", "width": 120, "height": 90},
+        "high": {"url": f"https://i.ytimg.com/vi/{video_id}/hqdefault.jpg", "width": 480, "height": 360},
+    }
+
+
+def _channel_title(channel_id: str) -> str:
+    channel = store.get("channel", channel_id)
+    return str(channel["title"]) if channel else ""
+
+
 def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
     item: dict[str, Any] = {"kind": "youtube#video", "etag": digest("etag", video["id"]), "id": video["id"]}
     if "snippet" in parts:
@@ -105,10 +119,17 @@ def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
             **video["snippet"],
             "publishedAt": iso(video["created"]),
             "channelId": video["owner"],
-            "thumbnails": {"default": {"url": f"https://i.ytimg.com/vi/{video['id']}/default.jpg"}},
+            "thumbnails": _thumbnails(video["id"]),
+            "channelTitle": _channel_title(video["owner"]),
+            "categoryId": str(video["snippet"].get("categoryId") or "22"),
+            "liveBroadcastContent": "none",
+            "localized": {
+                "title": video["snippet"].get("title", ""),
+                "description": video["snippet"].get("description", ""),
+            },
         }
     if "status" in parts:
-        item["status"] = {"uploadStatus": "uploaded", **video["status"]}
+        item["status"] = {"uploadStatus": "uploaded", "publicStatsViewable": True, **video["status"]}
     if "statistics" in parts:
         item["statistics"] = {
             "viewCount": str(grown(video["created"], 90)),
@@ -121,6 +142,8 @@ def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
 
 def _validate_metadata(body: dict[str, Any]) -> JsonResponse | None:
     snippet, status = body.get("snippet") or {}, body.get("status") or {}
+    if not isinstance(snippet, dict) or not isinstance(status, dict):
+        return google_error(400, "invalidVideoMetadata", "The request metadata is invalid (snippet/status).")
     title = str(snippet.get("title") or "")
     if not title.strip():
         return google_error(400, "invalidTitle", "The request metadata specifies an invalid or empty video title.")
@@ -143,7 +166,7 @@ def _start_session(request: HttpRequest, channel: dict[str, Any]) -> HttpRespons
     if request.GET.get("uploadType") != "resumable" or not request.GET.get("part"):
         return google_error(400, "badRequest", "uploadType=resumable and part are required")
     body = json_body(request)
-    snippet = body.get("snippet") or {}
+    snippet = as_dict(body.get("snippet"))
     text = f"{snippet.get('title', '')}\n{snippet.get('description', '')}"
     scenario = marker(text)
     if scenario == "unauthorized":
@@ -167,7 +190,7 @@ def _start_session(request: HttpRequest, channel: dict[str, Any]) -> HttpRespons
             "snippet": {k: snippet[k] for k in ("title", "description", "tags", "categoryId") if k in snippet},
             "status": {
                 k: v
-                for k, v in (body.get("status") or {}).items()
+                for k, v in (body.get("status") or {}).items()  # a dict: _validate_metadata checked
                 if k in {"privacyStatus", "license", "embeddable", "selfDeclaredMadeForKids"}
             },
             "notify": request.GET.get("notifySubscribers", "true"),
@@ -258,6 +281,7 @@ def videos(request: HttpRequest) -> HttpResponse:
     return JsonResponse(
         {
             "kind": "youtube#videoListResponse",
+            "etag": digest("list", *ids),
             "pageInfo": {"totalResults": len(items), "resultsPerPage": len(items)},
             "items": items,
         }
@@ -267,16 +291,19 @@ def videos(request: HttpRequest) -> HttpResponse:
 def _playlist_item(playlist_id: str, video: dict[str, Any], position: int) -> dict[str, Any]:
     return {
         "kind": "youtube#playlistItem",
+        "etag": digest("etag", playlist_id, video["id"]),
         "id": digest("pli", playlist_id, video["id"]),
         "snippet": {
             "publishedAt": iso(video["created"]),
             "channelId": video["owner"],
             "title": video["snippet"].get("title", ""),
             "description": video["snippet"].get("description", ""),
-            "thumbnails": {"default": {"url": f"https://i.ytimg.com/vi/{video['id']}/default.jpg"}},
+            "thumbnails": _thumbnails(video["id"]),
+            "channelTitle": _channel_title(video["owner"]),
             "playlistId": playlist_id,
             "position": position,
             "resourceId": {"kind": "youtube#video", "videoId": video["id"]},
+            "videoOwnerChannelId": video["owner"],
         },
         "contentDetails": {"videoId": video["id"], "videoPublishedAt": iso(video["created"])},
     }
@@ -288,7 +315,7 @@ def playlist_items(request: HttpRequest) -> HttpResponse:
     if channel is None:
         return unauthenticated()
     if request.method == "POST":
-        snippet = json_body(request).get("snippet") or {}
+        snippet = as_dict(json_body(request).get("snippet"))
         playlist = store.get("playlist", str(snippet.get("playlistId") or ""))
         if playlist is None:
             return google_error(
@@ -298,7 +325,7 @@ def playlist_items(request: HttpRequest) -> HttpResponse:
             )
         if playlist["owner"] != channel["id"]:
             return google_error(403, "playlistItemsNotAccessible", "The request is not properly authorized.")
-        video = store.get("video", str((snippet.get("resourceId") or {}).get("videoId") or ""))
+        video = store.get("video", str(as_dict(snippet.get("resourceId")).get("videoId") or ""))
         if video is None:
             return google_error(404, "videoNotFound", "The video that you are trying to add cannot be found.")
         if video["id"] not in playlist["items"]:
@@ -319,6 +346,7 @@ def playlist_items(request: HttpRequest) -> HttpResponse:
     page, next_token = window
     body: dict[str, Any] = {
         "kind": "youtube#playlistItemListResponse",
+        "etag": digest("list", playlist_id, str(len(mine))),
         "pageInfo": {"totalResults": len(mine), "resultsPerPage": len(page)},
         "items": [_playlist_item(playlist_id, v, i) for i, v in enumerate(page)],
     }

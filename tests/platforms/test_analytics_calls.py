@@ -5,6 +5,7 @@ platform reports are exactly those its capabilities row names."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
@@ -49,3 +50,17 @@ def test_metrics_report_the_figures_the_table_names(harness: Harness) -> None:
             assert isinstance(value, int) and value >= 0, (name, figures)
         else:
             assert value is None, (name, figures)
+
+
+def test_metrics_for_many_posts_cross_every_batch_and_skip_unknown_ones(harness: Harness) -> None:
+    """More ids than any platform takes in one call (X: 100), most of them unknown to the platform
+    (deleted posts): the known posts' figures come back, the unknown ones are left out."""
+    if not CAPABILITIES[harness.case.platform].metrics:
+        return
+    first = harness.publish("first measured", target_id="tgt_many_1").platform_post_id
+    last = harness.publish("last measured", target_id="tgt_many_2").platform_post_id
+    # same shape as a real id of the platform, trailing characters no simulated post has yet
+    unknown = [re.sub(r"[0-9A-Za-z]{4}$", f"9{n:03d}", first) for n in range(1, 104)]
+    assert first not in unknown and last not in unknown
+    metrics = harness.client.fetch_post_metrics(harness.creds, [first, *unknown, last])
+    assert set(metrics) == {first, last}

@@ -164,6 +164,10 @@ def test_faults_control_lists_refuses_unknown_kinds_and_clears(sandbox: str) -> 
     refused = requests.post(base, json={"kind": "quota_exhausted"}, timeout=10)
     assert refused.status_code == 400 and "quota_exhausted" not in refused.json()["supported"]
     assert requests.post(base, json={"kind": "timeout", "seconds": 99}, timeout=10).status_code == 400
+    for odd in ({"times": "many"}, {"times": None}, {"seconds": [1]}):
+        assert requests.post(base, json={"kind": "timeout", **odd}, timeout=10).status_code == 400
+    huge = b'{"kind": "timeout", "times": 1e400}'  # json reads it as infinity
+    assert requests.post(base, data=huge, headers={"Content-Type": "application/json"}, timeout=10).status_code == 400
     assert requests.post(base, json={"kind": "rate_limited", "times": 2, "path": "/statuses"}, timeout=10).ok
     (armed,) = requests.get(base, timeout=10).json()["faults"]
     assert (armed["kind"], armed["left"], armed["path"]) == ("rate_limited", 2, "/statuses")

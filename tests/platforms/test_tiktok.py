@@ -21,12 +21,14 @@ from platforms.base import (
     Metrics,
     NotSupported,
     Permanent,
+    Platform,
     PublishRequest,
     QuotaExhausted,
     RateLimited,
     Transient,
     UnknownOutcome,
 )
+from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from platforms.tiktok import LIVE_BASE_URL, Client
@@ -94,6 +96,20 @@ def test_photo_post(sandbox: str, creator: ConnectedIdentity, media_server: str)
     job = SandboxStore("tiktok").get("publish", entry["remoteId"])
     assert job is not None and job["kind"] == "PHOTO" and job["title"] == "Two photos"
     assert job["description"] == "Two photos\nmore words"
+
+
+def test_photo_title_is_cut_to_the_tables_title_limit(
+    sandbox: str, creator: ConnectedIdentity, media_server: str
+) -> None:
+    media = tuple(
+        MediaItem(url=f"{media_server}/{n}", kind="image", mime_type="image/jpeg") for n in ("sample.jpg", "sample.png")
+    )
+    first_line = "word " * 40
+    request = PublishRequest("t3", "CAROUSEL", f"{first_line}\nrest", media=media)
+    assert drive(get_client("TIKTOK"), creator.credentials, request)[-1].done
+    job = SandboxStore("tiktok").get("publish", publishes(sandbox)[0]["remoteId"])
+    assert job is not None and job["title"] == first_line[: CAPABILITIES[Platform.TIKTOK].title_limit or 0]
+    assert len(job["title"]) == 90
 
 
 @pytest.mark.parametrize("content", ["video", "photo"])
