@@ -59,6 +59,7 @@ _LOCAL_TESTING = [
 
 _NUMERIC_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
 _HOST_CHARS = re.compile(r"^[a-z0-9.\-_]+$")
+_BRACKETED_NETLOC = re.compile(r"^\[[^\[\]]+\](:[^:\[\]]*)?$")
 
 
 class UnsafeUrl(ValueError):
@@ -174,6 +175,10 @@ def _split(url: str) -> tuple[SplitResult, str, int]:
         raise UnsafeUrl("url has an invalid port")
     if parts.netloc.endswith(":"):
         raise UnsafeUrl("url has an invalid port")
+    # urlsplit ignores text between "]" and the port ("http://[::1]junk:80/"): such a URL names
+    # something other than what would be stored and shown, so it is refused.
+    if "]" in parts.netloc and not _BRACKETED_NETLOC.match(parts.netloc):
+        raise UnsafeUrl("url has an invalid IPv6 address")
     return parts, _canonical_host(raw_host), port or DEFAULT_PORTS[scheme]
 
 

@@ -119,6 +119,10 @@ REFUSED_OTHER = [
     ("http://exa mple.com/", "whitespace"),
     ("", "non-empty"),
     ("http://" + "a" * 2050 + ".com/", "at most"),
+    # text between the bracket and the port, which urlsplit would silently drop
+    ("http://[2606:2800:220:1::1]junk/", "invalid IPv6"),
+    ("http://[2606:2800:220:1::1]junk:80/", "invalid IPv6"),
+    ("http://[2606:2800:220:1::1]]:80/", "invalid IPv6"),
 ]
 
 
