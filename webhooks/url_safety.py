@@ -14,7 +14,7 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
 from django.conf import settings
 
@@ -59,6 +59,8 @@ _LOCAL_TESTING = [
 
 _NUMERIC_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
 _HOST_CHARS = re.compile(r"^[a-z0-9.\-_]+$")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _BRACKETED_NETLOC = re.compile(r"^\[[^\[\]]+\](:[^:\[\]]*)?$")
 
 
@@ -155,6 +157,8 @@ def _split(url: str) -> tuple[SplitResult, str, int]:
         raise UnsafeUrl(f"url must be at most {MAX_URL_LENGTH} characters")
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
         raise UnsafeUrl("url must not contain whitespace or control characters")
+    if not url.isascii() and _SURROGATE.search(url):
+        raise UnsafeUrl("url is not valid Unicode")
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -254,9 +258,9 @@ def resolve_target(url: str) -> Target:
         if reason is not None:
             shown = "" if _literal_address(host) is not None else f"url host {host} resolves to "
             raise UnsafeUrl(f"url must be a public endpoint: {shown}{reason}")
-    path = parts.path or "/"
+    path = _ascii_only(parts.path or "/")
     if parts.query:
-        path = f"{path}?{parts.query}"
+        path = f"{path}?{_ascii_only(parts.query)}"
     return Target(
         scheme=parts.scheme.lower(),
         host=host,
@@ -264,6 +268,12 @@ def resolve_target(url: str) -> Target:
         path=path,
         addresses=tuple(str(a) for a in addresses),
     )
+
+
+def _ascii_only(text: str) -> str:
+    """``text`` with every non-ASCII character percent-encoded as UTF-8, as browsers send an IRI:
+    the request line is ASCII, so a registered ``/é`` path could otherwise never be delivered."""
+    return _NON_ASCII.sub(lambda match: quote(match.group(), safe=""), text)
 
 
 def check_url(url: str) -> str:

@@ -272,3 +272,16 @@ def test_normalized_form_ignores_scheme_host_case_and_default_port(public_dns: A
     assert normalize_url("http://example.com:80") == "http://example.com/"
     assert normalize_url("http://example.com.:8080/a") == "http://example.com:8080/a"
     assert normalize_url("https://[2606:2800:220:1::1]:443/") == "https://[2606:2800:220:1::1]/"
+
+
+def test_a_non_ascii_path_and_query_are_sent_percent_encoded(public_dns: Any) -> None:
+    public_dns({"hooks.example.com": ["93.184.216.34"]})
+    target = resolve_target("https://hooks.example.com/é/😀?q=ü&r=%41")
+    assert target.path == "/%C3%A9/%F0%9F%98%80?q=%C3%BC&r=%41"
+    assert resolve_target("https://hooks.example.com/plain?x=1").path == "/plain?x=1"
+
+
+def test_lone_surrogates_are_refused_not_crashed_on(public_dns: Any) -> None:
+    public_dns({"hooks.example.com": ["93.184.216.34"]})
+    with pytest.raises(UnsafeUrl, match="not valid Unicode"):
+        check_url("https://hooks.example.com/\ud800")
