@@ -4,6 +4,7 @@ still emits exactly one ``image.*`` event."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ class _SlowFirstWorker:
     def generate(self, *, prompt: str, aspect_ratio: str) -> GeneratedImage:
         self.calls += 1
         if self.calls == 1:
-            AiImageJob.objects.filter(id=self.job_id).update(lease_until=timezone.now() - timezone.timedelta(seconds=1))
+            AiImageJob.objects.filter(id=self.job_id).update(lease_until=timezone.now() - dt.timedelta(seconds=1))
             self.takeover_status = ai_image_job_run(job_id=self.job_id).status
             if self.outcome == "error":
                 raise ProviderError("AI image provider rejected the request: too late")
