@@ -13,7 +13,9 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import SplitResult, quote, urlsplit
 
 from django.conf import settings
@@ -221,10 +223,7 @@ def resolve_addresses(host: str, port: int) -> list[IPAddress]:
     literal = _literal_address(host)
     if literal is not None:
         return [literal]
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError, OSError):
-        raise UnsafeUrl(f"url host {host} does not resolve")
+    infos = _lookup(host, port)
     addresses: list[IPAddress] = []
     for info in infos:
         text = str(info[4][0]).split("%", 1)[0]
@@ -237,6 +236,31 @@ def resolve_addresses(host: str, port: int) -> list[IPAddress]:
     if not addresses:
         raise UnsafeUrl(f"url host {host} does not resolve")
     return addresses
+
+
+def _lookup(host: str, port: int) -> list[Any]:
+    """``getaddrinfo`` bounded by the delivery deadline. The receiver's owner runs the name's DNS
+    and could answer slowly; the lookup runs on a thread of its own (a shared pool could be
+    filled by one tenant's slow names) that is abandoned when the time is up."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except BaseException as exc:  # handed to the caller, which raises or reports it
+            outcome.append(exc)
+
+    seconds = float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 10.0))
+    worker = threading.Thread(target=run, name="webhook-dns", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        raise UnsafeUrl(f"url host {host} did not resolve within {seconds:g} s")
+    if isinstance(outcome[0], UnicodeError | OSError):
+        raise UnsafeUrl(f"url host {host} does not resolve")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return list(outcome[0])
 
 
 def _literal_address(host: str) -> IPAddress | None:

@@ -365,3 +365,49 @@ def test_the_same_spellings_of_a_public_address_are_accepted(public_dns: Any) ->
     for host in _spellings("93.184.216.34")[:9]:
         assert check_url(f"http://{host}:8080/hook") == f"http://{host.rstrip('.')}:8080/hook"
         assert resolve_target(f"http://{host}/").addresses == ("93.184.216.34",)
+
+
+@pytest.fixture
+def slow_dns(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A name whose DNS answers (publicly) only after ``seconds``, as its owner's server may."""
+    import threading
+
+    released = threading.Event()
+    real = socket.getaddrinfo
+
+    def configure(seconds: float) -> None:
+        def slow(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            if host == "slow.example.com":
+                released.wait(seconds)
+                return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
+            return real(host, port, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", slow)
+
+    yield configure
+    released.set()
+
+
+def test_a_lookup_slower_than_the_deadline_is_refused(slow_dns: Any, settings: Any, no_sockets: list[Any]) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 1.0
+    slow_dns(60)
+    with pytest.raises(UnsafeUrl, match="url host slow.example.com did not resolve within 1 s"):
+        check_url("https://slow.example.com/hook")
+    result = post(url="https://slow.example.com/hook", body=b"{}", headers={}, timeout=1)
+    assert (result.status_code, result.error) == (None, "refused: url host slow.example.com did not resolve within 1 s")
+    assert no_sockets == []
+
+
+def test_a_lookup_within_the_deadline_is_used(slow_dns: Any, settings: Any) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 5.0
+    slow_dns(0.2)
+    assert resolve_target("https://slow.example.com/hook").addresses == ("93.184.216.34",)
+
+
+def test_an_unexpected_error_in_the_lookup_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("resolver bug")
+
+    monkeypatch.setattr(socket, "getaddrinfo", broken)
+    with pytest.raises(RuntimeError, match="resolver bug"):
+        check_url("https://hooks.example.com/")
