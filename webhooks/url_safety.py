@@ -208,13 +208,14 @@ def _canonical_host(raw_host: str) -> str:
 
 def normalize_url(url: str) -> str:
     """The form two URLs must share to count as the same webhook: scheme and host lower case,
-    the default port dropped, an empty path as ``/``."""
+    the default port dropped, an empty path as ``/``, non-ASCII characters of the path and query
+    percent-encoded as they are sent (``/é`` and ``/%C3%A9`` reach the same endpoint)."""
     parts, host, port = _split(url)
     scheme = parts.scheme.lower()
     shown_host = f"[{host}]" if ":" in host else host
     netloc = shown_host if port == DEFAULT_PORTS[scheme] else f"{shown_host}:{port}"
-    path = parts.path or "/"
-    query = f"?{parts.query}" if parts.query else ""
+    path = _ascii_only(parts.path or "/")
+    query = f"?{_ascii_only(parts.query)}" if parts.query else ""
     return f"{scheme}://{netloc}{path}{query}"
 
 

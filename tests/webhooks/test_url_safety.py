@@ -272,6 +272,10 @@ def test_normalized_form_ignores_scheme_host_case_and_default_port(public_dns: A
     assert normalize_url("http://example.com:80") == "http://example.com/"
     assert normalize_url("http://example.com.:8080/a") == "http://example.com:8080/a"
     assert normalize_url("https://[2606:2800:220:1::1]:443/") == "https://[2606:2800:220:1::1]/"
+    assert normalize_url("https://Bücher.example/é?q=ü") == "https://xn--bcher-kva.example/%C3%A9?q=%C3%BC"
+    assert normalize_url("https://xn--bcher-kva.example/%C3%A9?q=%C3%BC") == normalize_url(
+        "https://bücher.example/é?q=ü"
+    )
 
 
 def test_a_non_ascii_path_and_query_are_sent_percent_encoded(public_dns: Any) -> None:
