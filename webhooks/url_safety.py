@@ -13,8 +13,10 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import threading
 from dataclasses import dataclass
-from urllib.parse import SplitResult, urlsplit
+from typing import Any
+from urllib.parse import SplitResult, quote, urlsplit
 
 from django.conf import settings
 
@@ -59,6 +61,9 @@ _LOCAL_TESTING = [
 
 _NUMERIC_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*)$")
 _HOST_CHARS = re.compile(r"^[a-z0-9.\-_]+$")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_BRACKETED_NETLOC = re.compile(r"^\[[^\[\]]+\](:[^:\[\]]*)?$")
 
 
 class UnsafeUrl(ValueError):
@@ -154,6 +159,8 @@ def _split(url: str) -> tuple[SplitResult, str, int]:
         raise UnsafeUrl(f"url must be at most {MAX_URL_LENGTH} characters")
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
         raise UnsafeUrl("url must not contain whitespace or control characters")
+    if not url.isascii() and _SURROGATE.search(url):
+        raise UnsafeUrl("url is not valid Unicode")
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -174,6 +181,10 @@ def _split(url: str) -> tuple[SplitResult, str, int]:
         raise UnsafeUrl("url has an invalid port")
     if parts.netloc.endswith(":"):
         raise UnsafeUrl("url has an invalid port")
+    # urlsplit ignores text between "]" and the port ("http://[::1]junk:80/"): such a URL names
+    # something other than what would be stored and shown, so it is refused.
+    if "]" in parts.netloc and not _BRACKETED_NETLOC.match(parts.netloc):
+        raise UnsafeUrl("url has an invalid IPv6 address")
     return parts, _canonical_host(raw_host), port or DEFAULT_PORTS[scheme]
 
 
@@ -197,13 +208,14 @@ def _canonical_host(raw_host: str) -> str:
 
 def normalize_url(url: str) -> str:
     """The form two URLs must share to count as the same webhook: scheme and host lower case,
-    the default port dropped, an empty path as ``/``."""
+    the default port dropped, an empty path as ``/``, non-ASCII characters of the path and query
+    percent-encoded as they are sent (``/é`` and ``/%C3%A9`` reach the same endpoint)."""
     parts, host, port = _split(url)
     scheme = parts.scheme.lower()
     shown_host = f"[{host}]" if ":" in host else host
     netloc = shown_host if port == DEFAULT_PORTS[scheme] else f"{shown_host}:{port}"
-    path = parts.path or "/"
-    query = f"?{parts.query}" if parts.query else ""
+    path = _ascii_only(parts.path or "/")
+    query = f"?{_ascii_only(parts.query)}" if parts.query else ""
     return f"{scheme}://{netloc}{path}{query}"
 
 
@@ -212,10 +224,7 @@ def resolve_addresses(host: str, port: int) -> list[IPAddress]:
     literal = _literal_address(host)
     if literal is not None:
         return [literal]
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError, OSError):
-        raise UnsafeUrl(f"url host {host} does not resolve")
+    infos = _lookup(host, port)
     addresses: list[IPAddress] = []
     for info in infos:
         text = str(info[4][0]).split("%", 1)[0]
@@ -228,6 +237,31 @@ def resolve_addresses(host: str, port: int) -> list[IPAddress]:
     if not addresses:
         raise UnsafeUrl(f"url host {host} does not resolve")
     return addresses
+
+
+def _lookup(host: str, port: int) -> list[Any]:
+    """``getaddrinfo`` bounded by the delivery deadline. The receiver's owner runs the name's DNS
+    and could answer slowly; the lookup runs on a thread of its own (a shared pool could be
+    filled by one tenant's slow names) that is abandoned when the time is up."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except BaseException as exc:  # handed to the caller, which raises or reports it
+            outcome.append(exc)
+
+    seconds = float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 10.0))
+    worker = threading.Thread(target=run, name="webhook-dns", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        raise UnsafeUrl(f"url host {host} did not resolve within {seconds:g} s")
+    if isinstance(outcome[0], UnicodeError | OSError):
+        raise UnsafeUrl(f"url host {host} does not resolve")
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return list(outcome[0])
 
 
 def _literal_address(host: str) -> IPAddress | None:
@@ -249,9 +283,9 @@ def resolve_target(url: str) -> Target:
         if reason is not None:
             shown = "" if _literal_address(host) is not None else f"url host {host} resolves to "
             raise UnsafeUrl(f"url must be a public endpoint: {shown}{reason}")
-    path = parts.path or "/"
+    path = _ascii_only(parts.path or "/")
     if parts.query:
-        path = f"{path}?{parts.query}"
+        path = f"{path}?{_ascii_only(parts.query)}"
     return Target(
         scheme=parts.scheme.lower(),
         host=host,
@@ -259,6 +293,12 @@ def resolve_target(url: str) -> Target:
         path=path,
         addresses=tuple(str(a) for a in addresses),
     )
+
+
+def _ascii_only(text: str) -> str:
+    """``text`` with every non-ASCII character percent-encoded as UTF-8, as browsers send an IRI:
+    the request line is ASCII, so a registered ``/é`` path could otherwise never be delivered."""
+    return _NON_ASCII.sub(lambda match: quote(match.group(), safe=""), text)
 
 
 def check_url(url: str) -> str:

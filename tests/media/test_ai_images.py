@@ -315,3 +315,40 @@ def test_viewer_is_403_with_required_permission(client_for, workspace):
         assert response.status_code == 403
         assert response.json()["requiredPermission"] == "ai.generate"
         assert response.json()["code"] == "permission_denied"
+
+
+@pytest.mark.parametrize(
+    ("ratio", "requested", "size"),
+    [
+        ("1:1", "1024x1024", (1024, 1024)),
+        ("16:9", "1536x1024", (1024, 576)),
+        ("9:16", "1024x1536", (576, 1024)),
+        ("3:2", "1536x1024", (1024, 683)),
+        ("2:3", "1024x1536", (683, 1024)),
+        ("4:5", "1024x1536", (819, 1024)),
+        ("5:4", "1536x1024", (1024, 819)),
+    ],
+)
+def test_a_job_on_the_http_provider_completes_at_the_ratios_size(
+    api, workspace, openai_provider, ratio, requested, size
+):
+    width, height = (int(n) for n in requested.split("x"))
+    openai_provider.body = {"data": [{"b64_json": base64.b64encode(png_bytes(width, height)).decode()}]}
+    job_id = api.post("/api/v1/ai/images", {"prompt": "a kite", "aspectRatio": ratio}, format="json").json()["jobId"]
+
+    assert generate_image(job_id) == "completed"
+
+    (request,) = openai_provider.requests
+    assert request["headers"]["Authorization"] == "Bearer sk-test-secret-key"
+    assert request["json"] == {
+        "prompt": "a kite",
+        "size": requested,
+        "response_format": "b64_json",
+        "n": 1,
+        "model": "gpt-image-1",
+    }
+    job = AiImageJob.objects.get(id=job_id)
+    media = MediaFile.objects.get(id=job.image_id)
+    with get_media_storage().open(media.key) as stored, Image.open(stored) as image:
+        assert (image.format, image.size) == ("PNG", size)
+    assert [name for name, _ in events_of(workspace)] == ["image.completed"]

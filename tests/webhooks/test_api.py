@@ -462,3 +462,10 @@ def test_roles_without_the_permission_get_403(client_for: Any, workspace: Any) -
 def test_editor_can_manage(client_for: Any, dns: Any) -> None:
     editor = client_for("editor")
     assert editor.post("/api/v1/webhooks", {"url": "https://hooks.example.com/e"}, format="json").status_code == 201
+
+
+def test_a_non_ascii_path_and_its_percent_encoding_are_the_same_webhook(api: Any, dns: Any) -> None:
+    created = api.post("/api/v1/webhooks", {"url": "https://hooks.example.com/café"}, format="json")
+    assert created.status_code == 201 and created.json()["url"] == "https://hooks.example.com/café"
+    again = api.post("/api/v1/webhooks", {"url": "https://hooks.example.com/caf%C3%A9"}, format="json")
+    assert again.status_code == 409 and again.json()["code"] == "conflict"

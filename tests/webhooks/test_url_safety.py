@@ -119,6 +119,10 @@ REFUSED_OTHER = [
     ("http://exa mple.com/", "whitespace"),
     ("", "non-empty"),
     ("http://" + "a" * 2050 + ".com/", "at most"),
+    # text between the bracket and the port, which urlsplit would silently drop
+    ("http://[2606:2800:220:1::1]junk/", "invalid IPv6"),
+    ("http://[2606:2800:220:1::1]junk:80/", "invalid IPv6"),
+    ("http://[2606:2800:220:1::1]]:80/", "invalid IPv6"),
 ]
 
 
@@ -268,3 +272,146 @@ def test_normalized_form_ignores_scheme_host_case_and_default_port(public_dns: A
     assert normalize_url("http://example.com:80") == "http://example.com/"
     assert normalize_url("http://example.com.:8080/a") == "http://example.com:8080/a"
     assert normalize_url("https://[2606:2800:220:1::1]:443/") == "https://[2606:2800:220:1::1]/"
+    assert normalize_url("https://Bücher.example/é?q=ü") == "https://xn--bcher-kva.example/%C3%A9?q=%C3%BC"
+    assert normalize_url("https://xn--bcher-kva.example/%C3%A9?q=%C3%BC") == normalize_url(
+        "https://bücher.example/é?q=ü"
+    )
+
+
+def test_a_non_ascii_path_and_query_are_sent_percent_encoded(public_dns: Any) -> None:
+    public_dns({"hooks.example.com": ["93.184.216.34"]})
+    target = resolve_target("https://hooks.example.com/é/😀?q=ü&r=%41")
+    assert target.path == "/%C3%A9/%F0%9F%98%80?q=%C3%BC&r=%41"
+    assert resolve_target("https://hooks.example.com/plain?x=1").path == "/plain?x=1"
+
+
+def test_lone_surrogates_are_refused_not_crashed_on(public_dns: Any) -> None:
+    public_dns({"hooks.example.com": ["93.184.216.34"]})
+    with pytest.raises(UnsafeUrl, match="not valid Unicode"):
+        check_url("https://hooks.example.com/\ud800")
+
+
+# One address from every blocked IPv4 range, each written in every spelling a resolver or
+# inet_aton accepts and every IPv6 form that carries an IPv4 address.
+BLOCKED_IPV4 = [
+    "0.1.2.3",  # "this network"
+    "10.20.30.40",  # private
+    "100.64.7.8",  # carrier-grade NAT
+    "127.8.9.10",  # loopback
+    "169.254.169.254",  # link-local, cloud metadata
+    "172.20.1.2",  # private
+    "192.0.0.170",  # IETF protocol assignments
+    "192.0.2.33",  # documentation
+    "192.88.99.12",  # 6to4 relay anycast
+    "192.168.44.55",  # private
+    "198.19.1.1",  # benchmarking
+    "198.51.100.66",  # documentation
+    "203.0.113.77",  # documentation
+    "224.0.0.251",  # multicast
+    "239.1.2.3",  # multicast
+    "240.0.0.9",  # reserved
+    "255.255.255.255",  # broadcast
+]
+
+
+def _spellings(address: str) -> list[str]:
+    a, b, c, d = (int(part) for part in address.split("."))
+    number = int(ipaddress.IPv4Address(address))
+    high, low = number >> 16, number & 0xFFFF
+    return [
+        address,
+        str(number),
+        hex(number),
+        "0" + oct(number)[2:],
+        f"{hex(a)}.{hex(b)}.{hex(c)}.{hex(d)}",
+        f"0{a:o}.0{b:o}.0{c:o}.0{d:o}",
+        f"{a}.{(b << 16) | (c << 8) | d}",
+        f"{a}.{b}.{(c << 8) | d}",
+        f"{address}.",
+        f"[::ffff:{address}]",
+        f"[::ffff:{high:x}:{low:x}]",
+        f"[0:0:0:0:0:ffff:{high:x}:{low:x}]",
+        f"[::ffff:0:{address}]",
+        f"[::{address}]",
+        f"[2002:{high:x}:{low:x}::1]",
+        f"[64:ff9b::{address}]",
+        f"[64:ff9b::{high:x}:{low:x}]",
+        f"[64:ff9b:1::{high:x}:{low:x}]",
+    ]
+
+
+BLOCKED_IPV6 = ["::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1", "2001:db8::1", "100::1", "fec0::1"]
+
+
+@pytest.mark.parametrize(
+    ("address", "host"),
+    [(address, host) for address in BLOCKED_IPV4 for host in _spellings(address)]
+    + [(address, f"[{address}]") for address in BLOCKED_IPV6],
+)
+def test_every_blocked_range_in_every_spelling_is_refused_without_a_socket(
+    address: str, host: str, no_sockets: list[Any], public_dns: Any
+) -> None:
+    url = f"http://{host}:8080/hook"
+    with pytest.raises(UnsafeUrl, match="public endpoint") as refused:
+        check_url(url)
+    assert str(refused.value) != ""
+    # The spelling was read as the intended address (not refused for some other reason); IPv6
+    # forms of an IPv4 address are refused either for it or for their own block.
+    if not host.startswith("["):
+        assert f"{address} is " in str(refused.value)
+    result = post(url=url, body=b"{}", headers={}, timeout=1)
+    assert (result.status_code, result.error) == (None, f"refused: {refused.value}")
+    assert no_sockets == []
+
+
+def test_the_same_spellings_of_a_public_address_are_accepted(public_dns: Any) -> None:
+    """The control for the table above: every IPv4 spelling is read, and a public address passes."""
+    for host in _spellings("93.184.216.34")[:9]:
+        assert check_url(f"http://{host}:8080/hook") == f"http://{host.rstrip('.')}:8080/hook"
+        assert resolve_target(f"http://{host}/").addresses == ("93.184.216.34",)
+
+
+@pytest.fixture
+def slow_dns(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A name whose DNS answers (publicly) only after ``seconds``, as its owner's server may."""
+    import threading
+
+    released = threading.Event()
+    real = socket.getaddrinfo
+
+    def configure(seconds: float) -> None:
+        def slow(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+            if host == "slow.example.com":
+                released.wait(seconds)
+                return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port))]
+            return real(host, port, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", slow)
+
+    yield configure
+    released.set()
+
+
+def test_a_lookup_slower_than_the_deadline_is_refused(slow_dns: Any, settings: Any, no_sockets: list[Any]) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 1.0
+    slow_dns(60)
+    with pytest.raises(UnsafeUrl, match="url host slow.example.com did not resolve within 1 s"):
+        check_url("https://slow.example.com/hook")
+    result = post(url="https://slow.example.com/hook", body=b"{}", headers={}, timeout=1)
+    assert (result.status_code, result.error) == (None, "refused: url host slow.example.com did not resolve within 1 s")
+    assert no_sockets == []
+
+
+def test_a_lookup_within_the_deadline_is_used(slow_dns: Any, settings: Any) -> None:
+    settings.WEBHOOK_TIMEOUT_SECONDS = 5.0
+    slow_dns(0.2)
+    assert resolve_target("https://slow.example.com/hook").addresses == ("93.184.216.34",)
+
+
+def test_an_unexpected_error_in_the_lookup_is_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("resolver bug")
+
+    monkeypatch.setattr(socket, "getaddrinfo", broken)
+    with pytest.raises(RuntimeError, match="resolver bug"):
+        check_url("https://hooks.example.com/")
