@@ -87,8 +87,9 @@ def _caller(method: str, path: str, key: str, body: bytes = b"") -> Callable[[],
     route, _, query = path.partition("?")
     status: list[str] = []
 
-    def start_response(code: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+    def start_response(code: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
         status.append(code)
+        return lambda data: None
 
     def call() -> int:
         environ = {

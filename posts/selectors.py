@@ -31,6 +31,10 @@ def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
     return post
 
 
+# Most JSON values of a post row are empty: made directly (a new object each time) rather than parsed.
+_EMPTY_JSON: dict[str, type[list[Any]] | type[dict[str, Any]]] = {"[]": list, "{}": dict}
+
+
 class _Columns:
     """The SQL of a model's fields read as ``.values()`` rows, and the conversions the ORM would
     apply to them (``from_db_value``: the JSON fields), so a row read here equals the ORM's."""
@@ -50,7 +54,9 @@ class _Columns:
         for record in records:
             values = list(record)
             for index, convert in self.converters:
-                values[index] = convert(values[index], None, connection)
+                value = values[index]
+                empty = _EMPTY_JSON.get(value) if isinstance(value, str) else None
+                values[index] = empty() if empty is not None else convert(value, None, connection)
             rows.append(dict(zip(self.names, values, strict=True)))
         return rows
 
@@ -59,7 +65,10 @@ _POST_TABLE = Post._meta.db_table
 _TARGET_TABLE = PostTarget._meta.db_table
 _post_columns = _Columns(Post, POST_FIELDS, "p")
 _target_columns = _Columns(PostTarget, TARGET_FIELDS, "t")
-_TARGET_ORDER_SQL = ", ".join(f't."{PostTarget._meta.get_field(name).column}"' for name in TARGET_ORDER)
+_TARGET_ORDER_SQL = ", ".join(
+    f't."{PostTarget._meta.get_field(name).column}"'  # type: ignore[union-attr]
+    for name in TARGET_ORDER
+)
 
 
 def post_row(*, workspace_id: str, post_id: str) -> dict[str, Any]:
