@@ -4,6 +4,7 @@ queries (targets prefetched once, media previews looked up once)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -117,6 +118,11 @@ TARGET_FIELDS = (
 TARGET_ORDER = ("created_at", "id")  # PostTarget's Meta.ordering: the order of ``post.targets.all()``
 
 
+def _instant(value: dt.datetime | str | None) -> str | None:
+    """A record's instant: rows read by ``posts.selectors`` carry them already formatted."""
+    return value if value is None or isinstance(value, str) else format_instant(value)
+
+
 def entry_record(target: PostTarget) -> dict[str, Any]:
     """One platform entry. ``id`` and ``platformId`` carry the same value."""
     return _entry({name: getattr(target, name) for name in TARGET_FIELDS})
@@ -138,7 +144,7 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
         "postUrl": row["post_url"] or None,
         "errorMessage": row["error_message"] or None,
         "errorCode": row["error_code"] or None,
-        "publishedAt": format_instant(row["published_at"]),
+        "publishedAt": _instant(row["published_at"]),
         "tiktokDraftFallback": row["tiktok_draft_fallback"],
     }
     if platform in PLATFORM_CONFIG_FIELDS:
@@ -160,15 +166,15 @@ def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[
         "contentType": post["content_type"],
         "text": post["text"],
         "timezone": post["timezone"],
-        "scheduledAt": format_instant(post["scheduled_at"]),
+        "scheduledAt": _instant(post["scheduled_at"]),
         "mediaUrls": media_urls,
         "mediaAltTexts": list(post["media_alt_texts"] or []),
         "previewUrls": [previews.get(url) or "" for url in media_urls],
         "thumbnailUrl": post["thumbnail_url"] or None,
         "recurringPostId": post["recurring_post_id"],
-        "occurrenceAt": format_instant(post["occurrence_at"]),
-        "createdAt": format_instant(post["created_at"]),
-        "updatedAt": format_instant(post["updated_at"]),
+        "occurrenceAt": _instant(post["occurrence_at"]),
+        "createdAt": _instant(post["created_at"]),
+        "updatedAt": _instant(post["updated_at"]),
         "platforms": entries,
     }
 

@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 
 from core.errors import NotFound
 from posts.models import Post, PostTarget
@@ -31,18 +31,34 @@ def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
     return post
 
 
+def _select(field: Any, alias: str) -> str:
+    column = f'{alias}."{field.column}"'
+    if not isinstance(field, models.DateTimeField):
+        return column
+    utc = f"{column} AT TIME ZONE 'UTC'"
+    # Milliseconds truncated like isoformat(timespec="milliseconds"); NULL stays NULL.
+    return (
+        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN mod(extract(microseconds FROM {column})::bigint, "
+        f"1000000) <> 0 THEN to_char({utc}, '.MS') ELSE '' END || 'Z'"
+    )
+
+
 # Most JSON values of a post row are empty: made directly (a new object each time) rather than parsed.
 _EMPTY_JSON: dict[str, type[list[Any]] | type[dict[str, Any]]] = {"[]": list, "{}": dict}
 
 
 class _Columns:
-    """The SQL of a model's fields read as ``.values()`` rows, and the conversions the ORM would
-    apply to them (``from_db_value``: the JSON fields), so a row read here equals the ORM's."""
+    """The SQL of a model's fields read as rows like ``.values()``, and the conversions the ORM
+    would apply to them (``from_db_value``: the JSON fields), so a row read here equals the ORM's,
+    except that instants arrive already formatted as the API renders them
+    (:func:`core.fields.format_instant`: UTC, milliseconds when not whole seconds, ``Z``):
+    PostgreSQL's ``to_char`` costs a fraction of parsing them into datetimes and formatting them
+    again in Python."""
 
     def __init__(self, model: type[Post] | type[PostTarget], names: tuple[str, ...], alias: str) -> None:
         fields = [model._meta.get_field(name) for name in names]
         self.names = names
-        self.sql = ", ".join(f'{alias}."{field.column}"' for field in fields)  # type: ignore[union-attr]
+        self.sql = ", ".join(_select(field, alias) for field in fields)
         self.converters = [
             (index, field.from_db_value)  # type: ignore[union-attr]
             for index, field in enumerate(fields)
