@@ -80,7 +80,7 @@ def _seed() -> tuple[str, str, str]:
     return key, "post_api_00000010", "acc_api_0_0"
 
 
-def _caller(method: str, path: str, key: str, body: bytes = b"") -> Callable[[], int]:
+def wsgi_caller(method: str, path: str, key: str, body: bytes = b"") -> Callable[[], int]:
     from django.core.handlers.wsgi import WSGIHandler
 
     app = WSGIHandler()
@@ -124,6 +124,23 @@ def _caller(method: str, path: str, key: str, body: bytes = b"") -> Callable[[],
     return call
 
 
+def cpu_samples(calls: dict[str, tuple[Callable[[], int], int]], *, n: int, rounds: int) -> dict[str, list[float]]:
+    """CPU ms per request of each call, one sample per round, the calls interleaved by round
+    (after a warm-up that also checks each answers its expected status)."""
+    for call, expected in calls.values():  # imports, connections, the key's last use
+        for _ in range(20):
+            status = call()
+            assert status == expected, status
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, (call, _expected) in calls.items():
+            started = time.process_time()
+            for _ in range(n):
+                call()
+            samples[name].append((time.process_time() - started) / n * 1000)
+    return samples
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cpu_api", description=__doc__)
     parser.add_argument("-n", type=int, default=300, help="requests per endpoint per round")
@@ -137,21 +154,12 @@ def main(argv: list[str] | None = None) -> int:
 
         draft = json.dumps(draft_body(account_id)).encode()
         calls = {
-            "bare": (_caller("GET", "/healthz", ""), 200),
-            "list": (_caller("GET", "/api/v1/social-posts?limit=20", key), 200),
-            "get": (_caller("GET", f"/api/v1/social-posts/{post_id}", key), 200),
-            "create": (_caller("POST", "/api/v1/social-posts", key, draft), 201),
+            "bare": (wsgi_caller("GET", "/healthz", ""), 200),
+            "list": (wsgi_caller("GET", "/api/v1/social-posts?limit=20", key), 200),
+            "get": (wsgi_caller("GET", f"/api/v1/social-posts/{post_id}", key), 200),
+            "create": (wsgi_caller("POST", "/api/v1/social-posts", key, draft), 201),
         }
-        for call, expected in calls.values():  # warm: imports, connections, the key's last use
-            for _ in range(20):
-                assert call() == expected
-        samples: dict[str, list[float]] = {name: [] for name in calls}
-        for _ in range(args.rounds):
-            for name, (call, _expected) in calls.items():
-                started = time.process_time()
-                for _ in range(args.n):
-                    call()
-                samples[name].append((time.process_time() - started) / args.n * 1000)
+        samples = cpu_samples(calls, n=args.n, rounds=args.rounds)
         bare = statistics.median(samples["bare"])
         print(f"CPU ms per request (median of {args.rounds} rounds × {args.n}; min–max):")
         for name, values in samples.items():
