@@ -87,33 +87,48 @@ _TARGET_ORDER_SQL = ", ".join(
 )
 
 
-def post_row(*, workspace_id: str, post_id: str) -> dict[str, Any]:
-    """The ``POST_FIELDS`` row of the post, or 404 (posts of other workspaces included)."""
+assert POST_FIELDS[0] == TARGET_FIELDS[0] == "id"  # the joined rows below are told apart by their ids
+
+
+def _split(records: list[tuple[Any, ...]], skip: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows of ``skip`` leading columns, a post's columns and one of its entries' (NULLs for a post
+    without entries) → the posts' rows in order (each once) and the entries' rows in order."""
+    split = skip + len(POST_FIELDS)
+    posts: list[tuple[Any, ...]] = []
+    targets: list[tuple[Any, ...]] = []
+    last = None
+    for record in records:
+        post_id = record[skip]
+        if post_id is None:
+            continue
+        if post_id != last:
+            posts.append(record[skip:split])
+            last = post_id
+        if record[split] is not None:
+            targets.append(record[split:])
+    return _post_columns.rows(posts), _target_columns.rows(targets)
+
+
+def post_row(*, workspace_id: str, post_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``POST_FIELDS`` row of the post and the ``TARGET_FIELDS`` rows of its entries (in
+    ``post.targets.all()`` order), in one query; 404 for posts of other workspaces too."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {_post_columns.sql} FROM {_POST_TABLE} p WHERE p.workspace_id = %s AND p.id = %s",
+            f"SELECT {_post_columns.sql}, {_target_columns.sql} FROM {_POST_TABLE} p "
+            f"LEFT JOIN {_TARGET_TABLE} t ON t.post_id = p.id WHERE p.workspace_id = %s AND p.id = %s "
+            f"ORDER BY {_TARGET_ORDER_SQL}",
             [workspace_id, post_id],
         )
-        records = cursor.fetchall()
-    if not records:
+        posts, targets = _split(cursor.fetchall(), 0)
+    if not posts:
         raise NotFound(POST_NOT_FOUND)
-    return _post_columns.rows(records)[0]
-
-
-def target_rows(post_ids: list[str]) -> list[dict[str, Any]]:
-    """The ``TARGET_FIELDS`` rows of the posts' entries, in ``post.targets.all()`` order."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {_target_columns.sql} FROM {_TARGET_TABLE} t WHERE t.post_id = ANY(%s) "
-            f"ORDER BY {_TARGET_ORDER_SQL}",
-            [post_ids],
-        )
-        return _target_columns.rows(cursor.fetchall())
+    return posts[0], targets
 
 
 @dataclass(frozen=True)
 class PostPage:
     rows: list[dict[str, Any]]  # POST_FIELDS rows
+    targets: list[dict[str, Any]]  # TARGET_FIELDS rows of their entries
     total: int
     has_more: bool
 
@@ -129,13 +144,12 @@ def post_page(
     end: dt.datetime | None = None,
     oldest_first: bool = False,
 ) -> PostPage:
-    """A page of the workspace's posts and their total, in one query. ``start``/``end``
+    """A page of the workspace's posts, their entries and their total, in one query. ``start``/``end``
     (inclusive) bound ``scheduledAt``, or ``createdAt`` for posts never scheduled. Newest first
     by creation (ties: id descending); ``oldest_first`` is the exact reverse.
 
     Written as SQL: the list is the hottest read, and building it with the ORM (count, page,
-    values) cost several times the CPU of running it. The count reads the workspace's index only;
-    the page is the first ``limit`` rows of the same index after ``offset``."""
+    values, entries) cost several times the CPU of running it."""
     where = ["p.workspace_id = %s"]
     params: list[Any] = [workspace_id]
     if statuses:
@@ -152,15 +166,20 @@ def post_page(
         params.append(end)
     condition = " AND ".join(where)
     direction = "ASC" if oldest_first else "DESC"
+    # The count reads the workspace's index only; the page is the first ``limit`` rows of the
+    # same index after ``offset``, joined to its entries (each post's row repeats per entry).
     sql = (
-        f"SELECT c.total, page.* FROM (SELECT count(*) AS total FROM {_POST_TABLE} p WHERE {condition}) c "
-        f"LEFT JOIN LATERAL (SELECT {_post_columns.sql} FROM {_POST_TABLE} p WHERE {condition} "
-        f"ORDER BY p.created_at {direction}, p.id {direction} LIMIT %s OFFSET %s) page ON true"
+        f"WITH c AS (SELECT count(*) AS total FROM {_POST_TABLE} p WHERE {condition}), "
+        f"page AS (SELECT p.created_at AS sort_at, {_post_columns.sql} FROM {_POST_TABLE} p WHERE {condition} "
+        f"ORDER BY p.created_at {direction}, p.id {direction} LIMIT %s OFFSET %s) "
+        f"SELECT c.total, page.*, {_target_columns.sql} FROM c LEFT JOIN page ON true "
+        f"LEFT JOIN {_TARGET_TABLE} t ON t.post_id = page.id "
+        f"ORDER BY page.sort_at {direction}, page.id {direction}, {_TARGET_ORDER_SQL}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, *params, limit, offset])
         records = cursor.fetchall()
     total = int(records[0][0])
-    # No post on the page: the one row carries the total and NULLs (an id is never NULL).
-    rows = _post_columns.rows([record[1:] for record in records if record[1] is not None])
-    return PostPage(rows=rows, total=total, has_more=offset + len(rows) < total)
+    # No post on the page: the one row carries the total and NULLs.
+    rows, targets = _split(records, 2)
+    return PostPage(rows=rows, targets=targets, total=total, has_more=offset + len(rows) < total)

@@ -27,7 +27,7 @@ from posts.api.serializers import (
     PostValidateOutput,
 )
 from posts.rendering import entry_record, post_record, post_records_from_rows
-from posts.selectors import post_get, post_page, post_row, target_rows
+from posts.selectors import post_get, post_page, post_row
 from posts.services import (
     creation_result,
     post_create,
@@ -101,7 +101,7 @@ class PostViewSet(viewsets.GenericViewSet):
             end=query.get("endDate"),
             oldest_first=query["sortOrder"] == "OLDEST",
         )
-        posts = post_records_from_rows(page.rows, target_rows([row["id"] for row in page.rows]) if page.rows else [])
+        posts = post_records_from_rows(page.rows, page.targets)
         return Response({"posts": posts, "total": page.total, "hasMore": page.has_more})
 
     @extend_schema(
@@ -125,8 +125,8 @@ class PostViewSet(viewsets.GenericViewSet):
 
     @extend_schema(operation_id="getPost", summary="Get a post", parameters=[_ID], responses={200: PostOutput})
     def retrieve(self, request: Request, id: str) -> Response:
-        row = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
-        return Response(post_records_from_rows([row], target_rows([row["id"]]))[0])
+        row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
+        return Response(post_records_from_rows([row], targets)[0])
 
     @extend_schema(
         operation_id="updatePost",

@@ -11,8 +11,8 @@ from posts.rendering import post_records
 from tests.factories.posts import PostFactory, PostTargetFactory, uploaded
 
 URL = "/api/v1/social-posts"
-# the key lookup, then count and page (one query), targets (one query) and previews (one query)
-QUERIES = 4
+# the key lookup, then count, page and entries (one query) and previews (one query)
+QUERIES = 3
 
 
 def make(workspace: Any, created: dt.datetime, **kwargs: Any) -> Post:
