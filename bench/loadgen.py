@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ class WrkResult:
     p99_ms: float | None
     requests: int
     errors: int  # non-2xx/3xx answers plus socket errors
+    client_cpu_seconds: float | None = None  # the load generator's own CPU (bench.httpload only)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +39,7 @@ class WrkResult:
             "p99Ms": self.p99_ms,
             "requests": self.requests,
             "errors": self.errors,
+            "clientCpuSeconds": self.client_cpu_seconds,
         }
 
 
@@ -71,15 +74,49 @@ def lua_script(
     script = BENCH_DIR / "lua" / f"{name}.lua"
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text("\n".join(lines) + "\n")
+    # The same request for bench.httpload, the fallback when wrk is not installed.
+    spec = {
+        "method": method,
+        "path": path,
+        "headers": headers,
+        "body": json.dumps(body) if body is not None else None,
+        "idsFile": str(ids_file) if ids_file is not None else None,
+    }
+    script.with_suffix(".json").write_text(json.dumps(spec))
     return script
 
 
+def load_generator() -> str:
+    return "wrk" if wrk_available() else "bench.httpload (python asyncio; wrk is not installed)"
+
+
 def run_wrk(base_url: str, script: Path, *, connections: int, seconds: int) -> WrkResult:
+    """``wrk`` with the script, or :mod:`bench.httpload` with the same request where wrk is missing
+    (costlier per request: its CPU time is in ``client_cpu_seconds``)."""
+    if not wrk_available():
+        return _run_httpload(base_url, script, connections=connections, seconds=seconds)
     threads = max(1, min(connections, 2))
     args = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "--latency"]
     args += ["-s", str(script), base_url]
     output = subprocess.run(args, capture_output=True, text=True, timeout=seconds + 60).stdout
     return parse_wrk(output)
+
+
+def _run_httpload(base_url: str, script: Path, *, connections: int, seconds: int) -> WrkResult:
+    args = [sys.executable, "-m", "bench.httpload", str(script.with_suffix(".json")), base_url, str(connections)]
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([*args, str(seconds)], cwd=root, capture_output=True, text=True, timeout=seconds + 60)
+    if result.returncode != 0:
+        raise RuntimeError(f"bench.httpload failed: {result.stderr[-2000:]}")
+    data = json.loads(result.stdout)
+    return WrkResult(
+        requests_per_second=float(data["rps"]),
+        p50_ms=data["p50Ms"],
+        p99_ms=data["p99Ms"],
+        requests=int(data["requests"]),
+        errors=int(data["errors"]),
+        client_cpu_seconds=float(data["cpuSeconds"]),
+    )
 
 
 def _ms(text: str) -> float:

@@ -5,11 +5,15 @@
 - Aliases map legacy names onto the canonical one (``status`` → ``statuses``).
 - A parameter the endpoint does not know is a 400 naming it.
 - The values are then validated by a DRF serializer, so messages name the parameter.
+
+A serializer instance deep-copies every declared field when it is made, which cost more CPU than
+the validation itself; :func:`validated` reuses one instance per class and thread instead.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from django.http import QueryDict
@@ -20,15 +24,56 @@ from core.errors import ValidationFailed
 _BRACKET = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[(?P<index>\d*)\]$")
 
 
-def _is_list_field(field: serializers.Field) -> bool:
-    return isinstance(field, serializers.ListField | serializers.MultipleChoiceField)
+_pool = threading.local()
+_SERIALIZER_STATE = ("initial_data", "_validated_data", "_errors", "_data")
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
+    """``serializer_class(data=data, partial=partial)``'s validated data, or its 400.
+
+    The instance (and its bound fields) is reused by later calls of the same thread: DRF fields
+    keep no state while validating, and the serializer's own state (data, errors, results) is
+    cleared before each use. One in use is taken out of the pool, so a nested call builds its own."""
+    instances: dict[tuple[type[serializers.Serializer], bool], serializers.Serializer] = _pool.__dict__.setdefault(
+        "instances", {}
+    )
+    key = (serializer_class, partial)
+    serializer = instances.pop(key, None)
+    if serializer is None:
+        serializer = serializer_class(data=data, partial=partial)
+    else:
+        for name in _SERIALIZER_STATE:
+            serializer.__dict__.pop(name, None)
+        serializer.initial_data = data
+    try:
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)
+    finally:
+        for name in _SERIALIZER_STATE:
+            serializer.__dict__.pop(name, None)  # no request's data kept alive between calls
+        instances[key] = serializer
+
+
+_list_fields: dict[type[serializers.Serializer], dict[str, bool]] = {}
+
+
+def _field_kinds(serializer_class: type[serializers.Serializer]) -> dict[str, bool]:
+    """Parameter name → whether it takes a list (fixed per class: computed once)."""
+    kinds = _list_fields.get(serializer_class)
+    if kinds is None:
+        kinds = {
+            name: isinstance(field, serializers.ListField | serializers.MultipleChoiceField)
+            for name, field in serializer_class().fields.items()
+        }
+        _list_fields[serializer_class] = kinds
+    return kinds
 
 
 def collect_query(
     params: QueryDict, serializer_class: type[serializers.Serializer], aliases: dict[str, str] | None = None
 ) -> dict[str, Any]:
     aliases = aliases or {}
-    fields = serializer_class().fields
+    fields = _field_kinds(serializer_class)
     indexed: dict[str, list[tuple[int, int, str]]] = {}
     unknown: list[str] = []
     order = 0
@@ -47,7 +92,7 @@ def collect_query(
     data: dict[str, Any] = {}
     for name, values in indexed.items():
         ordered = [value for _, _, value in sorted(values)]
-        if _is_list_field(fields[name]):
+        if fields[name]:
             data[name] = [v for v in ordered if v != ""]
         elif len(ordered) > 1:
             raise ValidationFailed([f"{name} must be given once"])
@@ -59,9 +104,7 @@ def collect_query(
 def parse_query(
     params: QueryDict, serializer_class: type[serializers.Serializer], aliases: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    serializer = serializer_class(data=collect_query(params, serializer_class, aliases))
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    return validated(serializer_class, collect_query(params, serializer_class, aliases))
 
 
 class NoQuery(serializers.Serializer):

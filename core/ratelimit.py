@@ -8,6 +8,7 @@ RateLimit-Reset; a 429 adds Retry-After. When Redis is unreachable the limiter f
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
@@ -33,6 +34,9 @@ if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1])
 return {count, ttl}
 """
 _last_failure_log = 0.0
+# Sent by its SHA1 (EVALSHA) rather than in full on every request; loaded into a server that
+# does not know it yet (a restart or SCRIPT FLUSH forgets it).
+_SCRIPT_SHA = hashlib.sha1(_SCRIPT.encode(), usedforsecurity=False).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,12 @@ class Decision:
 
 def hit(identity: str, limit: int, window_seconds: int) -> Decision:
     client = get_redis()
-    count, ttl_ms = client.eval(_SCRIPT, 1, f"rl:{identity}", window_seconds * 1000)
+    key, window_ms = f"rl:{identity}", window_seconds * 1000
+    try:
+        count, ttl_ms = client.evalsha(_SCRIPT_SHA, 1, key, window_ms)
+    except redis.exceptions.NoScriptError:
+        client.script_load(_SCRIPT)
+        count, ttl_ms = client.evalsha(_SCRIPT_SHA, 1, key, window_ms)
     reset = max(1, math.ceil(int(ttl_ms) / 1000))
     return Decision(limit=limit, remaining=max(0, limit - int(count)), reset_seconds=reset, allowed=int(count) <= limit)
 

@@ -4,6 +4,7 @@ queries (targets prefetched once, media previews looked up once)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
@@ -117,6 +118,11 @@ TARGET_FIELDS = (
 TARGET_ORDER = ("created_at", "id")  # PostTarget's Meta.ordering: the order of ``post.targets.all()``
 
 
+def _instant(value: dt.datetime | str | None) -> str | None:
+    """A record's instant: rows read by ``posts.selectors`` carry them already formatted."""
+    return value if value is None or isinstance(value, str) else format_instant(value)
+
+
 def entry_record(target: PostTarget) -> dict[str, Any]:
     """One platform entry. ``id`` and ``platformId`` carry the same value."""
     return _entry({name: getattr(target, name) for name in TARGET_FIELDS})
@@ -138,7 +144,7 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
         "postUrl": row["post_url"] or None,
         "errorMessage": row["error_message"] or None,
         "errorCode": row["error_code"] or None,
-        "publishedAt": format_instant(row["published_at"]),
+        "publishedAt": _instant(row["published_at"]),
         "tiktokDraftFallback": row["tiktok_draft_fallback"],
     }
     if platform in PLATFORM_CONFIG_FIELDS:
@@ -160,15 +166,15 @@ def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[
         "contentType": post["content_type"],
         "text": post["text"],
         "timezone": post["timezone"],
-        "scheduledAt": format_instant(post["scheduled_at"]),
+        "scheduledAt": _instant(post["scheduled_at"]),
         "mediaUrls": media_urls,
         "mediaAltTexts": list(post["media_alt_texts"] or []),
         "previewUrls": [previews.get(url) or "" for url in media_urls],
         "thumbnailUrl": post["thumbnail_url"] or None,
         "recurringPostId": post["recurring_post_id"],
-        "occurrenceAt": format_instant(post["occurrence_at"]),
-        "createdAt": format_instant(post["created_at"]),
-        "updatedAt": format_instant(post["updated_at"]),
+        "occurrenceAt": _instant(post["occurrence_at"]),
+        "createdAt": _instant(post["created_at"]),
+        "updatedAt": _instant(post["updated_at"]),
         "platforms": entries,
     }
 
@@ -191,15 +197,14 @@ def post_records(posts: list[Post]) -> list[dict[str, Any]]:
     ]
 
 
-def post_records_from_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`post_records` of posts read as ``POST_FIELDS`` rows (``.values()``), with the same
-    queries (their targets in one, previews in one) and the same output, but no model instances:
-    what the list renders from."""
+def post_records_from_rows(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`post_records` of posts read as ``POST_FIELDS`` rows with their entries as
+    ``TARGET_FIELDS`` rows (in ``TARGET_ORDER``): the same output, one preview lookup, but no
+    model instances. What the list and the get render from."""
     if not rows:
         return []
     entries: dict[str, list[dict[str, Any]]] = {row["id"]: [] for row in rows}
-    targets = PostTarget.objects.filter(post_id__in=list(entries)).order_by(*TARGET_ORDER)
-    for target in targets.values(*TARGET_FIELDS):
+    for target in targets:
         entries[target["post_id"]].append(_entry(target))
     previews = _previews(url for row in rows for url in (row["media_urls"] or []))
     return [_record(row, entries[row["id"]], previews) for row in rows]

@@ -1,10 +1,12 @@
 """``api``: 1,000,000 posts (2 platform entries each) across 100 workspaces; list, get and create
 (draft) under concurrency 1, 8 and 32 beside the bare ``/healthz`` JSON view of the same gunicorn;
 SQL queries per request measured in-process (CaptureQueriesContext, Django test client) on the
-same database."""
+same database, and the CPU time per request too (``bench.cpu_api``: WSGI calls, process time)."""
 
 from __future__ import annotations
 
+import json
+import statistics
 from typing import Any
 
 from django.db import connection
@@ -14,7 +16,8 @@ from django.test.utils import CaptureQueriesContext
 from analytics.models import AccountSyncState
 from bench import seed
 from bench.context import Bench
-from bench.loadgen import lua_script, run_wrk
+from bench.cpu_api import cpu_samples, wsgi_caller
+from bench.loadgen import load_generator, lua_script, run_wrk
 from bench.report import Report
 from bench.stack import BENCH_DIR
 from posts.models import Post, PostTarget
@@ -96,6 +99,21 @@ def query_counts(key: str, post_id: str, account_id: str) -> dict[str, int]:
     return counts
 
 
+def cpu_per_request(key: str, post_id: str, account_id: str, *, quick: bool) -> dict[str, float]:
+    """CPU ms per request of each endpoint in this process (WSGI calls of the same application on
+    the same database, no server): what the neighbours on a shared machine cannot move. Median of
+    rounds interleaved across the endpoints."""
+    draft = json.dumps(draft_body(account_id)).encode()
+    calls = {
+        "bare": (wsgi_caller("GET", "/healthz", ""), 200),
+        "list": (wsgi_caller("GET", "/api/v1/social-posts?limit=20", key), 200),
+        "get": (wsgi_caller("GET", f"/api/v1/social-posts/{post_id}", key), 200),
+        "create": (wsgi_caller("POST", "/api/v1/social-posts", key, draft), 201),
+    }
+    samples = cpu_samples(calls, n=100 if quick else 300, rounds=5)
+    return {name: round(statistics.median(values), 3) for name, values in samples.items()}
+
+
 def draft_body(account_id: str) -> dict[str, Any]:
     return {
         "contentType": "TEXT",
@@ -120,6 +138,8 @@ def run(bench: Bench) -> Report:
 
     counts = query_counts(key, ids[0], account_id)
     report.details["queriesPerRequest"] = counts
+    cpu = cpu_per_request(key, ids[0], account_id, quick=bench.quick)
+    report.details["cpuMsPerRequestInProcess"] = cpu
 
     scripts = {
         "bare": lua_script(name="bare", method="GET", path="/healthz", key=""),
@@ -137,11 +157,15 @@ def run(bench: Bench) -> Report:
             results[name][concurrency] = run_wrk(bench.stack.web_url, script, connections=concurrency, seconds=seconds)
             rss_peak = max([rss_peak, *bench.stack.rss_mb("web")[1:]])
     report.details["wrk"] = {n: {c: r.as_dict() for c, r in per.items()} for n, per in results.items()}
+    report.details["loadGenerator"] = load_generator()
 
     bare8 = results["bare"][8].requests_per_second
     for concurrency in CONCURRENCY:
         bare = results["bare"][concurrency]
         report.add(f"bare /healthz c={concurrency}", bare.requests_per_second, "req/s")
+        if bare.client_cpu_seconds is not None and bare.requests:
+            client_ms = bare.client_cpu_seconds * 1000 / bare.requests
+            report.add(f"bare c={concurrency} load generator CPU per request", round(client_ms, 3), "ms")
         for name in ("list", "get", "create"):
             r = results[name][concurrency]
             label = f"{name} c={concurrency}"
@@ -153,8 +177,14 @@ def run(bench: Bench) -> Report:
                 report.add(f"{label} ratio to bare", ratio)
             report.add(f"{label} p50", r.p50_ms, "ms")
             report.add(f"{label} p99", r.p99_ms, "ms", at_most=100)
+            if r.client_cpu_seconds is not None and r.requests:
+                client_ms = r.client_cpu_seconds * 1000 / r.requests
+                report.add(f"{label} load generator CPU per request", round(client_ms, 3), "ms")
             if r.errors:
                 report.add(f"{label} errors", r.errors, at_most=0)
+    for name, value in cpu.items():
+        report.add(f"CPU per request in-process: {name}", value, "ms")
+    report.add("CPU per request in-process: list / bare", round(cpu["list"] / cpu["bare"], 1), "×")
     list_counts = [v for k, v in counts.items() if k.startswith("list")]
     for name, value in counts.items():
         report.add(f"SQL queries: {name}", value, at_most=6 if name.startswith("list") else None)

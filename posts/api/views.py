@@ -10,8 +10,7 @@ from rest_framework.response import Response
 
 from core.exception_handler import flatten_validation_detail
 from core.idempotency import idempotent
-from core.pagination import paginate
-from core.query import parse_query
+from core.query import parse_query, validated
 from posts.api.serializers import (
     RESULT_FIELDS,
     BulkOutput,
@@ -27,8 +26,8 @@ from posts.api.serializers import (
     PostRetryOutput,
     PostValidateOutput,
 )
-from posts.rendering import POST_FIELDS, entry_record, post_record, post_records_from_rows
-from posts.selectors import post_get, post_list
+from posts.rendering import entry_record, post_record, post_records_from_rows
+from posts.selectors import post_get, post_page, post_row
 from posts.services import (
     creation_result,
     post_create,
@@ -58,10 +57,8 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 _ID = OpenApiParameter("id", str, OpenApiParameter.PATH, description="Post id")
 
 
-def _valid(serializer_class: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data, **kwargs)
-    serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+def _valid(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
+    return validated(serializer_class, data, partial=partial)
 
 
 class PostViewSet(viewsets.GenericViewSet):
@@ -94,17 +91,18 @@ class PostViewSet(viewsets.GenericViewSet):
     )
     def list(self, request: Request) -> Response:
         query = parse_query(request.query_params, PostListQuery, {"status": "statuses"})
-        posts = post_list(
+        page = post_page(
             workspace_id=access_of(request).workspace.id,
+            limit=query["limit"],
+            offset=query["offset"],
             statuses=query.get("statuses"),
             platforms=query.get("platforms"),
             start=query.get("startDate"),
             end=query.get("endDate"),
             oldest_first=query["sortOrder"] == "OLDEST",
         )
-        # Rows, not model instances: the records are built from ``.values()`` (same body, less work).
-        page = paginate(posts.values(*POST_FIELDS), limit=query["limit"], offset=query["offset"])
-        return Response({"posts": post_records_from_rows(page.items), "total": page.total, "hasMore": page.has_more})
+        posts = post_records_from_rows(page.rows, page.targets)
+        return Response({"posts": posts, "total": page.total, "hasMore": page.has_more})
 
     @extend_schema(
         operation_id="createPost",
@@ -127,7 +125,8 @@ class PostViewSet(viewsets.GenericViewSet):
 
     @extend_schema(operation_id="getPost", summary="Get a post", parameters=[_ID], responses={200: PostOutput})
     def retrieve(self, request: Request, id: str) -> Response:
-        return Response(post_record(post_get(workspace_id=access_of(request).workspace.id, post_id=id)))
+        row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
+        return Response(post_records_from_rows([row], targets)[0])
 
     @extend_schema(
         operation_id="updatePost",
