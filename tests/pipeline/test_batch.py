@@ -119,11 +119,13 @@ def test_inside_a_transaction_the_attempts_run_on_the_callers_connection(workspa
     assert [t.status for t in targets_of(post)] == [TargetStatus.PUBLISHED] * 2
 
 
-def test_attempt_threads_setting_defaults_to_ten(settings):
+def test_attempt_threads_setting_defaults_to_the_task_batch(settings):
     settings.PUBLISH_ATTEMPT_THREADS = None
+    settings.PUBLISH_TASK_BATCH = None
     from posts.pipeline import config
 
-    assert config.attempt_threads() == 10
+    # A whole batch in flight at once: its calls overlap instead of queueing behind each other.
+    assert config.attempt_threads() == config.task_batch_size() == 25
     assert publisher.config is config
 
 
