@@ -10,6 +10,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import psutil
 from django.db import transaction
 
 from bench.context import Bench
@@ -19,6 +20,19 @@ WEBHOOKS = 10
 EVENTS = 2000
 ANSWER_SECONDS = 0.020
 WAIT_SECONDS = 150  # after the last event is emitted (make bench's 20-minute budget)
+
+
+def _own_cpu_seconds() -> float:
+    times = psutil.Process().cpu_times()
+    return float(times.user + times.system)
+
+
+class _Server(ThreadingHTTPServer):
+    # The listen backlog is taken when the server is built (set on the instance afterwards it was
+    # still 5): with 40 sends in flight, connections beyond it waited for a SYN retry (1 s, then 3 s),
+    # so the receivers, not the deliveries, set the rate.
+    request_queue_size = 1024
+    daemon_threads = True
 
 
 class Receivers:
@@ -50,9 +64,7 @@ class Receivers:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.request_queue_size = 128
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -79,6 +91,9 @@ def run(bench: Bench) -> Report:
             response = bench.api("POST", "/webhooks", key, json={"url": f"{receivers.base}/hook/{n}"})
             if response.status_code != 201:
                 raise RuntimeError(f"webhook creation answered {response.status_code}: {response.text[:300]}")
+        groups = ("worker", "postgres", "redis")
+        cpu_before = {name: bench.stack.cpu_seconds(name) for name in groups}
+        own_before = _own_cpu_seconds()
         started = time.time()
         for n in range(EVENTS):
             with transaction.atomic():
@@ -97,6 +112,9 @@ def run(bench: Bench) -> Report:
                 break
             time.sleep(0.5)
         time.sleep(1.0)
+        cpu_by_group = {name: bench.stack.cpu_seconds(name) - cpu_before[name] for name in groups}
+        cpu_by_group["bench (emitter + receivers)"] = _own_cpu_seconds() - own_before
+        cpu_wall = time.time() - started
         created = dict(Event.objects.filter(workspace_id=workspace_id).values_list("id", "created_at"))
         with receivers.lock:
             received = list(receivers.received)
@@ -122,6 +140,10 @@ def run(bench: Bench) -> Report:
     report.add("delivery lag p99", percentile(lags, 99), "s", at_most=10)
     report.add("delivery lag max", max(lags) if lags else None, "s")
     report.add("event emission rate (this process)", EVENTS / emitted, "events/s")
+    # Per delivery received; the bench process emits the events and runs the receivers.
+    for name, seconds in cpu_by_group.items():
+        report.add(f"{name} CPU per delivery", seconds / max(len(pairs), 1) * 1000, "ms")
+    report.add("CPU of these processes / wall (2 cores = 2.0)", sum(cpu_by_group.values()) / cpu_wall)
     abandoned = Delivery.objects.filter(event__workspace_id=workspace_id, status=DeliveryStatus.PENDING).update(
         status=DeliveryStatus.FAILED, last_error="abandoned by the benchmark"
     )
@@ -129,5 +151,12 @@ def run(bench: Bench) -> Report:
     report.details["abandoned"] = abandoned
     if abandoned:
         report.notes.append(f"{abandoned} deliveries still pending when the scenario stopped waiting (counted lost)")
-    report.details.update({"emitSeconds": round(emitted, 2), "received": len(received)})
+    report.details.update(
+        {
+            "emitSeconds": round(emitted, 2),
+            "received": len(received),
+            "cpuSecondsByProcess": {k: round(v, 2) for k, v in cpu_by_group.items()},
+            "cpuWallSeconds": round(cpu_wall, 1),
+        }
+    )
     return report

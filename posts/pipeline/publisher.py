@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import random
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +43,8 @@ logger = logging.getLogger(__name__)
 # Our own bookkeeping inside ``remote_state``; stripped before the client sees the state.
 BOOK_KEY = "_pipeline"
 BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
+# How long the first answer of a batch waits for the others before they are written together.
+GATHER_SECONDS = 0.025
 UNKNOWN_OUTCOME_MESSAGE = (
     "The platform did not confirm whether the post was created ({detail}). Check the platform before retrying."
 )
@@ -77,20 +81,52 @@ def run_attempts(claims: list[Claim]) -> None:
         for call in calls:
             _write_outcomes([(call, _call_platform(call))], errors)
     else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish-attempt") as pool:
-            pending = {pool.submit(_call_in_thread, call): call for call in calls}
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                arrived: list[tuple[_Call, _Outcome]] = []
-                for future in done:
-                    call = pending.pop(future)
-                    try:
-                        arrived.append((call, future.result()))
-                    except Exception as exc:  # the thread itself failed: nothing came back to write
-                        errors.append(exc)
-                _write_outcomes(arrived, errors)
+        pool = _attempt_pool(workers)
+        waiting = iter(calls)
+        pending: dict[Future[_Outcome], _Call] = {}
+        for call in waiting:
+            pending[pool.submit(_call_in_thread, call)] = call
+            if len(pending) >= workers:
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            if len(done) < len(pending):
+                # The answers of calls sent together come back within milliseconds of each other:
+                # a moment's wait writes them in one transaction instead of one per straggler.
+                done, _ = wait(pending, timeout=GATHER_SECONDS)
+            arrived: list[tuple[_Call, _Outcome]] = []
+            for future in done:
+                call = pending.pop(future)
+                try:
+                    arrived.append((call, future.result()))
+                except Exception as exc:  # the thread itself failed: nothing came back to write
+                    errors.append(exc)
+                following = next(waiting, None)
+                if following is not None:
+                    pending[pool.submit(_call_in_thread, following)] = following
+            _write_outcomes(arrived, errors)
     if errors:
         raise errors[0]
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_owner = 0  # the pid that started the pool's threads (a forked child starts its own)
+_pool_size = 0
+
+
+def _attempt_pool(size: int) -> ThreadPoolExecutor:
+    """The attempt threads of this process, kept from one batch to the next: each thread keeps its
+    HTTP session, so its keep-alive connection to the platform is reused instead of a new thread,
+    session and TCP connection for every call. Callers cap what they have in flight themselves."""
+    global _pool, _pool_owner, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_owner != os.getpid() or _pool_size < size:
+            # A smaller pool this replaces is not shut down: a batch still running on it finishes
+            # there, and its idle threads end once the last reference to it is gone.
+            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="publish-attempt")
+            _pool_owner, _pool_size = os.getpid(), size
+        return _pool
 
 
 class _Unsendable(Exception):

@@ -119,12 +119,44 @@ def test_inside_a_transaction_the_attempts_run_on_the_callers_connection(workspa
     assert [t.status for t in targets_of(post)] == [TargetStatus.PUBLISHED] * 2
 
 
-def test_attempt_threads_setting_defaults_to_ten(settings):
+def test_attempt_threads_setting_defaults_to_the_task_batch(settings):
     settings.PUBLISH_ATTEMPT_THREADS = None
+    settings.PUBLISH_TASK_BATCH = None
     from posts.pipeline import config
 
-    assert config.attempt_threads() == 10
+    # A whole batch in flight at once: its calls overlap instead of queueing behind each other.
+    assert config.attempt_threads() == config.task_batch_size() == 25
     assert publisher.config is config
+
+
+def test_the_attempt_threads_are_kept_from_one_batch_to_the_next(workspace, use_client, settings):
+    """A thread (and its HTTP session, so its keep-alive connection) serves the next batch too; a
+    batch is still capped at PUBLISH_ATTEMPT_THREADS calls in flight on a bigger kept pool."""
+    settings.PUBLISH_ATTEMPT_THREADS = 3
+    seen: list[set[int]] = []
+
+    class ThreadNoting(SlowClient):
+        def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+            seen[-1].add(threading.get_ident())
+            return super().publish(creds, request, state)
+
+    client = use_client(ThreadNoting(Platform.MASTODON, delay=0.05))
+    accounts = [fake_account(workspace, Platform.MASTODON, f"k{i}") for i in range(3)]
+    kept: list[set[int]] = []
+    for round_ in range(2):
+        seen.append(set())
+        post = make_post(workspace, accounts, text=f"kept {round_}")
+        assert publish_targets([t.id for t in targets_of(post)]) == 3
+        kept.append({t.ident for t in threading.enumerate() if t.name.startswith("publish-attempt") and t.ident})
+    assert threading.get_ident() not in seen[0] | seen[1]  # the calls ran on the pool, not here
+    assert seen[1] <= kept[0]  # the second batch ran on threads already there after the first
+    assert kept[1] == kept[0]  # and started none
+
+    settings.PUBLISH_ATTEMPT_THREADS = 2
+    client.max_in_flight = 0
+    post = make_post(workspace, accounts, text="capped")
+    assert publish_targets([t.id for t in targets_of(post)]) == 3
+    assert client.max_in_flight == 2
 
 
 def test_results_written_together_stay_fenced_per_target(workspace):

@@ -82,3 +82,52 @@ def test_deliver_many_closes_deliveries_of_an_inactive_webhook_without_a_post(re
     deliver_many.run(list(Delivery.objects.values_list("id", flat=True)))
     assert [r.path for r in receiver.requests] == ["/h0"]
     assert Delivery.objects.get(webhook=hooks[1]).status == "failed"
+
+
+def test_events_emitted_together_are_each_recorded_and_enqueued_as_alone(
+    receiver: Receiver, django_capture_on_commit_callbacks: Any
+) -> None:
+    from webhooks.events import emit_events
+    from webhooks.models import Event
+
+    hooks = _hooks(receiver, 2)
+    WebhookFactory(workspace=hooks[0].workspace, url=receiver.url("/paused"), active=False)
+    other = WebhookFactory(url=receiver.url("/other"))
+    silent = WebhookFactory(url=receiver.url("/silent"), active=False).workspace_id
+    with (
+        mock.patch.object(deliver_many, "apply_async") as many,
+        mock.patch.object(deliver, "apply_async") as one,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        emit_events(
+            [
+                (hooks[0].workspace_id, "post.published", {"post": {"id": "p1"}}),
+                (other.workspace_id, "post.failed", {"post": {"id": "p2"}}),
+                (hooks[0].workspace_id, "post.partially_failed", {"post": {"id": "p3"}}),
+                (silent, "post.published", {"post": {"id": "p4"}}),
+            ]
+        )
+    events = list(Event.objects.order_by("created_at"))
+    assert [(e.name, e.workspace_id) for e in events] == [
+        ("post.published", hooks[0].workspace_id),
+        ("post.failed", other.workspace_id),
+        ("post.partially_failed", hooks[0].workspace_id),
+        ("post.published", silent),
+    ]
+    assert len({e.created_at for e in events}) == 4  # each its own instant, in order
+    by_event = {e.id: sorted(Delivery.objects.filter(event=e).values_list("webhook_id", flat=True)) for e in events}
+    assert list(by_event.values()) == [sorted(h.id for h in hooks), [other.id], sorted(h.id for h in hooks), []]
+    # One task per event, with that event's deliveries only; an event without webhooks none.
+    sent = sorted(sorted(call.kwargs["args"][0]) for call in many.call_args_list)
+    sent += [[call.kwargs["args"][0]] for call in one.call_args_list]
+    expected = [sorted(Delivery.objects.filter(event=e).values_list("id", flat=True)) for e in events[:3]]
+    assert sorted(sent) == sorted(expected)
+
+
+def test_events_emitted_together_refuse_an_unknown_name_before_writing() -> None:
+    from webhooks.events import emit_events
+    from webhooks.models import Event
+
+    with pytest.raises(ValueError):
+        emit_events([("ws_x", "post.published", {}), ("ws_x", "post.exploded", {})])
+    assert not Event.objects.exists()

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import os
 import random
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -29,6 +31,8 @@ EARLY_TOLERANCE = dt.timedelta(seconds=2)
 LEASE_MARGIN_SECONDS = 5.0
 SWEEP_OVERDUE_SECONDS = 60.0
 SWEEP_BATCH = 1000
+# How long the first answer of a batch waits for the others before they are recorded together.
+GATHER_SECONDS = 0.025
 DISABLED_REASON = "webhook disabled; pending retries dropped"
 
 
@@ -188,16 +192,50 @@ def deliveries_attempt(*, delivery_ids: list[str]) -> int:
     if not sends:
         return 0
     timeout = timeout_seconds()
-    with ThreadPoolExecutor(max_workers=min(len(sends), batch_size()), thread_name_prefix="webhook-send") as pool:
-        pending = {
-            pool.submit(post, url=delivery.webhook.url, body=body, headers=headers, timeout=timeout): delivery
-            for delivery, body, headers in sends
-        }
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            arrived = [(pending.pop(future), future.result()) for future in done]
-            _record_arrived(arrived, lease_until=lease_until)
+    width = min(len(sends), batch_size())
+    pool = _send_pool(width)
+    waiting = iter(sends)
+    pending: dict[Future[SendResult], Delivery] = {}
+    for delivery, body, headers in waiting:
+        pending[pool.submit(post, url=delivery.webhook.url, body=body, headers=headers, timeout=timeout)] = delivery
+        if len(pending) >= width:
+            break
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        if len(done) < len(pending):
+            # Receivers sent to together answer within milliseconds of each other: a moment's
+            # wait records them in one transaction instead of one per straggler.
+            done, _ = wait(pending, timeout=GATHER_SECONDS)
+        arrived: list[tuple[Delivery, SendResult]] = []
+        for future in done:
+            arrived.append((pending.pop(future), future.result()))
+            following = next(waiting, None)
+            if following is not None:
+                delivery, body, headers = following
+                pending[pool.submit(post, url=delivery.webhook.url, body=body, headers=headers, timeout=timeout)] = (
+                    delivery
+                )
+        _record_arrived(arrived, lease_until=lease_until)
     return len(sends)
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_pool_owner = 0  # the pid that started the pool's threads (a forked child starts its own)
+_pool_size = 0
+
+
+def _send_pool(size: int) -> ThreadPoolExecutor:
+    """The sending threads of this process, kept from one batch to the next instead of started
+    for each. Callers cap what they have in flight themselves."""
+    global _pool, _pool_owner, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_owner != os.getpid() or _pool_size < size:
+            # A smaller pool this replaces is not shut down: a batch still running on it finishes
+            # there, and its idle threads end once the last reference to it is gone.
+            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="webhook-send")
+            _pool_owner, _pool_size = os.getpid(), size
+        return _pool
 
 
 def _record_arrived(arrived: list[tuple[Delivery, SendResult]], *, lease_until: dt.datetime) -> None:

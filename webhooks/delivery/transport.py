@@ -11,7 +11,10 @@ the deadline, not at a per-read timeout.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import http.client
+import itertools
+import os
 import socket
 import ssl
 import threading
@@ -42,11 +45,10 @@ class _Deadline:
         self.seconds = seconds
         self.ends_at = time.monotonic() + seconds
         self.expired = False
+        self.cancelled = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
-        self._timer.start()
+        _watchdog.watch(self)
 
     def remaining(self) -> float:
         left = self.ends_at - time.monotonic()
@@ -61,7 +63,7 @@ class _Deadline:
                 raise TimeoutError("deadline reached")
             self._sockets.append(sock)
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
         with self._lock:
             self.expired = True
             for sock in self._sockets:
@@ -69,7 +71,48 @@ class _Deadline:
                     sock.shutdown(socket.SHUT_RDWR)
 
     def cancel(self) -> None:
-        self._timer.cancel()
+        self.cancelled = True
+
+
+class _Watchdog:
+    """One thread per process expires every deadline when its time comes (a timer thread for each
+    POST cost a thread start per send). Started on first use, and again in a forked child."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._wake = threading.Condition()
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline: _Deadline) -> None:
+        with self._wake:
+            heapq.heappush(self._heap, (deadline.ends_at, next(self._order), deadline))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="webhook-deadlines", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._heap:
+                    self._wake.wait()
+                ends_at, _, deadline = self._heap[0]
+                if not deadline.cancelled:
+                    left = ends_at - time.monotonic()
+                    if left > 0:
+                        self._wake.wait(left)
+                        continue
+                heapq.heappop(self._heap)
+            if not deadline.cancelled:
+                deadline.expire()
+
+
+_watchdog = _Watchdog()
 
 
 class _PinnedHTTPConnection(http.client.HTTPConnection):
