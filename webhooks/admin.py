@@ -4,6 +4,7 @@ The secret is never shown."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -72,7 +73,7 @@ class WebhookAdmin(admin.ModelAdmin):
             (
                 (
                     format_instant(attempt.created_at),
-                    reverse("admin:webhooks_delivery_change", args=[attempt.delivery_id]),
+                    reverse("admin:webhooks_delivery_change", args=[quote(attempt.delivery_id)]),
                     attempt.delivery_id,
                     attempt.delivery.event.name,
                     attempt.status_code if attempt.status_code is not None else "no response",

@@ -219,12 +219,13 @@ def normalize_url(url: str) -> str:
     return f"{scheme}://{netloc}{path}{query}"
 
 
-def resolve_addresses(host: str, port: int) -> list[IPAddress]:
-    """Every address ``host`` resolves to (one DNS lookup), or the literal address itself."""
+def resolve_addresses(host: str, port: int, *, timeout: float | None = None) -> list[IPAddress]:
+    """Every address ``host`` resolves to (one DNS lookup within ``timeout`` seconds, the delivery
+    deadline by default), or the literal address itself."""
     literal = _literal_address(host)
     if literal is not None:
         return [literal]
-    infos = _lookup(host, port)
+    infos = _lookup(host, port, timeout=timeout)
     addresses: list[IPAddress] = []
     for info in infos:
         text = str(info[4][0]).split("%", 1)[0]
@@ -239,7 +240,7 @@ def resolve_addresses(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-def _lookup(host: str, port: int) -> list[Any]:
+def _lookup(host: str, port: int, *, timeout: float | None = None) -> list[Any]:
     """``getaddrinfo`` bounded by the delivery deadline. The receiver's owner runs the name's DNS
     and could answer slowly; the lookup runs on a thread of its own (a shared pool could be
     filled by one tenant's slow names) that is abandoned when the time is up."""
@@ -251,10 +252,10 @@ def _lookup(host: str, port: int) -> list[Any]:
         except BaseException as exc:  # handed to the caller, which raises or reports it
             outcome.append(exc)
 
-    seconds = float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 10.0))
+    seconds = float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 10.0)) if timeout is None else timeout
     worker = threading.Thread(target=run, name="webhook-dns", daemon=True)
     worker.start()
-    worker.join(seconds)
+    worker.join(max(seconds, 0.0))
     if not outcome:
         raise UnsafeUrl(f"url host {host} did not resolve within {seconds:g} s")
     if isinstance(outcome[0], UnicodeError | OSError):
@@ -270,14 +271,15 @@ def _literal_address(host: str) -> IPAddress | None:
     return parse_numeric_ipv4(host)
 
 
-def resolve_target(url: str) -> Target:
-    """Vet ``url`` and resolve its host once; every resulting address must be allowed.
+def resolve_target(url: str, *, timeout: float | None = None) -> Target:
+    """Vet ``url`` and resolve its host once (within ``timeout`` seconds when given); every
+    resulting address must be allowed.
 
     Raises :class:`UnsafeUrl` saying why when it is not. Nothing is connected to here."""
     parts, host, port = _split(url)
     if (host == "localhost" or host.endswith(".localhost")) and not _private_allowed():
         raise UnsafeUrl("url host must not be localhost")
-    addresses = resolve_addresses(host, port)
+    addresses = resolve_addresses(host, port, timeout=timeout)
     for address in addresses:
         reason = refusal_reason(address)
         if reason is not None:

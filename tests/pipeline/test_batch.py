@@ -58,12 +58,11 @@ def test_a_batch_runs_its_attempts_concurrently_and_finalizes_each_post_once(wor
     posts = [make_post(workspace, accounts, text=f"batch {i}") for i in range(2)]
     ids = [t.id for post in posts for t in targets_of(post)]
 
-    started = time.monotonic()
     assert publish_targets(ids) == 6
-    elapsed = time.monotonic() - started
 
-    assert client.max_in_flight == 4  # capped by the setting, more than one at a time
-    assert elapsed < 6 * 0.3  # one after the other would take at least 1.8 s
+    # Four calls were in flight at once (capped by the setting): the proof of concurrency, with
+    # no wall-clock bound that a loaded machine could break.
+    assert client.max_in_flight == 4
     assert sorted(client.sent) == sorted(ids)
     assert publish_targets(ids) == 0  # a second delivery changes nothing
     assert sorted(client.sent) == sorted(ids)

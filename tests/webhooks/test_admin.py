@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.utils import timezone
 
 from tests.factories.webhooks import WebhookFactory
@@ -39,16 +40,16 @@ def test_change_page_shows_recent_attempts(admin_client: Any, receiver: Receiver
     delivery_attempt(delivery_id=delivery.pk)
     receiver.behave("/hook", status=200)
     delivery_attempt(delivery_id=delivery.pk)
-    page = admin_client.get(f"{URL}{webhook.id}/change/")
+    page = admin_client.get(f"{URL}{quote(webhook.id)}/change/")
     assert page.status_code == 200
     content = page.content.decode()
     assert "Recent attempts" in content
     assert "HTTP 503" in content and "<td>503</td>" in content and "<td>200</td>" in content
-    assert "post.failed" in content and f"/admin/webhooks/delivery/{delivery.id}/change/" in content
+    assert "post.failed" in content and f"/admin/webhooks/delivery/{quote(delivery.id)}/change/" in content
     assert webhook.secret not in content
-    assert admin_client.get(f"/admin/webhooks/delivery/{delivery.id}/change/").status_code == 200
+    assert admin_client.get(f"/admin/webhooks/delivery/{quote(delivery.id)}/change/").status_code == 200
     quiet = WebhookFactory()
-    assert "No attempts yet." in admin_client.get(f"{URL}{quiet.id}/change/").content.decode()
+    assert "No attempts yet." in admin_client.get(f"{URL}{quote(quiet.id)}/change/").content.decode()
 
 
 def test_recent_attempts_are_capped(admin_client: Any, receiver: Receiver) -> None:
@@ -59,7 +60,7 @@ def test_recent_attempts_are_capped(admin_client: Any, receiver: Receiver) -> No
     for delivery in Delivery.objects.filter(webhook=webhook):
         for _ in range(5):
             delivery_attempt(delivery_id=delivery.pk)
-    page = admin_client.get(f"{URL}{webhook.id}/change/")
+    page = admin_client.get(f"{URL}{quote(webhook.id)}/change/")
     assert page.status_code == 200, (page.status_code, page.get("Location"))
     assert page.content.decode().count("HTTP 500") == 20
 

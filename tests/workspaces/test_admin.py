@@ -3,6 +3,7 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 
@@ -86,8 +87,8 @@ def test_pages_never_show_a_secret_or_its_hash(staff, workspace, make_key):
     secret = plaintext.split("_", 2)[2]
     for path in (
         "/admin/workspaces/apikey/",
-        f"/admin/workspaces/apikey/{key.pk}/change/",
-        f"/admin/workspaces/workspace/{workspace.pk}/change/",
+        f"/admin/workspaces/apikey/{quote(key.pk)}/change/",
+        f"/admin/workspaces/workspace/{quote(workspace.pk)}/change/",
     ):
         html = staff.get(path).content.decode()
         assert key.public_part in html, path

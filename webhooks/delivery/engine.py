@@ -98,6 +98,8 @@ def _record(*, delivery: Delivery, lease_until: dt.datetime, result: SendResult)
     attempt_number = delivery.attempt_count + 1
     held = Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING, lease_until=lease_until)
     with transaction.atomic():
+        if not _still_there([delivery.pk]):
+            return  # its webhook was deleted while the POST was on the wire: nothing left to record
         Attempt.objects.create(
             delivery_id=delivery.pk,
             status_code=result.status_code,
@@ -243,6 +245,8 @@ def _record_arrived(arrived: list[tuple[Delivery, SendResult]], *, lease_until: 
     if succeeded:
         now = timezone.now()
         with transaction.atomic(), connection.cursor() as cursor:
+            present = _still_there([delivery.pk for delivery, _ in succeeded])
+            succeeded = [(delivery, result) for delivery, result in succeeded if delivery.pk in present]
             Attempt.objects.bulk_create(
                 [
                     Attempt(
@@ -268,10 +272,22 @@ def _record_arrived(arrived: list[tuple[Delivery, SendResult]], *, lease_until: 
                 last_attempt_at=now,
                 lease_until=None,
             )
-            cursor.execute(_WEBHOOKS_SUCCEEDED_SQL, [now, sorted({delivery.webhook_id for delivery, _ in succeeded})])
+            if succeeded:
+                cursor.execute(
+                    _WEBHOOKS_SUCCEEDED_SQL, [now, sorted({delivery.webhook_id for delivery, _ in succeeded})]
+                )
     for delivery, result in arrived:
         if not result.ok:
             _record(delivery=delivery, lease_until=lease_until, result=result)
+
+
+def _still_there(delivery_ids: list[str]) -> set[str]:
+    """The ids among ``delivery_ids`` whose rows still exist, locked against deletion until the
+    caller's transaction ends. A webhook deleted while its POST was on the wire takes its
+    deliveries with it; an Attempt written for one would fail the foreign key at commit and, in
+    a batch, lose the other webhooks' results recorded in the same transaction."""
+    rows = Delivery.objects.select_for_update(no_key=True).filter(pk__in=delivery_ids).order_by("pk")
+    return set(rows.values_list("pk", flat=True))
 
 
 def _disable_if_exhausted(*, webhook_id: str, now: dt.datetime) -> bool:

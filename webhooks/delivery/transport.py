@@ -164,11 +164,16 @@ def post(*, url: str, body: bytes, headers: dict[str, str], timeout: float) -> S
     def done(status: int | None, error: str, kept: bytes = b"") -> SendResult:
         return SendResult(status, error, _clean(kept), int((time.monotonic() - started) * 1000))
 
+    # One deadline for the whole attempt: the name lookup (on the receiver owner's DNS) spends
+    # from the same seconds as connecting, sending and reading.
     try:
-        target = resolve_target(url)
+        target = resolve_target(url, timeout=timeout)
     except UnsafeUrl as exc:
         return done(None, f"refused: {exc}")
-    deadline = _Deadline(timeout)
+    left = timeout - (time.monotonic() - started)
+    if left <= 0:
+        return done(None, f"timed out: no complete response within {timeout:g} s")
+    deadline = _Deadline(left)
     status: int | None = None
     kept = b""
     try:
