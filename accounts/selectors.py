@@ -44,6 +44,21 @@ def account_by_page_id(*, workspace_id: str, page_id: str) -> SocialAccount | No
     )
 
 
+def facebook_accounts_by_page_ids(*, workspace_id: str, page_ids: list[str]) -> dict[str, SocialAccount]:
+    """The workspace's FACEBOOK accounts among ``page_ids``, keyed by page id (the oldest
+    connection of a page, as ``account_by_page_id``); unknown page ids are simply absent."""
+    wanted = {page_id for page_id in page_ids if page_id}
+    if not wanted:
+        return {}
+    found: dict[str, SocialAccount] = {}
+    accounts = SocialAccount.objects.filter(
+        workspace_id=workspace_id, platform=Platform.FACEBOOK.value, page_id__in=wanted
+    ).order_by("connected_at", "id")
+    for account in accounts:
+        found.setdefault(account.page_id, account)
+    return found
+
+
 def account_by_id_or_page_id(*, workspace_id: str, id_or_page_id: str) -> SocialAccount:
     """By account id first, then by FACEBOOK page id; 404 when neither matches."""
     account = SocialAccount.objects.filter(workspace_id=workspace_id, id=id_or_page_id).first()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accounts.models import AccountStatus, SocialAccount
-from accounts.selectors import account_by_page_id, accounts_by_ids
+from accounts.selectors import accounts_by_ids, facebook_accounts_by_page_ids
 from core.errors import ValidationFailed
 from core.fields import format_instant
 from media.services import media_resolve
@@ -113,13 +113,27 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
 
 
 def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], full: bool) -> None:
+    """CONTRACT §4, in this order: ids that are no account of that platform in this workspace
+    are dropped (clients may send every account id in every ``*ConnectionIds`` array); a
+    platform left with none is skipped ("No valid connection found"); then one account per
+    platform per post applies to what is left."""
     platforms = list(dict.fromkeys(data["platforms"]))
     requested = {p: list(dict.fromkeys(data.get(CONNECTION_FIELDS[p]) or [])) for p in platforms}
     known = accounts_by_ids(workspace_id=workspace_id, ids=[i for ids in requested.values() for i in ids])
+    pages = facebook_accounts_by_page_ids(workspace_id=workspace_id, page_ids=requested.get(Platform.FACEBOOK, []))
     overrides = {t["platform"]: t["text"] for t in data.get("platformTexts") or []}
     for platform in platforms:
-        ids = requested[platform]
-        if len(ids) > 1:
+        # account id → the first id the request named it by (a page may be named twice: by its
+        # account id and by its pageId; that is still one account)
+        resolved: dict[str, tuple[SocialAccount, str]] = {}
+        for requested_id in requested[platform]:
+            account = _account_for(platform, requested_id, known, pages)
+            if account is not None:
+                resolved.setdefault(account.id, (account, requested_id))
+        if not resolved:
+            plan.skipped.append({"platform": platform, "reason": NO_CONNECTION})
+            continue
+        if len(resolved) > 1:
             plan.issues.append(
                 Issue(
                     f"{CONNECTION_FIELDS[platform]}: one account per platform per post",
@@ -128,10 +142,7 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
                 )
             )
             continue
-        account = _account_for(workspace_id, platform, ids[0], known) if ids else None
-        if account is None:
-            plan.skipped.append({"platform": platform, "reason": NO_CONNECTION})
-            continue
+        [(account, requested_id)] = resolved.values()
         if full and account.status == AccountStatus.UNAUTHORIZED:
             plan.issues.append(
                 Issue(
@@ -145,7 +156,7 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
             TargetPlan(
                 platform=platform,
                 account=account,
-                requested_id=ids[0],
+                requested_id=requested_id,
                 page_id=account.page_id if platform == Platform.FACEBOOK else "",
                 text=overrides.get(platform, plan.text),
             )
@@ -162,11 +173,11 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
 
 
 def _account_for(
-    workspace_id: str, platform: str, requested_id: str, known: dict[str, SocialAccount]
+    platform: str, requested_id: str, known: dict[str, SocialAccount], pages: dict[str, SocialAccount]
 ) -> SocialAccount | None:
     account = known.get(requested_id)
-    if account is None and platform == Platform.FACEBOOK:
-        account = account_by_page_id(workspace_id=workspace_id, page_id=requested_id)
+    if (account is None or account.platform != platform) and platform == Platform.FACEBOOK:
+        account = pages.get(requested_id)
     if account is None or account.platform != platform:
         return None
     return account

@@ -91,3 +91,61 @@ def test_bracket_arrays_with_the_status_alias_and_bare_dates(api: Any, workspace
     assert ids("?statuses[1]=DRAFT&statuses[0]=SCHEDULED") == {at_midnight.id, after.id, before.id}
     assert ids("?platforms[0]=BLUESKY&platforms[1]=TIKTOK") == {after.id}
     assert ids(f"?endDate={iso(midnight - dt.timedelta(seconds=1))}") == {before.id}
+
+
+def test_every_account_id_in_every_connection_array_picks_each_platforms_own(
+    api: Any, workspace: Any, other_workspace: Any
+) -> None:
+    """Older published client scripts put every account id of the workspace into every
+    ``*ConnectionIds`` array and into ``pageIds``: ids of other platforms are dropped first, then
+    one account per platform applies to what is left (CONTRACT §4)."""
+    masto = account(workspace, "MASTODON")
+    bsky = account(workspace, "BLUESKY")
+    page = account(workspace, "FACEBOOK")
+    foreign = account(other_workspace, "TWITTER")
+    every_id = [masto.id, bsky.id, page.id, page.page_id, foreign.id, "acc_nobody"]
+    response = api.post(
+        URL,
+        {
+            "contentType": "TEXT",
+            "timezone": "UTC",
+            "text": "to everything I have",
+            "scheduledAt": iso(future()),
+            "platforms": ["MASTODON", "BLUESKY", "FACEBOOK", "TWITTER"],
+            "mastodonConnectionIds": every_id,
+            "blueskyConnectionIds": every_id,
+            "pageIds": every_id,
+            "twitterConnectionIds": every_id,
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["queuedPlatforms"] == ["MASTODON", "BLUESKY", "FACEBOOK"]
+    assert response.json()["skippedPlatforms"] == [{"platform": "TWITTER", "reason": "No valid connection found"}]
+    post = Post.objects.get(id=response.json()["postId"])
+    assert {(t.platform, t.account_id) for t in post.targets.all()} == {
+        ("MASTODON", masto.id),
+        ("BLUESKY", bsky.id),
+        ("FACEBOOK", page.id),
+    }
+
+
+def test_two_accounts_of_one_platform_among_every_id_are_still_refused(api: Any, workspace: Any) -> None:
+    first, second = account(workspace, "MASTODON"), account(workspace, "MASTODON")
+    bsky = account(workspace, "BLUESKY")
+    every_id = [first.id, second.id, bsky.id]
+    response = api.post(
+        URL,
+        {
+            "contentType": "TEXT",
+            "timezone": "UTC",
+            "text": "two of a kind",
+            "platforms": ["MASTODON", "BLUESKY"],
+            "mastodonConnectionIds": every_id,
+            "blueskyConnectionIds": every_id,
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["message"] == ["mastodonConnectionIds: one account per platform per post"]
+    assert not Post.objects.exists()
