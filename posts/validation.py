@@ -102,6 +102,8 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         thumbnail_timestamp_ms=data.get("thumbnailTimestampMs"),
         recurrence=data.get("recurrence"),
     )
+    if len(plan.media_alt_texts) > len(plan.media_urls):
+        plan.issues.append(Issue("mediaAltTexts: must not have more items than mediaUrls", None, "mediaAltTexts"))
     _resolve_targets(plan, workspace_id, data, full)
     media_kinds = _resolve_media(plan, workspace_id)
     _attach_configs(plan, data)

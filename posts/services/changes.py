@@ -19,8 +19,9 @@ from posts.validation import PostPlan, build_plan
 PAST_TOLERANCE = dt.timedelta(minutes=1)
 _POST_FIELDS = ("contentType", "text", "timezone", "scheduledAt", "thumbnailUrl", "thumbnailTimestampMs")
 # Without ``platforms`` the targets stay (texts and configs are updated in place), so media and
-# account choices cannot change.
-_IGNORED_WITHOUT_PLATFORMS = frozenset({"mediaUrls", "mediaAltTexts", *CONNECTION_FIELDS.values()})
+# account choices cannot change; the alt texts of the post's media can (the published CLI edits
+# them alone).
+_IGNORED_WITHOUT_PLATFORMS = frozenset({"mediaUrls", *CONNECTION_FIELDS.values()})
 
 
 @transaction.atomic
@@ -28,7 +29,9 @@ def post_update(*, workspace_id: str, post_id: str, changes: dict[str, Any], now
     """Apply ``changes`` (validated by ``PostUpdateInput``; omitted fields keep their values) to
     a DRAFT or SCHEDULED post, under the post's row lock (so never after the dispatcher's claim);
     else 400 ``post_not_editable``. Sending ``platforms`` rebuilds every target, config and the
-    media from this request alone; ``mediaUrls``/``mediaAltTexts`` without it are ignored. A
+    media from this request alone; ``mediaUrls`` without it is ignored, ``mediaAltTexts`` alone
+    relabels the post's media (at most one per item). Rules relating two fields are checked on
+    the post as it will be after the change. A
     SCHEDULED post keeps passing the full create validation; a draft's waits for publish. Moving
     a SCHEDULED post more than a minute into the past is refused."""
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
@@ -55,6 +58,7 @@ def post_update(*, workspace_id: str, post_id: str, changes: dict[str, Any], now
         media_mark_referenced(workspace_id=workspace_id, urls=plan.media_urls)
     else:
         _update_targets_in_place(post, plan)
+        post.media_alt_texts = plan.media_alt_texts
     post.content_type = plan.content_type
     post.text = plan.text
     post.timezone = plan.timezone

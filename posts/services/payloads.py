@@ -176,9 +176,8 @@ class PostContentInput(serializers.Serializer):
     scheduledAt = InstantField(required=False, allow_null=True)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        alt_texts, urls = attrs.get("mediaAltTexts"), attrs.get("mediaUrls")
-        if alt_texts and len(alt_texts) > len(urls or []):
-            raise serializers.ValidationError({"mediaAltTexts": "must not have more items than mediaUrls"})
+        # Rules relating two fields (mediaAltTexts to mediaUrls) are checked on the post as it
+        # will be (``build_plan``), since a PATCH may send one field of the pair.
         texts = attrs.get("platformTexts") or []
         if len({t["platform"] for t in texts}) != len(texts):
             raise serializers.ValidationError({"platformTexts": "must name each platform once"})

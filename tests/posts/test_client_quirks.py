@@ -11,7 +11,7 @@ import pytest
 
 from posts.models import Post
 from posts.rendering import post_record
-from tests.factories.posts import PostFactory, PostTargetFactory, account
+from tests.factories.posts import PostFactory, PostTargetFactory, account, uploaded
 from tests.posts.conftest import future, iso
 
 URL = "/api/v1/social-posts"
@@ -149,3 +149,34 @@ def test_two_accounts_of_one_platform_among_every_id_are_still_refused(api: Any,
     assert response.status_code == 400
     assert response.json()["message"] == ["mastodonConnectionIds: one account per platform per post"]
     assert not Post.objects.exists()
+
+
+def test_patch_with_alt_texts_alone_relabels_the_posts_media(api: Any, workspace: Any) -> None:
+    """The published CLI edits alt text by sending ``mediaAltTexts`` alone: the rule relating it
+    to ``mediaUrls`` is checked on the post as it will be, not on the request's fields."""
+    masto = account(workspace, "MASTODON")
+    media = [uploaded(workspace), uploaded(workspace)]
+    created = api.post(
+        URL,
+        {
+            "contentType": "IMAGE",
+            "timezone": "UTC",
+            "text": "two pictures",
+            "mediaUrls": media,
+            "scheduledAt": iso(future()),
+            "platforms": ["MASTODON"],
+            "mastodonConnectionIds": [masto.id],
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    path = f"{URL}/{created.json()['postId']}"
+    response = api.patch(path, {"mediaAltTexts": ["a red door", ""]}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["mediaAltTexts"] == ["a red door", ""]
+    assert response.json()["mediaUrls"] == media
+    assert Post.objects.get().media_alt_texts == ["a red door", ""]
+    too_many = api.patch(path, {"mediaAltTexts": ["one", "two", "three"]}, format="json")
+    assert too_many.status_code == 400
+    assert too_many.json()["message"] == ["mediaAltTexts: must not have more items than mediaUrls"]
+    assert Post.objects.get().media_alt_texts == ["a red door", ""]
