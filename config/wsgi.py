@@ -3,4 +3,7 @@ import os
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+
+from core.wsgi import MeasuredBody
+
+application = MeasuredBody(get_wsgi_application())

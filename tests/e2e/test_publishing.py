@@ -5,6 +5,7 @@ every event at a loopback webhook, signed."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.e2e.harness import E2EStack, WebhookReceiver, wait_for
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+JSON = {"Content-Type": "application/json"}
 ALL_PLATFORMS = [
     "FACEBOOK",
     "INSTAGRAM",
@@ -358,3 +360,25 @@ def test_every_event_reached_the_webhook_signed(e2e, hook):
     assert all(r.signature_valid(secret) for r in receiver.events())
     ids = [r.envelope["id"] for r in receiver.events()]
     assert set(ids) == {row[0] for row in e2e.sql("SELECT id FROM webhooks_event")}
+
+
+def test_a_chunked_body_counts_by_the_bytes_received_behind_gunicorn(e2e, accounts):
+    """Transfer-Encoding: chunked carries no Content-Length: a body over the limit is still a
+    413, and one within it is read exactly as the same bytes sent with a length."""
+
+    def chunked(payload: bytes) -> Iterator[bytes]:
+        for start in range(0, len(payload), 64 * 1024):
+            yield payload[start : start + 64 * 1024]
+
+    too_big = b'{"text": "' + b"x" * (5 * 1024 * 1024) + b'"}'
+    response = e2e.api("POST", "/social-posts/validate", data=chunked(too_big), headers=JSON)
+    assert response.request.headers.get("Transfer-Encoding") == "chunked"
+    assert (response.status_code, response.json()["code"]) == (413, "payload_too_large")
+
+    body = {"timezone": "UTC", "contentType": "TEXT", "text": "chunked", **targeting(accounts, ["MASTODON"])}
+    raw = json.dumps(body).encode()
+    framed = e2e.api("POST", "/social-posts/validate", data=raw, headers=JSON)
+    unframed = e2e.api("POST", "/social-posts/validate", data=chunked(raw), headers=JSON)
+    assert unframed.request.headers.get("Transfer-Encoding") == "chunked"
+    assert framed.status_code == 200, framed.text
+    assert (unframed.status_code, unframed.json()) == (framed.status_code, framed.json())
