@@ -114,6 +114,17 @@ class RateLimited(ApplicationError):
     default_message = "Rate limit exceeded"
 
 
+class ServiceUnavailable(ApplicationError):
+    """A server the request needs (Redis: cooldowns, the broker) cannot be reached just now."""
+
+    status_code = 503
+    code = "service_unavailable"
+    default_message = "A service this request needs is unavailable; retry shortly"
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, headers={"Retry-After": "5"})
+
+
 class ServerError(ApplicationError):
     status_code = 500
     code = "internal_error"

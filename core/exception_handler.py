@@ -5,9 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import redis
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import DataError
 from django.http import Http404
+from kombu.exceptions import OperationalError as BrokerUnreachable
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
@@ -46,9 +48,25 @@ def _is_leaf_list(item: Any) -> bool:
     return isinstance(item, list) and all(not isinstance(x, dict | list) for x in item)
 
 
+# Redis (cooldowns, the simulators' state) or the broker out of reach: the request may be
+# retried in a moment, so a 503 with Retry-After, never a 500. (Redis answering with an error is
+# a bug of ours, not an outage, and stays a 500.)
+OUTAGES = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, BrokerUnreachable)
+
+
+def outage_error(exc: Exception) -> errors.ServiceUnavailable | None:
+    if not isinstance(exc, OUTAGES):
+        return None
+    logger.warning("a dependency is unreachable: %s", exc.__class__.__name__)
+    return errors.ServiceUnavailable()
+
+
 def to_application_error(exc: Exception) -> errors.ApplicationError | None:
     if isinstance(exc, errors.ApplicationError):
         return exc
+    outage = outage_error(exc)
+    if outage is not None:
+        return outage
     if isinstance(exc, drf.ValidationError):
         return errors.ValidationFailed(flatten_validation_detail(exc.detail) or ["Invalid request"])
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):

@@ -14,6 +14,7 @@ from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
 
 from core import errors
+from core.exception_handler import outage_error
 from core.responses import json_error
 
 request_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
@@ -89,3 +90,18 @@ class RequestGuardMiddleware:
                     errors.BadRequest("Query string contains NUL bytes or invalid UTF-8", code="malformed_query")
                 )
         return self.get_response(request)
+
+
+class OutageMiddleware:
+    """Views outside DRF (the simulators, the connect pages) answer an unreachable Redis or
+    broker as DRF views do: the 503 error body, never a 500."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        error = outage_error(exception)
+        return json_error(error) if error is not None else None

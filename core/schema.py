@@ -48,7 +48,12 @@ SHARED_ERRORS = {
     "413": "The request body is larger than the service accepts.",
     "422": "This Idempotency-Key was already used with a different request (`code: idempotency_key_reused`).",
     "429": "Rate limit exceeded; see Retry-After.",
+    "503": "A server this operation needs (Redis) is unreachable just now (`code: service_unavailable`); "
+    "retry after Retry-After seconds.",
 }
+# Set by ``extend_schema(extensions={NEEDS_REDIS: True})`` on operations that cannot answer
+# without Redis: they document the 503.
+NEEDS_REDIS = "x-needs-redis"
 
 
 class ServiceAutoSchema(AutoSchema):
@@ -148,6 +153,8 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
                 p.get("in") == "header" and p.get("name") == IDEMPOTENCY_HEADER for p in operation.get("parameters", [])
             ):
                 wanted += ["409", "422"]
+            if operation.pop(NEEDS_REDIS, False):
+                wanted.append("503")
             for code in wanted:
                 op_responses.setdefault(code, {"$ref": f"#/components/responses/Error{code}"})
     return result

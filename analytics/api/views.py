@@ -28,6 +28,7 @@ from core.query import (
     NoQuery,
     parse_query,
 )
+from core.schema import NEEDS_REDIS
 from workspaces.authentication import access_of
 from workspaces.roles import Permission
 
@@ -168,9 +169,11 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="requestAnalyticsSync",
         summary="Ask for an immediate refresh",
         description="Queues a refresh of every account with analytics, at most once per workspace per 10 "
-        "minutes; inside the cooldown it answers `queued: false` with the seconds remaining (not an error).",
+        "minutes; inside the cooldown it answers `queued: false` with the seconds remaining (not an error). "
+        "The cooldown is kept in Redis: while Redis is unreachable the answer is a 503.",
         request=None,
         responses={202: SyncOutput},
+        extensions={NEEDS_REDIS: True},
     )
     @action(detail=False, methods=["post"])
     @idempotent
