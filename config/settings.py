@@ -10,24 +10,23 @@ from urllib.parse import unquote
 import environ
 
 from config import embedded
+from config.envcheck import choice, flag
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-TESTING = "pytest" in sys.modules or env.bool("TESTING", default=False)
+TESTING = "pytest" in sys.modules or flag(env, "TESTING", default=False)
 
 # With no DATABASE_URL / REDIS_URL, run on the embedded PostgreSQL and Redis under var/.
 embedded.ensure_services()
 EMBEDDED = embedded.serves(os.environ["DATABASE_URL"]) or embedded.serves(os.environ["REDIS_URL"])
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = flag(env, "DEBUG", default=False)
 # The embedded default is a local checkout, never production (which always configures its
 # servers): there the simulators are the default, so that `manage.py create_api_key` typed in a
 # second shell beside `make run` works without exporting anything.
-PLATFORM_MODE = env.str("PLATFORM_MODE", default="sandbox" if DEBUG or TESTING or EMBEDDED else "live")
-if PLATFORM_MODE not in {"sandbox", "live"}:
-    raise environ.ImproperlyConfigured("PLATFORM_MODE must be 'sandbox' or 'live'")
+PLATFORM_MODE = choice(env, "PLATFORM_MODE", ("sandbox", "live"), "sandbox" if DEBUG or TESTING or EMBEDDED else "live")
 SANDBOX = PLATFORM_MODE == "sandbox"
 
 _default_secret = "insecure-sandbox-only-secret-key" if SANDBOX else environ.Env.NOTSET
@@ -227,7 +226,7 @@ SANDBOX_LATENCY_MS = env.int("SANDBOX_LATENCY_MS", default=0)
 PLATFORM_HTTP_TIMEOUT = env.float("PLATFORM_HTTP_TIMEOUT", default=30.0)
 
 # --- Media -------------------------------------------------------------------------------
-STORAGE = env.str("STORAGE", default="local")
+STORAGE = choice(env, "STORAGE", ("local", "s3"), "local")
 MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
 MEDIA_MAX_UPLOAD_BYTES = env.int("MEDIA_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
 S3_BUCKET = env.str("S3_BUCKET", default="")
@@ -236,13 +235,13 @@ S3_ENDPOINT_URL = env.str("S3_ENDPOINT_URL", default="") or None
 S3_PUBLIC_BASE_URL = env.str("S3_PUBLIC_BASE_URL", default="")
 AWS_ACCESS_KEY_ID = env.str("AWS_ACCESS_KEY_ID", default="")
 AWS_SECRET_ACCESS_KEY = env.str("AWS_SECRET_ACCESS_KEY", default="")
-AI_IMAGE_PROVIDER = env.str("AI_IMAGE_PROVIDER", default="offline")
+AI_IMAGE_PROVIDER = choice(env, "AI_IMAGE_PROVIDER", ("offline", "openai"), "offline")
 AI_IMAGE_API_URL = env.str("AI_IMAGE_API_URL", default="")
 AI_IMAGE_API_KEY = env.str("AI_IMAGE_API_KEY", default="")
 AI_IMAGE_MODEL = env.str("AI_IMAGE_MODEL", default="")
 
 # --- Webhooks ----------------------------------------------------------------------------
-WEBHOOK_ALLOW_PRIVATE_URLS = env.bool("WEBHOOK_ALLOW_PRIVATE_URLS", default=False)
+WEBHOOK_ALLOW_PRIVATE_URLS = flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS", default=False)
 if WEBHOOK_ALLOW_PRIVATE_URLS and not SANDBOX:
     raise environ.ImproperlyConfigured("WEBHOOK_ALLOW_PRIVATE_URLS=1 is refused unless PLATFORM_MODE=sandbox")
 WEBHOOK_RETRY_DELAYS = [

@@ -46,3 +46,19 @@ def test_configured_servers_default_to_live_and_need_a_secret_key():
     )
     assert live.returncode == 0, live.stderr
     assert live.stdout.strip() == "live"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [
+        ("STORAGE", "ftp", "local, s3"),
+        ("PLATFORM_MODE", "prod", "sandbox, live"),
+        ("AI_IMAGE_PROVIDER", "dalle", "offline, openai"),
+        ("WEBHOOK_ALLOW_PRIVATE_URLS", "maybe", "true, 1, yes, on, false, 0, no, off"),
+        ("DEBUG", "verbose", "true, 1, yes, on, false, 0, no, off"),
+    ],
+)
+def test_a_setting_outside_its_fixed_values_stops_start_up_naming_it(name: str, value: str, allowed: str) -> None:
+    result = _settings_process(**{name: value})
+    assert result.returncode != 0
+    assert f"{name} must be one of: {allowed} (got {value!r})" in result.stderr
