@@ -6,14 +6,18 @@ The only module of this app that reads the posts tables (read-only).
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import logging
+import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from media.files import preview_key_of
 from media.models import MediaFile, MediaKind, PreviewStatus
 from media.previews import previews_enqueue
 from media.storage import get_media_storage
@@ -25,6 +29,15 @@ UNREFERENCED_GRACE = dt.timedelta(days=7)
 FAILED_POST_GRACE = dt.timedelta(days=7)
 PREVIEW_REQUEUE_AFTER = dt.timedelta(minutes=30)
 BATCH_SIZE = 200
+# An object is written to storage before its row commits (AI images, previews); a worker killed in
+# between leaves an object no row names. Far longer than any job holds one uncommitted (an AI job:
+# 3 attempts of a 10-minute lease), so nothing on its way to a commit is ever taken.
+ORPHAN_GRACE = dt.timedelta(days=1)
+ORPHAN_BATCH = 500
+# Only keys of the shape this app writes (``media.files.new_key`` and its preview) are ever
+# considered: a bucket or directory shared with anything else keeps what is not ours.
+_OUR_KEY = re.compile(r"^[^/]+/[0-9a-f]{32}/[^/]+$")
+_PREVIEW_SUFFIX = preview_key_of("")
 PREVIEW_BATCH = 500
 
 UNFINISHED_POST_STATUSES = (PostStatus.DRAFT, PostStatus.SCHEDULED, PostStatus.PENDING, PostStatus.PUBLISHING)
@@ -134,6 +147,42 @@ def _references(candidates: list[MediaFile], *, now: dt.datetime) -> tuple[set[s
         thumbnail = template.get("thumbnailUrl") if isinstance(template, dict) else None
         kept.update(urls & ({u for u in media_urls if isinstance(u, str)} | {thumbnail}))
     return kept, released
+
+
+def collect_orphans(*, now: dt.datetime | None = None) -> int:
+    """Delete the stored objects that no media file row names (as its object or its preview)
+    and that were written more than ``ORPHAN_GRACE`` ago: what a worker killed between its write
+    to storage and its database commit left behind. Returns how many; a second run finds none."""
+    now = now or timezone.now()
+    storage = get_media_storage()
+    deleted = 0
+    for keys in _batches(storage.keys_written_before(now - ORPHAN_GRACE), ORPHAN_BATCH):
+        named = _named_by_rows(keys)
+        for key in keys:
+            if key not in named:
+                storage.delete(key)
+                deleted += 1
+    if deleted:
+        logger.info("media lifecycle: %d orphaned object(s) collected", deleted)
+    return deleted
+
+
+def _batches(keys: Iterator[str], size: int) -> Iterator[list[str]]:
+    ours = (key for key in keys if _OUR_KEY.match(key.removesuffix(_PREVIEW_SUFFIX)))
+    while batch := list(itertools.islice(ours, size)):
+        yield batch
+
+
+def _named_by_rows(keys: list[str]) -> set[str]:
+    """The keys among ``keys`` that a row names: its object, its preview, or the preview it will
+    have (a preview is written before its row records it)."""
+    originals = {key.removesuffix(_PREVIEW_SUFFIX) for key in keys}
+    named: set[str] = set()
+    for key, preview_key in MediaFile.objects.filter(Q(key__in=originals) | Q(preview_key__in=keys)).values_list(
+        "key", "preview_key"
+    ):
+        named.update((key, preview_key_of(key), preview_key))
+    return named
 
 
 def _queue_missing_previews(*, now: dt.datetime) -> int:

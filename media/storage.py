@@ -9,6 +9,8 @@ import datetime as dt
 import hashlib
 import hmac
 import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any, Protocol
 from urllib.parse import quote, urlencode
 
@@ -35,6 +37,10 @@ class MediaStorage(Protocol):
     def save(self, key: str, content: IO[bytes], *, content_type: str) -> None: ...
 
     def delete(self, key: str) -> None: ...
+
+    def keys_written_before(self, moment: dt.datetime) -> Iterator[str]:
+        """Every stored object last written before ``moment`` (for the orphan sweep)."""
+        ...
 
 
 def local_upload_signature(*, key: str, expires: int, content_type: str) -> str:
@@ -87,6 +93,15 @@ class LocalMediaStorage:
 
     def delete(self, key: str) -> None:
         self.files.delete(key)
+
+    def keys_written_before(self, moment: dt.datetime) -> Iterator[str]:
+        root = Path(self.files.path(""))
+        if not root.is_dir():
+            return
+        cutoff = moment.timestamp()
+        for path in root.rglob("*"):
+            if path.is_file() and path.stat().st_mtime < cutoff:
+                yield path.relative_to(root).as_posix()
 
 
 class S3MediaStorage:
@@ -157,6 +172,12 @@ class S3MediaStorage:
 
     def delete(self, key: str) -> None:
         self.files.delete(key)
+
+    def keys_written_before(self, moment: dt.datetime) -> Iterator[str]:
+        for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+            for item in page.get("Contents", []):
+                if item["LastModified"] < moment:
+                    yield item["Key"]
 
 
 _cache: dict[tuple[Any, ...], MediaStorage] = {}

@@ -28,6 +28,13 @@ def collect_garbage() -> int:
     return sweep().deleted
 
 
+@shared_task(name="media.collect_orphans")
+def collect_orphans() -> int:
+    from media.lifecycle import collect_orphans as sweep
+
+    return sweep()
+
+
 @shared_task(name="media.generate_image", bind=True, max_retries=5)
 def generate_image(self: Any, job_id: str) -> str:
     from media.ai.services import ai_image_job_run
