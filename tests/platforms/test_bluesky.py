@@ -305,25 +305,6 @@ def test_duplicate_record_key_reads_the_existing_post_back() -> None:
     assert live_client().lookup(CREDS, TEXT) is None
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "kind", "code"),
-    [
-        ("error_expired_token.json", 400, AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_auth_required.json", 401, AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_invalid_record.json", 400, Permanent, ErrorCode.CONTENT_REJECTED),
-        ("error_blob_too_large.json", 400, Permanent, ErrorCode.MEDIA_REJECTED),
-        ("error_upstream.json", 502, Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-    ],
-)
-@responses.activate
-def test_error_envelopes_map_to_the_taxonomy(body: str, status: int, kind: type, code: ErrorCode) -> None:
-    responses.post(xrpc("com.atproto.repo.createRecord"), json=recorded(body), status=status)
-    with pytest.raises(kind) as error:
-        live_client().publish(CREDS, TEXT, {})
-    assert error.value.error_code == code
-    assert error.value.message == recorded(body)["message"]
-
-
 @responses.activate
 def test_rate_limit_and_daily_quota_carry_the_reset_time() -> None:
     headers = {

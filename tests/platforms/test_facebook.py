@@ -269,37 +269,6 @@ def test_recorded_reel_and_photo_bodies_parse() -> None:
     assert photo.platform_post_id == "1234567890_10161000000000000"
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "headers", "error_class", "code"),
-    [
-        ("error_invalid_token.json", 400, {}, AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_transient.json", 500, {}, Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-        ("error_duplicate.json", 400, {}, Permanent, ErrorCode.DUPLICATE),
-        ("error_permission.json", 403, {}, Permanent, ErrorCode.PERMISSION_MISSING),
-        ("error_invalid_parameter.json", 400, {}, Permanent, ErrorCode.INVALID_REQUEST),
-        (
-            "error_app_limit.json",
-            403,
-            {"X-App-Usage": '{"call_count":100,"total_cputime":20,"total_time":30}'},
-            RateLimited,
-            ErrorCode.RATE_LIMITED,
-        ),
-    ],
-)
-@responses.activate
-def test_recorded_errors_map_to_the_taxonomy(
-    body: str, status: int, headers: dict[str, str], error_class: type, code: ErrorCode
-) -> None:
-    payload = recorded(body)
-    responses.post(f"{GRAPH}/1234567890/feed", json=payload, status=status, headers=headers)
-    with pytest.raises(error_class) as raised:
-        live_client().publish(CREDS, PublishRequest("t", "TEXT", "hello"), {})
-    assert raised.value.error_code == code
-    assert raised.value.message == payload["error"]["message"]
-    if error_class is RateLimited:
-        assert raised.value.retry_at > dt.datetime.now(dt.UTC) + dt.timedelta(minutes=59)
-
-
 @responses.activate
 def test_business_use_case_header_gives_the_retry_time() -> None:
     usage = {

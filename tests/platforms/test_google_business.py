@@ -22,7 +22,6 @@ from platforms.base import (
     NotSupported,
     Permanent,
     PublishRequest,
-    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -205,23 +204,6 @@ def test_recorded_bodies_parse() -> None:
     assert sent["basicRequest"]["metricRequests"] == [{"metric": "LOCAL_POST_VIEWS_SEARCH"}]
     result = client.publish(CREDS, PublishRequest("t", "TEXT", "Come in", options={"topicType": "EVENT"}), {})
     assert (result.platform_post_id, result.done) == (POST, True)
-
-
-@pytest.mark.parametrize(
-    ("status", "body", "error", "code"),
-    [
-        (403, "error_permission.json", Permanent, ErrorCode.PERMISSION_MISSING),
-        (429, "error_quota.json", RateLimited, ErrorCode.RATE_LIMITED),
-        (400, "error_invalid.json", Permanent, ErrorCode.CONTENT_REJECTED),
-        (503, "error_permission.json", Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-    ],
-)
-@responses.activate
-def test_error_mapping(status: int, body: str, error: type, code: ErrorCode) -> None:
-    responses.post(f"{LIVE}/v4/{LOCATION}/localPosts", json=recorded(body), status=status)
-    with pytest.raises(error) as caught:
-        live_client().publish(CREDS, PublishRequest("t", "TEXT", "x"), {})
-    assert (caught.value.error_code, caught.value.message) == (code, recorded(body)["error"]["message"])
 
 
 @responses.activate

@@ -22,7 +22,6 @@ from platforms.base import (
     PublishRequest,
     PublishResult,
     QuotaExhausted,
-    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -278,28 +277,6 @@ def test_recorded_limit_status_error_insights_media_and_audio_parse() -> None:
             "original_sound",
         ),
     ]
-
-
-@pytest.mark.parametrize(
-    ("body", "status", "error_class", "code"),
-    [
-        ("error_publish_limit.json", 403, QuotaExhausted, ErrorCode.QUOTA_EXHAUSTED),
-        ("error_media_download.json", 400, Permanent, ErrorCode.MEDIA_REJECTED),
-        ("error_not_ready.json", 400, Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-        ("error_invalid_token.json", 400, AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_rate_limit.json", 400, RateLimited, ErrorCode.RATE_LIMITED),
-    ],
-)
-@responses.activate
-def test_recorded_errors_map_to_the_taxonomy(body: str, status: int, error_class: type, code: ErrorCode) -> None:
-    payload = recorded(body)
-    responses.get(f"{GRAPH}/1", json={"status_code": "FINISHED", "id": "1"})
-    responses.post(f"{GRAPH}/17841405822304914/media_publish", json=payload, status=status)
-    with pytest.raises(error_class) as raised:
-        live_client().publish(CREDS, PublishRequest("t", "IMAGE", "x"), {"step": "container", "container_id": "1"})
-    assert raised.value.error_code == code
-    error = payload["error"]
-    assert raised.value.message == error.get("error_user_msg", error["message"])
 
 
 @responses.activate

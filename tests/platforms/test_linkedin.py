@@ -21,7 +21,6 @@ from platforms.base import (
     MediaItem,
     Permanent,
     PublishRequest,
-    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -205,26 +204,6 @@ def test_recorded_token_exchange() -> None:
         "AQWAft_WjYZKwuWXLC5hQlghgTam",
     )
     assert identity.scopes == ("openid", "profile", "email", "w_member_social")
-
-
-@pytest.mark.parametrize(
-    ("status", "body", "error", "code"),
-    [
-        (401, "error_401.json", AuthError, ErrorCode.AUTH_EXPIRED),
-        (429, "error_429.json", RateLimited, ErrorCode.RATE_LIMITED),
-        (422, "error_duplicate.json", Permanent, ErrorCode.DUPLICATE),
-        (403, "error_403.json", Permanent, ErrorCode.PERMISSION_MISSING),
-        (500, "error_500.json", Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-    ],
-)
-@responses.activate
-def test_error_mapping(status: int, body: str, error: type, code: ErrorCode) -> None:
-    responses.post(f"{LIVE}/rest/posts", json=recorded(body), status=status, headers={"Retry-After": "60"})
-    with pytest.raises(error) as caught:
-        live_client().publish(CREDS, PublishRequest("t", "TEXT", "hi"), {})
-    assert (caught.value.error_code, caught.value.message) == (code, recorded(body)["message"])
-    if error is RateLimited:
-        assert dt.timedelta(seconds=50) < caught.value.retry_at - dt.datetime.now(dt.UTC) <= dt.timedelta(seconds=60)
 
 
 @responses.activate

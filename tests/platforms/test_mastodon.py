@@ -242,32 +242,6 @@ def test_rate_limit_maps_with_reset_time() -> None:
 
 
 @responses.activate
-def test_error_bodies_map_to_the_taxonomy() -> None:
-    client = live_client()
-    responses.get(f"{LIVE}/api/v1/accounts/verify_credentials", json=recorded("error_401.json"), status=401)
-    with pytest.raises(AuthError) as auth:
-        client.check_token(CREDS)
-    assert auth.value.message == "The access token is invalid"
-    responses.post(f"{LIVE}/api/v1/statuses", json=recorded("error_422.json"), status=422)
-    with pytest.raises(Permanent) as invalid:
-        client.publish(CREDS, TEXT, {})
-    assert invalid.value.error_code == ErrorCode.CONTENT_REJECTED
-    responses.replace(responses.POST, f"{LIVE}/api/v1/statuses", json=recorded("error_422_processing.json"), status=422)
-    with pytest.raises(Permanent) as media:
-        client.publish(CREDS, TEXT, {})
-    assert media.value.error_code == ErrorCode.MEDIA_REJECTED
-    responses.replace(responses.POST, f"{LIVE}/api/v1/statuses", body="<html>bad gateway</html>", status=502)
-    with pytest.raises(Transient):
-        client.publish(CREDS, TEXT, {})
-    responses.replace(
-        responses.POST, f"{LIVE}/api/v1/statuses", json={"error": "This action is not allowed"}, status=403
-    )
-    with pytest.raises(Permanent) as forbidden:
-        client.publish(CREDS, TEXT, {})
-    assert forbidden.value.error_code == ErrorCode.PERMISSION_MISSING
-
-
-@responses.activate
 def test_timeout_after_sending_a_status_is_unknown_outcome_but_a_read_is_transient() -> None:
     client = live_client()
     responses.post(f"{LIVE}/api/v1/statuses", body=requests.ReadTimeout("read timed out"))

@@ -20,7 +20,6 @@ from platforms.base import (
     MediaItem,
     Permanent,
     PublishRequest,
-    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -242,28 +241,6 @@ def test_recorded_token_exchange_uses_basic_auth() -> None:
         .authorize_url(redirect_uri="https://app/cb", state="s")
         .startswith("https://www.pinterest.com/oauth/?client_id=id")
     )
-
-
-@pytest.mark.parametrize(
-    ("status", "body", "headers", "error", "code"),
-    [
-        (401, "error_401.json", {}, AuthError, ErrorCode.AUTH_EXPIRED),
-        (403, "error_401.json", {}, Permanent, ErrorCode.PERMISSION_MISSING),
-        (429, "error_429.json", {"Retry-After": "120"}, RateLimited, ErrorCode.RATE_LIMITED),
-        (503, "error_429.json", {}, Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-        (400, "error_400_board.json", {}, Permanent, ErrorCode.INVALID_REQUEST),
-    ],
-)
-@responses.activate
-def test_error_mapping(status: int, body: str, headers: dict[str, str], error: type, code: ErrorCode) -> None:
-    responses.get(f"{LIVE}/boards", json=recorded(body), status=status, headers=headers)
-    with pytest.raises(error) as caught:
-        live_client().list_boards(CREDS)
-    assert caught.value.error_code == code
-    assert caught.value.message == recorded(body)["message"]
-    if status == 429:
-        wait = caught.value.retry_at - dt.datetime.now(dt.UTC)
-        assert dt.timedelta(seconds=100) < wait <= dt.timedelta(seconds=120)
 
 
 @responses.activate

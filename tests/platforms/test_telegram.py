@@ -245,27 +245,6 @@ def test_recorded_success_bodies_parse() -> None:
     assert client.fetch_followers(CREDS) == 1832
 
 
-@pytest.mark.parametrize(
-    ("body", "kind", "code"),
-    [
-        ("error_401.json", AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_400_chat_not_found.json", Permanent, ErrorCode.INVALID_REQUEST),
-        ("error_400_url_content.json", Permanent, ErrorCode.MEDIA_REJECTED),
-        ("error_400_too_long.json", Permanent, ErrorCode.CONTENT_REJECTED),
-        ("error_403_kicked.json", Permanent, ErrorCode.PERMISSION_MISSING),
-        ("error_502.json", Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-    ],
-)
-@responses.activate
-def test_error_envelopes_map_to_the_taxonomy(body: str, kind: type, code: ErrorCode) -> None:
-    payload = recorded(body)
-    responses.post(url("sendMessage"), json=payload, status=payload["error_code"])
-    with pytest.raises(kind) as error:
-        live_client().publish(CREDS, TEXT, {})
-    assert error.value.error_code == code
-    assert error.value.message == payload["description"]
-
-
 @responses.activate
 def test_flood_wait_is_rate_limited_with_retry_after() -> None:
     responses.post(url("sendMessage"), json=recorded("error_429.json"), status=429)

@@ -22,7 +22,6 @@ from platforms.base import (
     PublishRequest,
     PublishResult,
     QuotaExhausted,
-    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -212,26 +211,6 @@ def test_recorded_container_error_is_media_rejected() -> None:
             CREDS, PublishRequest("t", "TEXT", "hi"), {"step": "container", "container_id": "1234567"}
         )
     assert raised.value.error_code == ErrorCode.MEDIA_REJECTED and raised.value.message == "FAILED_DOWNLOADING_VIDEO"
-
-
-@pytest.mark.parametrize(
-    ("body", "status", "error_class", "code"),
-    [
-        ("error_invalid_token.json", 401, AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_rate_limit.json", 403, RateLimited, ErrorCode.RATE_LIMITED),
-        ("error_invalid_parameter.json", 400, Permanent, ErrorCode.INVALID_REQUEST),
-    ],
-)
-@responses.activate
-def test_recorded_errors_map_to_the_taxonomy(body: str, status: int, error_class: type, code: ErrorCode) -> None:
-    payload = recorded(body)
-    responses.get(f"{API}/17841400000000000/threads_publishing_limit", json=recorded("publishing_limit.json"))
-    responses.post(f"{API}/17841400000000000/threads", json=payload, status=status, headers={"Retry-After": "30"})
-    with pytest.raises(error_class) as raised:
-        live_client().publish(CREDS, PublishRequest("t", "TEXT", "hi"), {})
-    assert raised.value.error_code == code and raised.value.message == payload["error"]["message"]
-    if error_class is RateLimited:
-        assert dt.timedelta(seconds=25) < raised.value.retry_at - dt.datetime.now(dt.UTC) <= dt.timedelta(seconds=30)
 
 
 @responses.activate

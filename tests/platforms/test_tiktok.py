@@ -23,8 +23,6 @@ from platforms.base import (
     Permanent,
     Platform,
     PublishRequest,
-    QuotaExhausted,
-    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -263,30 +261,6 @@ def test_recorded_status_failure_and_video_list_parse() -> None:
         ("7080217258529732386", Metrics(views=1210, likes=95, comments=7, shares=3))
     ]
     assert posts[0].published_at == dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC)
-
-
-@pytest.mark.parametrize(
-    ("body", "status", "error_class", "code"),
-    [
-        ("error_token_invalid.json", 401, AuthError, ErrorCode.AUTH_EXPIRED),
-        ("error_rate_limit.json", 429, RateLimited, ErrorCode.RATE_LIMITED),
-        ("error_pending_shares.json", 403, QuotaExhausted, ErrorCode.QUOTA_EXHAUSTED),
-        ("error_privacy_mismatch.json", 400, Permanent, ErrorCode.INVALID_REQUEST),
-        ("error_unverified_url.json", 403, Permanent, ErrorCode.PERMISSION_MISSING),
-        ("error_internal.json", 500, Transient, ErrorCode.PLATFORM_UNAVAILABLE),
-    ],
-)
-@responses.activate
-def test_recorded_errors_map_to_the_taxonomy(body: str, status: int, error_class: type, code: ErrorCode) -> None:
-    payload = recorded(body)
-    responses.post(f"{LIVE_BASE_URL}/v2/post/publish/creator_info/query/", json=recorded("creator_info.json"))
-    responses.post(INIT, json=payload, status=status, headers={"Retry-After": "20"})
-    request = PublishRequest("t", "VIDEO", "x", media=(MediaItem("https://cdn.example/v.mp4", "video", "video/mp4"),))
-    with pytest.raises(error_class) as raised:
-        live_client().publish(CREDS, request, {})
-    assert raised.value.error_code == code and raised.value.message == payload["error"]["message"]
-    if error_class is RateLimited:
-        assert dt.timedelta(seconds=15) < raised.value.retry_at - dt.datetime.now(dt.UTC) <= dt.timedelta(seconds=20)
 
 
 @responses.activate

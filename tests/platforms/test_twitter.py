@@ -249,36 +249,6 @@ def test_recorded_chunked_video_flow_parses() -> None:
     assert (failed.value.error_code, failed.value.message) == (ErrorCode.MEDIA_REJECTED, "Unsupported video format")
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "kind", "code", "message"),
-    [
-        ("error_401.json", 401, AuthError, ErrorCode.AUTH_EXPIRED, "Unauthorized"),
-        (
-            "error_duplicate.json",
-            403,
-            Permanent,
-            ErrorCode.DUPLICATE,
-            "You are not allowed to create a Tweet with duplicate content.",
-        ),
-        (
-            "error_forbidden.json",
-            403,
-            Permanent,
-            ErrorCode.PERMISSION_MISSING,
-            "You are not permitted to perform this action.",
-        ),
-        ("error_invalid_request.json", 400, Permanent, ErrorCode.CONTENT_REJECTED, "Your media IDs are invalid."),
-        ("error_503.json", 503, Transient, ErrorCode.PLATFORM_UNAVAILABLE, "Service Unavailable"),
-    ],
-)
-@responses.activate
-def test_error_bodies_map_to_the_taxonomy(body: str, status: int, kind: type, code: ErrorCode, message: str) -> None:
-    responses.post(f"{LIVE}/2/tweets", json=recorded(body), status=status)
-    with pytest.raises(kind) as error:
-        live_client().publish(CREDS, TEXT, {})
-    assert (error.value.error_code, error.value.message) == (code, message)
-
-
 @responses.activate
 def test_rate_limit_and_daily_cap() -> None:
     headers = {"x-rate-limit-limit": "100", "x-rate-limit-remaining": "0", "x-rate-limit-reset": "1893456000"}
