@@ -12,6 +12,7 @@ one place."""
 from __future__ import annotations
 
 import hmac
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -96,7 +97,7 @@ class RequestMetricsMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
-        route = "/" + match.route if match is not None and match.route is not None else UNMATCHED_ROUTE
+        route = route_label(match.route) if match is not None and match.route is not None else UNMATCHED_ROUTE
         method = request.method if request.method in _KNOWN_METHODS else "OTHER"
         HTTP_REQUESTS.labels(route=route, method=method, status=str(response.status_code)).inc()
         HTTP_LATENCY.labels(route=route, method=method).observe(time.perf_counter() - started)
@@ -104,6 +105,14 @@ class RequestMetricsMiddleware:
 
 
 _KNOWN_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
+_REGEX_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
+
+
+def route_label(route: str) -> str:
+    """A URL pattern as a readable label: ``api/v1/social-posts/(?P<id>[^/.]+)$`` (a DRF router's
+    regex) becomes ``/api/v1/social-posts/<id>``, like Django's own ``<str:id>`` patterns."""
+    label = _REGEX_GROUP.sub(r"<\1>", route).replace("^", "").replace("$", "")
+    return "/" + label.replace("<str:", "<").replace("<path:", "<").replace("<int:", "<")
 
 
 # --- GET /metrics ------------------------------------------------------------------------------
