@@ -306,6 +306,8 @@ PROMETHEUS_MULTIPROC_DIR = env.str(
 )
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
 Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+if TESTING:
+    embedded.prune_dead_metrics_dirs(VAR_DIR / "metrics")
 
 # --- Readiness: what /readyz calls late -------------------------------------------------------
 READYZ_BEAT_STALE_SECONDS = env.int("READYZ_BEAT_STALE_SECONDS", default=120)
