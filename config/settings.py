@@ -235,8 +235,6 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
-# Workers log through LOGGING below (JSON, redacted), not through Celery's own root handler.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Encryption at rest (platform tokens, webhook secrets) --------------------------------
 # A comma-separated list of Fernet keys: the first encrypts, all decrypt (rotation).

@@ -8,13 +8,27 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from celery.signals import beat_init, before_task_publish, task_postrun, task_prerun
+from celery.signals import beat_init, before_task_publish, setup_logging, task_postrun, task_prerun
 
 # core's modules are imported inside the handlers: this module is imported with the Celery app,
 # before Django's settings exist (and prometheus-client must not be imported before them).
 
 _started: dict[str, tuple[float, list[Any]]] = {}
 _in_beat = False
+
+
+@setup_logging.connect
+def _use_the_service_logging(loglevel: Any = None, **kwargs: Any) -> None:
+    """Workers and beat log exactly as the web does (settings.LOGGING: JSON, redacted, with the
+    context) instead of through Celery's own plain handlers; ``--loglevel`` still sets the level."""
+    import logging
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
 
 
 @beat_init.connect
