@@ -213,6 +213,17 @@ OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
     # Keep only the checksum of access tokens at rest (RFC 9700), like our API keys.
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    # The rest of RFC 9700 too (django-oauth-toolkit's deploy checks): authorization code with S256
+    # PKCE only, no implicit or password grant, tokens never in a query string, `iss` in the
+    # authorization response, a replayed refresh token revokes its family.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # Plain-http redirect URIs (native apps' loopback callbacks) only in sandbox mode.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"] if SANDBOX else ["https"],
 }
 
 # --- Rate limits ------------------------------------------------------------------------

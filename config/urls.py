@@ -12,7 +12,11 @@ api_v1: list[URLPattern | URLResolver] = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
     # The reference pages, served with their scripts from our own static files (no CDN).
     path("docs/", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="openapi"), name="api-redoc"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="openapi", template_name="api_docs/redoc.html"),
+        name="api-redoc",
+    ),
     *[path("", include(f"{app}.api.urls")) for app in API_APPS],
     re_path(r"^.*$", core_views.api_not_found),
 ]

@@ -7,6 +7,7 @@ reaches a log, whichever logger wrote it and whatever it quoted (an exception's 
 from __future__ import annotations
 
 import contextvars
+import datetime as dt
 import json
 import logging
 import re
@@ -161,7 +162,7 @@ def leave_task_context(tokens: list[tuple[contextvars.ContextVar[str], Any]]) ->
 def access_record(atoms: dict[str, Any]) -> str:
     """One access-log line as JSON from gunicorn's atoms, with capability URLs redacted."""
     line = {
-        "time": atoms.get("t", ""),
+        "time": dt.datetime.now(dt.UTC).isoformat(),
         "level": "INFO",
         "logger": "gunicorn.access",
         "remote": atoms.get("h", "-"),

@@ -98,7 +98,9 @@ def _api_views():
 
     for route, callback in walk(get_resolver().url_patterns):
         cls = getattr(callback, "cls", None)
-        if route.startswith("api/v1/") and cls is not None and "openapi" not in route:
+        # The description and its reference pages (Swagger UI, ReDoc) are public, like the spec.
+        public = "openapi" in route or route in ("api/v1/docs/", "api/v1/redoc/")
+        if route.startswith("api/v1/") and cls is not None and not public:
             yield route, cls, getattr(callback, "actions", None)
 
 

@@ -145,6 +145,7 @@ def test_the_access_log_line_is_redacted_json():
         "f": f"https://example.com/bot{BOT_TOKEN}/x",
     }
     line = json.loads(logs.access_record(atoms))
+    assert line["time"].endswith("+00:00")
     assert line["path"] == f"/connect/{MASK}/MASTODON"
     assert line["query"] == f"code={MASK}&state={MASK}"
     assert line["referer"] == f"https://example.com/bot{MASK}/x"
