@@ -73,7 +73,8 @@ class RecurringPostAdmin(admin.ModelAdmin):
         "consecutive_failures",
     )
     list_filter = ("status", "pause_reason", "frequency")
-    search_fields = ("id", "workspace__id")
+    search_fields = ("id", "workspace__id", "workspace__name")
+    list_select_related = ("workspace",)
     ordering = ("-created_at", "-id")
     actions = ["pause_series", "resume_series"]
     readonly_fields = (
@@ -86,6 +87,16 @@ class RecurringPostAdmin(admin.ModelAdmin):
         "created_at",
         "updated_at",
     )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: RecurringPost | None = None) -> list[str]:
+        # Editing the rule or content here would skip the service that re-plans the upcoming post.
+        return [f.name for f in RecurringPost._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: RecurringPost | None = None) -> bool:
+        return False  # DELETE /recurring-posts/{id} stops the series and removes its upcoming post
 
     @admin.action(description="Pause the selected series (deletes their upcoming posts)")
     def pause_series(self, request: HttpRequest, queryset: QuerySet[RecurringPost]) -> None:

@@ -73,7 +73,17 @@ def lines(stream: io.StringIO) -> list[dict]:
     return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
 
 
-def test_a_line_is_json_with_the_context_and_redacted_tracebacks(captured):
+@pytest.fixture
+def no_context() -> Iterator[None]:
+    """Outside any request or task (an earlier test's request may have left its id set)."""
+    from core.middleware import request_id_var
+
+    tokens = [(var, var.set("-")) for var in (request_id_var, logs.workspace_id_var, logs.key_prefix_var)]
+    yield
+    logs.leave_task_context(tokens)
+
+
+def test_a_line_is_json_with_the_context_and_redacted_tracebacks(captured, no_context):
     logger = logging.getLogger("crosspost.test")
     try:
         raise RuntimeError(f"platform refused https://api.telegram.org/bot{BOT_TOKEN}/sendMessage")
@@ -112,7 +122,7 @@ def test_lines_written_during_a_request_carry_its_id_workspace_and_key_prefix(
     assert key not in captured.getvalue()
 
 
-def test_task_messages_carry_the_context_of_the_request_that_queued_them():
+def test_task_messages_carry_the_context_of_the_request_that_queued_them(no_context):
     from core.middleware import request_id_var
 
     assert logs.context_headers() == {}
