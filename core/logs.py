@@ -28,7 +28,7 @@ MASK = "[redacted]"
 # the value itself.
 _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
     # Hosted connect pages: /connect/<token>[/<PLATFORM>...]
-    (re.compile(r"(/connect/)(?!callback/)[^/\s?#\"']+"), rf"\1{MASK}"),
+    (re.compile(r"(/connect/)(?!callback/)[^/\s?#\"'\\]+"), rf"\1{MASK}"),
     # Telegram's Bot API (and its simulator) put the bot token in the path: /bot<token>/sendMessage
     (re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+"), rf"\1{MASK}"),
     # Query and form parameters that carry a credential or a capability.
@@ -36,7 +36,7 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
         re.compile(
             r"(?i)([?&;\s\"']|^)((?:code|state|token|access_token|refresh_token|id_token|client_secret|password|"
             r"secret|signature|sig|expires_sig|x-amz-signature|x-amz-credential|x-amz-security-token|"
-            r"api_key|apikey|key|oauth_token|oauth_verifier|code_verifier)=)[^&\s\"'#]+"
+            r"api_key|apikey|key|oauth_token|oauth_verifier|code_verifier)=)[^&\s\"'#\\]+"
         ),
         rf"\1\2{MASK}",
     ),
@@ -80,7 +80,24 @@ class RedactingJsonFormatter(JsonFormatter):
         for name in ("request_id", "workspace_id", "key_prefix"):
             if not hasattr(record, name):  # a handler configured without the context filter
                 setattr(record, name, "-")
-        return redact(super().format(record))
+        return super().format(record)
+
+    def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
+        # Each value is redacted before it is encoded (redacting the encoded line could cut an
+        # escape sequence in half); values JSON cannot hold are redacted as their text.
+        return {key: _redacted_value(value) for key, value in log_data.items()}
+
+
+def _redacted_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {str(key): _redacted_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted_value(item) for item in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return redact(str(value))
 
 
 class RedactingPlainFormatter(logging.Formatter):
@@ -176,4 +193,4 @@ def access_record(atoms: dict[str, Any]) -> str:
         "user_agent": atoms.get("a", "-"),
         "referer": atoms.get("f", "-"),
     }
-    return redact(json.dumps(line, ensure_ascii=False))
+    return json.dumps(_redacted_value(line), ensure_ascii=False)

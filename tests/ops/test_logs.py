@@ -160,3 +160,10 @@ def test_the_access_log_line_is_redacted_json():
     assert line["query"] == f"code={MASK}&state={MASK}"
     assert line["referer"] == f"https://example.com/bot{MASK}/x"
     assert (line["status"], line["request_id"], line["duration_ms"]) == ("302", "rid-1", 12.3)
+
+
+def test_redaction_never_breaks_the_json_of_a_line(captured, no_context):
+    logging.getLogger("crosspost.test").warning('quoted "code=abc\\"def" and \\ backslash password=p\\"w')
+    (line,) = lines(captured)  # still one valid JSON object
+    assert "abc" not in line["message"] and 'p\\"w' not in line["message"]
+    assert line["message"].startswith('quoted "code=[redacted]')
