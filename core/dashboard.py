@@ -57,7 +57,7 @@ def _targets(workspace_id: str | None) -> QuerySet[PostTarget]:
 
 def posts_by_status(workspace_id: str | None, since: dt.datetime) -> dict[str, int]:
     """Posts created since ``since`` by status, every status present (0 when none)."""
-    rows = _posts(workspace_id).filter(created_at__gte=since).values("status").annotate(n=Count("pk")).order_by()
+    rows = _posts(workspace_id).filter(created_at__gte=since).values("status").annotate(n=Count("*")).order_by()
     counts = dict.fromkeys(PostStatus.values, 0)
     counts.update({row["status"]: row["n"] for row in rows})
     return counts
@@ -70,7 +70,7 @@ def publishes_per_platform(workspace_id: str | None, since: dt.datetime) -> list
         _targets(workspace_id)
         .filter(status=TargetStatus.PUBLISHED, published_at__gte=since)
         .values("platform")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("*"))
         .order_by()
     )
     for row in published:
@@ -79,7 +79,7 @@ def publishes_per_platform(workspace_id: str | None, since: dt.datetime) -> list
         _targets(workspace_id)
         .filter(status=TargetStatus.FAILED, updated_at__gte=since)
         .values("platform", "error_code")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("*"))
         .order_by("platform", "-n", "error_code")
     )
     for row in failed:
@@ -99,7 +99,7 @@ def finished_per_day(workspace_id: str | None, today: dt.date) -> list[DayBar]:
         .filter(finished_at__gte=start)
         .annotate(day=TruncDate("finished_at", tzinfo=dt.UTC))
         .values("day", "status")
-        .annotate(n=Count("pk"))
+        .annotate(n=Count("*"))
         .order_by()
     )
     bars = {first + dt.timedelta(days=i): DayBar(first + dt.timedelta(days=i)) for i in range(CHART_DAYS)}
