@@ -103,11 +103,15 @@ def finished_per_day(workspace_id: str | None, today: dt.date) -> list[DayBar]:
         .order_by()
     )
     bars = {first + dt.timedelta(days=i): DayBar(first + dt.timedelta(days=i)) for i in range(CHART_DAYS)}
-    attribute = {PostStatus.COMPLETED: "completed", PostStatus.PARTIAL_FAILURE: "partial", PostStatus.FAILED: "failed"}
+    attribute: dict[str, str] = {
+        PostStatus.COMPLETED.value: "completed",
+        PostStatus.PARTIAL_FAILURE.value: "partial",
+        PostStatus.FAILED.value: "failed",
+    }
     for row in rows:
-        bar = bars.get(row["day"])
-        if bar is not None and row["status"] in attribute:
-            setattr(bar, attribute[row["status"]], getattr(bar, attribute[row["status"]]) + row["n"])
+        bar, name = bars.get(row["day"]), attribute.get(str(row["status"]))
+        if bar is not None and name is not None:
+            setattr(bar, name, getattr(bar, name) + row["n"])
     return list(bars.values())
 
 
