@@ -334,7 +334,7 @@ if not DEBUG and not SANDBOX:
     # Behind a TLS-terminating proxy (the documented deployment): it sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-    # /healthz and /readyz are probed over plain HTTP from inside the network.
+    # /healthz, /readyz and /metrics are probed over plain HTTP from inside the network.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
