@@ -52,3 +52,7 @@ app.autodiscover_tasks()
 @app.on_after_finalize.connect
 def _install_beat_schedule(sender: Celery, **kwargs: Any) -> None:
     sender.conf.beat_schedule = collect_beat_schedule()
+
+
+# Request context into tasks, task metrics, beat's heartbeat (signal handlers; importing connects them).
+importlib.import_module("core.task_observability")

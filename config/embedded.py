@@ -137,3 +137,19 @@ def stop(only: set[str] | None = None) -> None:
         system_user = "pgserver" if os.geteuid() == 0 else None
         with contextlib.suppress(subprocess.CalledProcessError):
             pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PG_DIR, user=system_user)
+
+
+def prune_dead_metrics_dirs(root: Path) -> None:
+    """Remove the Prometheus directories of test processes that have exited (``test-<pid>``)."""
+    import shutil
+
+    for directory in root.glob("test-*"):
+        pid = directory.name.removeprefix("test-")
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(directory, ignore_errors=True)
+        except PermissionError:
+            continue

@@ -6,6 +6,7 @@ command started (ones already running, e.g. for a test run, are left alone)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -43,6 +44,17 @@ def _demo_key() -> str:
     key_file.write_text(issued.plaintext + "\n")
     key_file.chmod(0o600)
     return issued.plaintext
+
+
+def fresh_metrics_dir(env: dict[str, str]) -> Path:
+    """The run's Prometheus directory, emptied: files of an earlier run's processes would be
+    added to this run's figures."""
+    from config import embedded
+
+    directory = Path(env.get("PROMETHEUS_MULTIPROC_DIR") or embedded.VAR_DIR / "metrics" / "run")
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return directory
 
 
 def start_children(commands: dict[str, list[str]], env: dict[str, str]) -> dict[str, subprocess.Popen[bytes]]:
@@ -112,6 +124,9 @@ def main() -> int:
     ours -= already_up
     python = sys.executable
     subprocess.run([python, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=BASE_DIR, env=env, check=True)
+    # The admin's and the API reference's files, served by WhiteNoise from the web process.
+    subprocess.run([python, "manage.py", "collectstatic", "--no-input", "-v", "0"], cwd=BASE_DIR, env=env, check=True)
+    env["PROMETHEUS_MULTIPROC_DIR"] = str(fresh_metrics_dir(env))
     key = _demo_key()
     port = env.get("PORT", "8000")
     base = env.get("PUBLIC_BASE_URL", f"http://127.0.0.1:{port}")
@@ -169,6 +184,8 @@ def main() -> int:
         f"\nCrosspost is running (sandbox platforms: {env['PLATFORM_MODE'] == 'sandbox'})\n"
         f"  base URL:  {base}/api/v1\n"
         f"  OpenAPI:   {base}/api/v1/openapi.json\n"
+        f"  API docs:  {base}/api/v1/docs/ (Swagger UI), {base}/api/v1/redoc/\n"
+        f"  admin:     {base}/admin/ (dashboard: {base}/admin/dashboard/; a login: manage.py createsuperuser)\n"
         f"  demo workspace admin API key:\n{key}\n",
         flush=True,
     )

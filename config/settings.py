@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "oauth2_provider",
     "core",
     "workspaces",
@@ -59,11 +60,14 @@ INSTALLED_APPS = [
 # The principal and the rate limiter come before the request guard, so that its 413 and 400
 # answers carry the RateLimit headers (and count) like every other API response.
 MIDDLEWARE = [
+    "core.metrics.RequestMetricsMiddleware",
     "core.middleware.RequestIdMiddleware",
     "workspaces.middleware.PrincipalMiddleware",
+    "core.logs.LogContextMiddleware",
     "core.ratelimit.RateLimitMiddleware",
     "core.middleware.RequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -135,7 +139,21 @@ TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 STATIC_URL = "/static/"
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = env.path("STATIC_ROOT", default=VAR_DIR / "static")
+# WhiteNoise serves the static files from every web process (gunicorn serves none itself). A
+# deployment runs `collectstatic` (Procfile `release`, `make run`) and gets compressed files with
+# content hashes in their names; a test or DEBUG run serves straight from the apps' directories.
+_SERVE_STATIC_FROM_APPS = DEBUG or TESTING
+Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)  # WhiteNoise warns about a missing one
+WHITENOISE_USE_FINDERS = _SERVE_STATIC_FROM_APPS
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if _SERVE_STATIC_FROM_APPS
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 API_MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -181,6 +199,10 @@ SPECTACULAR_SETTINGS = {
     ],
     "PREPROCESSING_HOOKS": ["core.schema.only_public_api"],
     "DISABLE_ERRORS_AND_WARNINGS": False,
+    # Swagger UI and ReDoc are served from our own static files, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- OAuth sign-in for workspace members --------------------------------------------------
@@ -191,6 +213,17 @@ OAUTH2_PROVIDER = {
     "PKCE_REQUIRED": True,
     # Keep only the checksum of access tokens at rest (RFC 9700), like our API keys.
     "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    # The rest of RFC 9700 too (django-oauth-toolkit's deploy checks): authorization code with S256
+    # PKCE only, no implicit or password grant, tokens never in a query string, `iss` in the
+    # authorization response, a replayed refresh token revokes its family.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    # Plain-http redirect URIs (native apps' loopback callbacks) only in sandbox mode.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["http", "https"] if SANDBOX else ["https"],
 }
 
 # --- Rate limits ------------------------------------------------------------------------
@@ -251,16 +284,43 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 WEBHOOK_MAX_PER_WORKSPACE = 10
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
 
-# --- Logging: never log secrets; request ids on every line --------------------------------
+# --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
+LOG_FORMAT = env.str("LOG_FORMAT", default="json")
+if LOG_FORMAT not in {"json", "plain"}:
+    raise environ.ImproperlyConfigured("LOG_FORMAT must be 'json' or 'plain'")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "core.middleware.RequestIdFilter"}},
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["request_id"]}},
+    "filters": {"context": {"()": "core.logs.LogContextFilter"}},
+    "formatters": {
+        "json": {"()": "core.logs.RedactingJsonFormatter"},
+        "plain": {
+            "()": "core.logs.RedactingPlainFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        },
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
+
+# --- Metrics: Prometheus, every web and worker process of a run writing into one directory --
+# `GET /metrics` answers only with `Authorization: Bearer <METRICS_TOKEN>` (404 while it is unset).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# prometheus-client reads this variable when it is first imported, so it is set here, before any
+# metric exists. `make run` empties the directory at start; a deployment gives each run a new one.
+PROMETHEUS_MULTIPROC_DIR = env.str(
+    "PROMETHEUS_MULTIPROC_DIR",
+    default=str(VAR_DIR / "metrics" / (f"test-{os.getpid()}" if TESTING else "run")),
+)
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
+Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+if TESTING:
+    embedded.prune_dead_metrics_dirs(VAR_DIR / "metrics")
+
+# --- Readiness: what /readyz calls late -------------------------------------------------------
+READYZ_BEAT_STALE_SECONDS = env.int("READYZ_BEAT_STALE_SECONDS", default=120)
+READYZ_PUBLISH_LAG_SECONDS = env.int("READYZ_PUBLISH_LAG_SECONDS", default=60)
 
 SESSION_COOKIE_HTTPONLY = True
 # Admin messages (a new API key is shown once through one) stay server-side, not in a cookie.
@@ -271,3 +331,11 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 if not DEBUG and not SANDBOX:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # Behind a TLS-terminating proxy (the documented deployment): it sets X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # /healthz, /readyz and /metrics are probed over plain HTTP from inside the network.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)

@@ -19,7 +19,7 @@ import redis
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from core import errors
+from core import errors, metrics
 from core.middleware import API_PREFIX
 from core.redis import get_redis
 from core.responses import json_error
@@ -84,6 +84,7 @@ class RateLimitMiddleware:
         if decision.allowed:
             response = self.get_response(request)
         else:
+            metrics.rate_limit_refused()
             response = json_error(
                 errors.RateLimited(
                     f"Rate limit of {limit} requests per {window} seconds exceeded; retry in "

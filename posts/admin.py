@@ -18,11 +18,42 @@ class PostTargetInline(admin.TabularInline):
 
 @admin.register(Post)
 class PostAdmin(admin.ModelAdmin):
-    list_display = ("id", "workspace", "status", "content_type", "scheduled_at", "created_at")
-    list_filter = ("status", "content_type")
-    search_fields = ("id", "workspace__id")
+    """Posts with their entries and results. Read-only: every change goes through the services
+    (the retry action here calls the same one as ``POST /social-posts/{id}/retry``)."""
+
+    list_display = ("id", "workspace", "status", "content_type", "scheduled_at", "created_at", "finished_at")
+    list_filter = ("status", "content_type", "targets__platform", "targets__error_code")
+    search_fields = ("id", "workspace__id", "workspace__name", "targets__platform_post_id")
+    list_select_related = ("workspace",)
     inlines = [PostTargetInline]
-    readonly_fields = ("created_at", "updated_at", "finished_at")
+    date_hierarchy = "created_at"
+    actions = ["retry_failed_entries"]
+    show_full_result_count = False  # no count(*) over every post on each page of the list
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Post | None = None) -> list[str]:
+        return [f.name for f in Post._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # posts are created through the API
+
+    def has_delete_permission(self, request: HttpRequest, obj: Post | None = None) -> bool:
+        return False  # deleting bypasses the API's rules (published posts, series)
+
+    @admin.action(description="Retry the failed platform entries of the selected posts")
+    def retry_failed_entries(self, request: HttpRequest, queryset: QuerySet[Post]) -> None:
+        from posts.services.transitions import post_retry
+
+        retried, skipped = 0, []
+        for post in queryset.only("id", "workspace_id"):
+            try:
+                retried += len(post_retry(workspace_id=post.workspace_id, post_id=post.id, platform_ids=None))
+            except ApplicationError as exc:
+                skipped.append(f"{post.id}: {exc}")
+        self.message_user(
+            request, f"{retried} failed entr{'y' if retried == 1 else 'ies'} queued again.", messages.SUCCESS
+        )
+        for problem in skipped:
+            self.message_user(request, problem, messages.WARNING)
 
 
 @admin.register(RecurringPost)
@@ -42,7 +73,8 @@ class RecurringPostAdmin(admin.ModelAdmin):
         "consecutive_failures",
     )
     list_filter = ("status", "pause_reason", "frequency")
-    search_fields = ("id", "workspace__id")
+    search_fields = ("id", "workspace__id", "workspace__name")
+    list_select_related = ("workspace",)
     ordering = ("-created_at", "-id")
     actions = ["pause_series", "resume_series"]
     readonly_fields = (
@@ -55,6 +87,16 @@ class RecurringPostAdmin(admin.ModelAdmin):
         "created_at",
         "updated_at",
     )
+
+    def get_readonly_fields(self, request: HttpRequest, obj: RecurringPost | None = None) -> list[str]:
+        # Editing the rule or content here would skip the service that re-plans the upcoming post.
+        return [f.name for f in RecurringPost._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: RecurringPost | None = None) -> bool:
+        return False  # DELETE /recurring-posts/{id} stops the series and removes its upcoming post
 
     @admin.action(description="Pause the selected series (deletes their upcoming posts)")
     def pause_series(self, request: HttpRequest, queryset: QuerySet[RecurringPost]) -> None:

@@ -126,6 +126,11 @@ class Post(models.Model):
             models.Index(fields=["workspace", "-created_at", "-id"], name="post_ws_created"),
             models.Index(fields=["workspace", "status"], name="post_ws_status"),
             models.Index(fields=["scheduled_at"], condition=Q(status="SCHEDULED"), name="post_due_scheduled"),
+            # The staff dashboard: posts by status per window, finished posts per day (index-only).
+            models.Index(fields=["created_at", "status"], name="post_created_status"),
+            models.Index(
+                fields=["finished_at", "status"], condition=Q(finished_at__isnull=False), name="post_finished_status"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -171,6 +176,19 @@ class PostTarget(models.Model):
             models.Index(fields=["status", "next_attempt_at"], name="target_status_next"),
             models.Index(fields=["status", "lease_until"], name="target_status_lease"),
             models.Index(fields=["post", "status"], name="target_post_status"),
+            # The staff dashboard: publishes and failures per platform and errorCode (index-only).
+            models.Index(
+                fields=["published_at"],
+                include=["platform"],
+                condition=Q(status="PUBLISHED"),
+                name="target_published_at",
+            ),
+            models.Index(
+                fields=["updated_at"],
+                include=["platform", "error_code"],
+                condition=Q(status="FAILED"),
+                name="target_failed_at",
+            ),
         ]
 
     def __str__(self) -> str:

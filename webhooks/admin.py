@@ -11,10 +11,11 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from core.errors import ApplicationError
 from core.fields import format_instant
 from webhooks.models import Attempt, Delivery, Webhook
 from webhooks.selectors import attempt_recent
-from webhooks.services import webhook_update
+from webhooks.services import delivery_redeliver, webhook_update
 
 READ_ONLY_ATTEMPT_FIELDS = ("created_at", "status_code", "duration_ms", "error", "response_body")
 RECENT_ATTEMPTS = 20
@@ -101,8 +102,8 @@ class WebhookAdmin(admin.ModelAdmin):
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
     list_display = ["id", "webhook", "event", "status", "attempt_count", "created_at", "last_attempt_at"]
-    list_filter = ["status"]
-    search_fields = ["id", "webhook__id", "event__id"]
+    list_filter = ["status", "event__name"]
+    search_fields = ["id", "webhook__id", "event__id", "webhook__workspace__id"]
     fields = (
         "id",
         "webhook",
@@ -117,9 +118,27 @@ class DeliveryAdmin(admin.ModelAdmin):
     )
     readonly_fields = fields
     inlines = [AttemptInline]
+    actions = ["redeliver"]
+    list_select_related = ["webhook", "event"]
+    show_full_result_count = False
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    @admin.action(description="Redeliver (a new delivery of the same event, as POST .../redeliver does)")
+    def redeliver(self, request: HttpRequest, queryset: QuerySet[Delivery]) -> None:
+        created, refused = 0, []
+        for delivery in queryset.select_related("webhook__workspace"):
+            try:
+                delivery_redeliver(
+                    workspace=delivery.webhook.workspace, webhook_id=delivery.webhook_id, delivery_id=delivery.pk
+                )
+                created += 1
+            except ApplicationError as exc:
+                refused.append(f"{delivery.pk}: {exc}")
+        self.message_user(request, f"{created} redeliver{'y' if created == 1 else 'ies'} queued.", messages.SUCCESS)
+        for problem in refused:
+            self.message_user(request, problem, messages.WARNING)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Delivery]:
         return super().get_queryset(request).select_related("webhook", "event")

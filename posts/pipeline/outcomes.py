@@ -13,6 +13,7 @@ from django.db.models import Count, F, Q, prefetch_related_objects
 from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
+from core import metrics
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import hooks
 from posts.pipeline.claims import TARGET_TABLE, Claim
@@ -75,11 +76,12 @@ WITH done AS (
         next_attempt_at = NULL, remote_state = '{{}}'::jsonb, updated_at = %s
     FROM (VALUES {{values}}) AS v(id, lease_until, platform_post_id, post_url, published_at, draft_fallback)
     WHERE t.id = v.id AND t.status = %s AND t.lease_until = v.lease_until
-    RETURNING t.id, t.post_id, t.status
+    RETURNING t.id, t.post_id, t.status, t.platform
 )
 SELECT t.post_id, array_agg(done.id) FILTER (WHERE done.id IS NOT NULL), count(*),
        count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s),
-       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s)
+       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s),
+       array_agg(done.platform) FILTER (WHERE done.id IS NOT NULL)
 FROM {TARGET_TABLE} t LEFT JOIN done ON done.id = t.id
 WHERE t.post_id IN (SELECT post_id FROM done)
 GROUP BY t.post_id
@@ -122,6 +124,8 @@ def record_published_many(items: list[Published]) -> set[str]:
         owned = {target_id for row in rows for target_id in row[1] or ()}
         if not owned:
             return owned
+        platforms = [platform for row in rows for platform in row[5] or ()]
+        transaction.on_commit(lambda: metrics.publishes_recorded(platforms=platforms))
         _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
         # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
         # platform and day, shared by every publisher), so their lock is held the shortest time.
@@ -152,15 +156,17 @@ def _finish(claim: Claim, changes: dict[str, Any], *, published: bool) -> bool:
         counts = _update_owned_and_count(claim, changes)
         if counts is None:
             return False
+        platform, error_code = counts[3], str(changes.get("error_code", ""))
+        transaction.on_commit(lambda: metrics.publish_recorded(platform=platform, error_code=error_code))
         if published:
             hooks.on_target_published(target_id=claim.target_id)
-        finalize_locked(post, counts=counts)
+        finalize_locked(post, counts=counts[:3])
     return True
 
 
 _COUNT_AFTER_UPDATE_SQL = """
-WITH done AS ({update} RETURNING id, status)
-SELECT (SELECT count(*) FROM done),
+WITH done AS ({update} RETURNING id, status, platform)
+SELECT (SELECT count(*) FROM done), (SELECT min(platform) FROM done),
        count(t.id),
        count(t.id) FILTER (WHERE COALESCE(done.status, t.status) = %s),
        count(t.id) FILTER (WHERE COALESCE(done.status, t.status) = %s)
@@ -169,10 +175,10 @@ WHERE t.post_id = %s
 """
 
 
-def _update_owned_and_count(claim: Claim, changes: dict[str, Any]) -> tuple[int, int, int] | None:
+def _update_owned_and_count(claim: Claim, changes: dict[str, Any]) -> tuple[int, int, int, str] | None:
     """The fenced update of ``_owned(claim)`` and the post's entry counts after it, in one round
     trip (the caller holds the post's row lock, so no sibling entry changes in between). None when
-    this attempt no longer owns the target; else (total, published, failed)."""
+    this attempt no longer owns the target; else (total, published, failed, the target's platform)."""
     query = UpdateQuery(PostTarget)
     query.add_update_values(changes)
     query.add_q(Q(id=claim.target_id, status=TargetStatus.PUBLISHING, lease_until=claim.lease_until))
@@ -181,10 +187,10 @@ def _update_owned_and_count(claim: Claim, changes: dict[str, Any]) -> tuple[int,
     params = (*update_params, TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value, claim.post_id)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        owned, total, published, failed = cursor.fetchone()
+        owned, platform, total, published, failed = cursor.fetchone()
     if not owned:
         return None
-    return total, published, failed
+    return total, published, failed, platform
 
 
 def finalize_locked(post: Post, *, counts: tuple[int, int, int] | None = None) -> str | None:

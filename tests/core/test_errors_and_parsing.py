@@ -369,9 +369,11 @@ def test_log_lines_of_a_request_carry_its_request_id(api):
         api.get("/api/v1/_test/boom", headers={"X-Request-Id": "trace-me-42"})
     finally:
         console.setStream(previous)  # type: ignore[attr-defined]
-    lines = [line for line in stream.getvalue().splitlines() if " ERROR " in line]
+    import json
+
+    lines = [json.loads(line) for line in stream.getvalue().splitlines() if '"level": "ERROR"' in line]
     assert len(lines) == 2  # ours and Django's "Internal Server Error", logged after the middleware
-    assert all("[trace-me-42]" in line for line in lines)
+    assert all(line["request_id"] == "trace-me-42" for line in lines)
     from core.middleware import request_id_var
 
     assert request_id_var.get() == "-"  # forgotten once the response is closed

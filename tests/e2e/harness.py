@@ -453,7 +453,9 @@ def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
     app_redis, platform_redis = RedisServer(workdir, "app-redis"), RedisServer(workdir, "platform-redis")
     web_port, sandbox_port = free_port(), free_port()
     web_url, sandbox_url = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{sandbox_port}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEST_"))}
+    # The stack's processes keep their metrics under its own var/ (PROMETHEUS_MULTIPROC_DIR is
+    # set by the test process's settings for itself), unless a test passes its own.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEST_", "PROMETHEUS_"))}
     env.update(DEFAULT_ENV)
     env.update(
         DATABASE_URL=_url_with_db(url_template, db_name),

@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core import metrics
 from webhooks.delivery.signing import signed_headers
 from webhooks.delivery.transport import SendResult, post
 from webhooks.events import enqueue_deliveries
@@ -110,15 +111,20 @@ def _record(*, delivery: Delivery, lease_until: dt.datetime, result: SendResult)
         )
         common = {"attempt_count": F("attempt_count") + 1, "last_attempt_at": now, "lease_until": None}
         if result.ok:
-            held.update(status=DeliveryStatus.SUCCEEDED, next_attempt_at=None, last_error="", **common)
+            written = held.update(status=DeliveryStatus.SUCCEEDED, next_attempt_at=None, last_error="", **common)
+            transaction.on_commit(lambda: metrics.webhook_delivery_recorded(outcome="succeeded", count=written))
             Webhook.objects.filter(pk=delivery.webhook_id).update(consecutive_failures=0, last_success_at=now)
             return
         retry_in: float | None = None
         if attempt_number < max_attempts():
             retry_in = jittered(retry_delays()[attempt_number - 1])
-            held.update(next_attempt_at=now + dt.timedelta(seconds=retry_in), last_error=result.error, **common)
+            written = held.update(
+                next_attempt_at=now + dt.timedelta(seconds=retry_in), last_error=result.error, **common
+            )
         else:
-            held.update(status=DeliveryStatus.FAILED, next_attempt_at=None, last_error=result.error, **common)
+            written = held.update(status=DeliveryStatus.FAILED, next_attempt_at=None, last_error=result.error, **common)
+        outcome = "retrying" if retry_in is not None else "failed"
+        transaction.on_commit(lambda: metrics.webhook_delivery_recorded(outcome=outcome, count=written))
         Webhook.objects.filter(pk=delivery.webhook_id).update(
             consecutive_failures=F("consecutive_failures") + 1, last_failure_at=now
         )
@@ -260,7 +266,7 @@ def _record_arrived(arrived: list[tuple[Delivery, SendResult]], *, lease_until: 
                     for delivery, result in succeeded
                 ]
             )
-            Delivery.objects.filter(
+            recorded = Delivery.objects.filter(
                 pk__in=[delivery.pk for delivery, _ in succeeded],
                 status=DeliveryStatus.PENDING,
                 lease_until=lease_until,
@@ -276,6 +282,7 @@ def _record_arrived(arrived: list[tuple[Delivery, SendResult]], *, lease_until: 
                 cursor.execute(
                     _WEBHOOKS_SUCCEEDED_SQL, [now, sorted({delivery.webhook_id for delivery, _ in succeeded})]
                 )
+            transaction.on_commit(lambda: metrics.webhook_delivery_recorded(outcome="succeeded", count=recorded))
     for delivery, result in arrived:
         if not result.ok:
             _record(delivery=delivery, lease_until=lease_until, result=result)

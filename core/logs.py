@@ -1,0 +1,202 @@
+"""Log lines without secrets, each carrying the request id, the workspace and the key prefix.
+
+Every formatter of the service (web, worker, beat and gunicorn's access log) passes its final
+text through :func:`redact`, so a capability token, an OAuth code, a signature or a key never
+reaches a log, whichever logger wrote it and whatever it quoted (an exception's text, a URL)."""
+
+from __future__ import annotations
+
+import contextvars
+import datetime as dt
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from pythonjsonlogger.json import JsonFormatter
+
+from core.middleware import request_id_var
+
+workspace_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("workspace_id", default="-")
+key_prefix_var: contextvars.ContextVar[str] = contextvars.ContextVar("key_prefix", default="-")
+
+MASK = "[redacted]"
+
+# Each pattern keeps what identifies the kind of value (the path, the parameter name) and masks
+# the value itself.
+_REDACTIONS: list[tuple[re.Pattern[str], str]] = [
+    # Hosted connect pages: /connect/<token>[/<PLATFORM>...]
+    (re.compile(r"(/connect/)(?!callback/)[^/\s?#\"'\\]+"), rf"\1{MASK}"),
+    # Telegram's Bot API (and its simulator) put the bot token in the path: /bot<token>/sendMessage
+    (re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+"), rf"\1{MASK}"),
+    # Query and form parameters that carry a credential or a capability.
+    (
+        re.compile(
+            r"(?i)([?&;\s\"']|^)((?:code|state|token|access_token|refresh_token|id_token|client_secret|password|"
+            r"secret|signature|sig|expires_sig|x-amz-signature|x-amz-credential|x-amz-security-token|"
+            r"api_key|apikey|key|oauth_token|oauth_verifier|code_verifier)=)[^&\s\"'#\\]+"
+        ),
+        rf"\1\2{MASK}",
+    ),
+    # Authorization headers and bearer tokens, wherever they are quoted.
+    (re.compile(r"(?i)(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{MASK}"),
+    # Our API keys: cpk_<lookup>_<secret> keeps its public part (cpk_<lookup>), masks the secret.
+    (re.compile(r"(cpk_[A-Za-z0-9]+)_[A-Za-z0-9_-]+"), rf"\1_{MASK}"),
+    # Fernet tokens (encrypted credentials) and JWTs.
+    (re.compile(r"gAAAAA[A-Za-z0-9_=-]{20,}"), MASK),
+    (re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), MASK),
+]
+
+
+# Every pattern above needs one of these; most text has none, and one search is cheaper than seven.
+_MAYBE_SECRET = re.compile(r"(?i)/connect/|/bot\d|=|bearer|basic|cpk_|gAAAAA|eyJ")
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential-shaped value masked."""
+    if not _MAYBE_SECRET.search(text):
+        return text
+    for pattern, replacement in _REDACTIONS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class LogContextFilter(logging.Filter):
+    """Puts the request id, workspace id and key prefix of the current request (or of the request
+    whose task this worker runs) on every record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = request_id_var.get()
+        record.workspace_id = workspace_id_var.get()
+        record.key_prefix = key_prefix_var.get()
+        return True
+
+
+class RedactingJsonFormatter(JsonFormatter):
+    """One JSON object a line: time, level, logger, message and the request context."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("timestamp", "time")
+        kwargs.setdefault("rename_fields", {"levelname": "level", "name": "logger"})
+        super().__init__("%(levelname)s %(name)s %(message)s %(request_id)s %(workspace_id)s %(key_prefix)s", **kwargs)
+
+    def format(self, record: logging.LogRecord) -> str:
+        for name in ("request_id", "workspace_id", "key_prefix"):
+            if not hasattr(record, name):  # a handler configured without the context filter
+                setattr(record, name, "-")
+        return super().format(record)
+
+    def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
+        # Each value is redacted before it is encoded (redacting the encoded line could cut an
+        # escape sequence in half); values JSON cannot hold are redacted as their text.
+        return {key: _redacted_value(value) for key, value in log_data.items()}
+
+
+def _redacted_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {str(key): _redacted_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted_value(item) for item in value]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return redact(str(value))
+
+
+class RedactingPlainFormatter(logging.Formatter):
+    """``LOG_FORMAT=plain``: the classic text line, redacted the same way."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        for name in ("request_id", "workspace_id", "key_prefix"):
+            if not hasattr(record, name):
+                setattr(record, name, "-")
+        return redact(super().format(record))
+
+
+class LogContextMiddleware:
+    """After the principal is known: its workspace and key prefix go on every log line of the
+    request (and into the tasks it queues)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        principal = getattr(request, "principal", None)
+        workspace_token = workspace_id_var.set(_workspace_of(request, principal))
+        key_token = key_prefix_var.set(_key_prefix_of(principal))
+        try:
+            return self.get_response(request)
+        finally:
+            workspace_id_var.reset(workspace_token)
+            key_prefix_var.reset(key_token)
+
+
+def _workspace_of(request: HttpRequest, principal: Any) -> str:
+    if principal is None:
+        return "-"
+    api_key = getattr(principal, "api_key", None)
+    if api_key is not None:
+        return str(api_key.workspace_id)
+    chosen = request.headers.get("X-Workspace-Id", "")
+    memberships = getattr(principal, "memberships", ())
+    for membership in memberships:
+        if membership.workspace_id == chosen or (not chosen and membership.is_default):
+            return str(membership.workspace_id)
+    return "-"
+
+
+def _key_prefix_of(principal: Any) -> str:
+    api_key = getattr(principal, "api_key", None)
+    if api_key is None:
+        return "-"
+    return str(api_key.public_part)
+
+
+# --- the request's context carried into the tasks it queues (Celery message headers) ----------
+
+CONTEXT_HEADERS = {"x_request_id": request_id_var, "x_workspace_id": workspace_id_var, "x_key_prefix": key_prefix_var}
+
+
+def context_headers() -> dict[str, str]:
+    """The headers a task message carries: the context of whatever queued it."""
+    return {header: var.get() for header, var in CONTEXT_HEADERS.items() if var.get() != "-"}
+
+
+def enter_task_context(request_headers: Callable[[str], Any]) -> list[tuple[contextvars.ContextVar[str], Any]]:
+    """Adopt the queuing request's context for the task about to run; returns the tokens to reset."""
+    tokens = []
+    for header, var in CONTEXT_HEADERS.items():
+        value = request_headers(header)
+        tokens.append((var, var.set(str(value) if value else "-")))
+    return tokens
+
+
+def leave_task_context(tokens: list[tuple[contextvars.ContextVar[str], Any]]) -> None:
+    for var, token in reversed(tokens):
+        var.reset(token)
+
+
+# --- gunicorn's access log -------------------------------------------------------------------
+
+
+def access_record(atoms: dict[str, Any]) -> str:
+    """One access-log line as JSON from gunicorn's atoms, with capability URLs redacted."""
+    line = {
+        "time": dt.datetime.now(dt.UTC).isoformat(),
+        "level": "INFO",
+        "logger": "gunicorn.access",
+        "remote": atoms.get("h", "-"),
+        "method": atoms.get("m", "-"),
+        "path": atoms.get("U", "-"),
+        "query": atoms.get("q", ""),
+        "status": atoms.get("s", "-"),
+        "bytes": atoms.get("B"),
+        "duration_ms": round(float(atoms.get("D", 0)) / 1000, 1),
+        "request_id": atoms.get("{x-request-id}o", "-"),
+        "user_agent": atoms.get("a", "-"),
+        "referer": atoms.get("f", "-"),
+    }
+    return json.dumps(_redacted_value(line), ensure_ascii=False)

@@ -1,0 +1,69 @@
+"""Celery signal handlers: the queuing request's context travels in each task message's headers
+and is adopted by the worker while the task runs (its log lines carry the request id, workspace
+and key prefix); every task run is counted by name and outcome with its duration; and the beat
+process records a heartbeat each time it sends a task. Connected by ``config/celery.py``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from celery.signals import beat_init, before_task_publish, setup_logging, task_postrun, task_prerun
+
+# core's modules are imported inside the handlers: this module is imported with the Celery app,
+# before Django's settings exist (and prometheus-client must not be imported before them).
+
+_started: dict[str, tuple[float, list[Any]]] = {}
+_in_beat = False
+
+
+@setup_logging.connect
+def _use_the_service_logging(loglevel: Any = None, **kwargs: Any) -> None:
+    """Workers and beat log exactly as the web does (settings.LOGGING: JSON, redacted, with the
+    context) instead of through Celery's own plain handlers; ``--loglevel`` still sets the level."""
+    import logging
+    import logging.config
+
+    from django.conf import settings
+
+    logging.config.dictConfig(settings.LOGGING)
+    if loglevel:
+        logging.getLogger().setLevel(loglevel)
+
+
+@beat_init.connect
+def _mark_beat_process(**kwargs: Any) -> None:
+    global _in_beat
+    _in_beat = True
+
+
+@before_task_publish.connect
+def _carry_context(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    from core import health, logs
+
+    if headers is not None:
+        headers.update(logs.context_headers())
+    if _in_beat:
+        health.record_beat_heartbeat()
+
+
+@task_prerun.connect
+def _task_started(task_id: str = "", task: Any = None, **kwargs: Any) -> None:
+    from core import logs
+
+    request = getattr(task, "request", None)
+    tokens = logs.enter_task_context(lambda name: getattr(request, name, None))
+    _started[task_id] = (time.perf_counter(), tokens)
+
+
+@task_postrun.connect
+def _task_finished(task_id: str = "", task: Any = None, state: str | None = None, **kwargs: Any) -> None:
+    from core import logs, metrics
+
+    started = _started.pop(task_id, None)
+    seconds = None
+    if started is not None:
+        seconds = time.perf_counter() - started[0]
+        logs.leave_task_context(started[1])
+    name = getattr(task, "name", None) or "unknown"
+    metrics.task_finished(task=name, outcome=(state or "UNKNOWN").lower(), seconds=seconds)

@@ -1,0 +1,108 @@
+"""The staff dashboard: staff only, its figures equal to the tables, per workspace, and a fixed
+number of queries whatever the amount of data."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from core import health
+from tests.factories import WorkspaceFactory
+from tests.ops.seed import expected_figures, seed
+
+pytestmark = pytest.mark.django_db
+
+FIGURE = re.compile(r'data-figure="([^"]+)">(?:<span[^>]*>)?([^<]*)<')
+
+
+def shown_figures(html: str) -> dict[str, int]:
+    return {name: int(value) for name, value in FIGURE.findall(html) if value.strip().isdigit()}
+
+
+def test_staff_only(client, django_user_model):
+    assert client.get("/admin/dashboard/").status_code == 302  # to the login page
+    user = django_user_model.objects.create_user("nonstaff", password="pw-123456789")
+    client.force_login(user)
+    response = client.get("/admin/dashboard/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
+
+
+def test_figures_equal_the_tables_overall_and_per_workspace(admin_client):
+    ours, theirs = WorkspaceFactory(), WorkspaceFactory()
+    seed(ours)
+    seed(theirs, scale=2)
+    overall = admin_client.get("/admin/dashboard/")
+    assert overall.status_code == 200
+    expected = expected_figures()
+    shown = shown_figures(overall.content.decode())
+    assert {name: shown[name] for name in expected} == expected
+    # Spot checks against what the seed wrote (3 units overall), so the helper cannot drift.
+    assert (shown["failed-TELEGRAM"], shown["published-MASTODON"], shown["due-posts"]) == (6, 3, 3)
+    assert (shown["disabled-webhooks"], shown["pending-deliveries"], shown["due-deliveries"]) == (3, 9, 6)
+
+    one = admin_client.get("/admin/dashboard/", {"workspace": ours.pk})
+    assert one.status_code == 200
+    assert one.context["workspace"] == ours
+    expected_one = expected_figures(ours.pk)
+    shown_one = shown_figures(one.content.decode())
+    assert {name: shown_one[name] for name in expected_one} == expected_one
+    assert (shown_one["failed-TELEGRAM"], shown_one["unauthorized-accounts"]) == (2, 1)
+    top = {row.platform: row.top_error_codes for row in one.context["platforms"]}
+    assert top["TELEGRAM"] == [("invalid_media", 1), ("rate_limited", 1)]
+    assert one.context["scheduler"]["post_lag_seconds"] >= 90
+
+
+def test_an_unknown_workspace_says_so_and_shows_all(admin_client):
+    response = admin_client.get("/admin/dashboard/", {"workspace": "ws_nope"})
+    assert response.status_code == 200
+    assert "No workspace has the id ws_nope" in response.content.decode()
+
+
+def test_the_chart_counts_finished_posts_per_day(admin_client):
+    seed(WorkspaceFactory())
+    chart = admin_client.get("/admin/dashboard/").context["chart"]
+    bars = [column["bar"] for column in chart["columns"]]
+    assert len(bars) == 30
+    assert (bars[-1].completed, bars[-1].failed, bars[-1].partial) == (1, 1, 0)
+    assert (bars[-3].partial, bars[-3].total) == (1, 1)
+    assert sum(bar.total for bar in bars) == 3
+
+
+def _queries_for_dashboard(admin_client, **params) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        assert admin_client.get("/admin/dashboard/", params).status_code == 200
+    return len(captured)
+
+
+def test_a_fixed_number_of_queries_whatever_the_data(admin_client):
+    workspace = WorkspaceFactory()
+    seed(workspace)
+    small, small_one = (
+        _queries_for_dashboard(admin_client),
+        _queries_for_dashboard(admin_client, workspace=workspace.pk),
+    )
+    seed(workspace, scale=12)  # more than a list holds: the counts come from count(), not the lists
+    assert _queries_for_dashboard(admin_client) == small + 2
+    assert _queries_for_dashboard(admin_client, workspace=workspace.pk) == small_one + 2
+    assert small <= 20
+
+
+def test_queue_depths_come_from_the_broker(admin_client):
+    from core.redis import get_redis
+
+    get_redis().rpush("publish", "m1", "m2")
+    get_redis().rpush("webhooks\x06\x163", "m3")
+    queues = admin_client.get("/admin/dashboard/").context["queues"]
+    assert queues == {"publish": 2, "webhooks": 1, "analytics": 0, "default": 0}
+    assert health.queue_depths() == queues
+
+
+def test_the_admin_index_links_the_dashboard_and_the_api_reference(admin_client):
+    html = admin_client.get("/admin/").content.decode()
+    assert 'href="/admin/dashboard/"' in html
+    assert 'href="/api/v1/docs/"' in html
+    assert 'href="/api/v1/redoc/"' in html
