@@ -285,9 +285,7 @@ WEBHOOK_MAX_PER_WORKSPACE = 10
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
-LOG_FORMAT = env.str("LOG_FORMAT", default="json")
-if LOG_FORMAT not in {"json", "plain"}:
-    raise environ.ImproperlyConfigured("LOG_FORMAT must be 'json' or 'plain'")
+LOG_FORMAT = choice(env, "LOG_FORMAT", ("json", "plain"), "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -300,7 +298,7 @@ LOGGING = {
         },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": choice(env, "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
 
@@ -333,9 +331,9 @@ if not DEBUG and not SANDBOX:
     CSRF_COOKIE_SECURE = True
     # Behind a TLS-terminating proxy (the documented deployment): it sets X-Forwarded-Proto.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_SSL_REDIRECT = flag(env, "SECURE_SSL_REDIRECT", default=True)
     # /healthz, /readyz and /metrics are probed over plain HTTP from inside the network.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
-    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = flag(env, "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = flag(env, "SECURE_HSTS_PRELOAD", default=False)

@@ -56,6 +56,8 @@ def test_configured_servers_default_to_live_and_need_a_secret_key():
         ("AI_IMAGE_PROVIDER", "dalle", "offline, openai"),
         ("WEBHOOK_ALLOW_PRIVATE_URLS", "maybe", "true, 1, yes, on, false, 0, no, off"),
         ("DEBUG", "verbose", "true, 1, yes, on, false, 0, no, off"),
+        ("LOG_FORMAT", "xml", "json, plain"),
+        ("LOG_LEVEL", "LOUD", "DEBUG, INFO, WARNING, ERROR, CRITICAL"),
     ],
 )
 def test_a_setting_outside_its_fixed_values_stops_start_up_naming_it(name: str, value: str, allowed: str) -> None:
