@@ -9,8 +9,10 @@ from django.db.models import Max
 
 from accounts.models import SocialAccount
 from analytics.models import AccountSyncState, SyncStatus, TrackedPost
-from analytics.services import has_analytics
+from analytics.services import HISTORY, has_analytics
 from core.fields import format_instant
+from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES
 
 
 def last_synced_at(*, workspace_id: str) -> dt.datetime | None:
@@ -18,27 +20,58 @@ def last_synced_at(*, workspace_id: str) -> dt.datetime | None:
 
 
 def sync_status(*, workspace_id: str) -> dict[str, Any]:
+    """Both shapes of CONTRACT.md §8 in one body: ``platforms`` (what the published clients read)
+    and ``accounts`` (kept for earlier callers), one row per account with analytics."""
     accounts = SocialAccount.objects.filter(workspace_id=workspace_id).order_by("connected_at", "id")
     states = {s.account_id: s for s in AccountSyncState.objects.filter(workspace_id=workspace_id)}
-    rows = []
+    platforms = []
+    horizons = []
     for account in accounts:
         if not has_analytics(account.platform):
             continue
         state = states.get(account.id)
-        rows.append(
+        imported_at = state.history_imported_at if state else None
+        if imported_at:
+            horizons.append(imported_at - HISTORY)
+        platforms.append(
             {
-                "accountId": account.id,
                 "platform": account.platform,
+                "connectionId": account.id,
+                "accountName": account.display_name or account.username,
                 "status": state.status if state else SyncStatus.IDLE,
                 "lastSyncedAt": format_instant(state.last_synced_at) if state else None,
                 "lastErrorMessage": (state.last_error_message or None) if state else None,
+                # The import reads the 180 days before it ran: that is how far back history reaches.
+                "historyHorizonAt": format_instant(imported_at - HISTORY) if imported_at else None,
+                "lastDiscoveryAt": format_instant(imported_at),
+                "needsAnalyticsReconnect": needs_analytics_reconnect(account),
             }
         )
     return {
-        "syncInProgress": any(r["status"] in (SyncStatus.QUEUED, SyncStatus.SYNCING) for r in rows),
+        "accountGroupId": workspace_id,
+        "syncInProgress": any(r["status"] in (SyncStatus.QUEUED, SyncStatus.SYNCING) for r in platforms),
         "lastSyncedAt": format_instant(last_synced_at(workspace_id=workspace_id)),
-        "accounts": rows,
+        "historyHorizonAt": format_instant(min(horizons)) if horizons else None,
+        "platforms": platforms,
+        "accounts": [
+            {
+                "accountId": row["connectionId"],
+                "platform": row["platform"],
+                "status": row["status"],
+                "lastSyncedAt": row["lastSyncedAt"],
+                "lastErrorMessage": row["lastErrorMessage"],
+            }
+            for row in platforms
+        ],
     }
+
+
+def needs_analytics_reconnect(account: SocialAccount) -> bool:
+    """True when the scopes the account granted are known and lack one analytics needs (accounts
+    connected without OAuth scopes, e.g. an app password, never need it)."""
+    granted = set(account.scopes or [])
+    required = CAPABILITIES[Platform(account.platform)].analytics_scopes
+    return bool(granted) and not required <= granted
 
 
 def post_row(tracked: TrackedPost) -> dict[str, Any]:

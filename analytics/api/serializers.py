@@ -140,18 +140,47 @@ class PostsOutput(serializers.Serializer):
 class SyncOutput(serializers.Serializer):
     queued = serializers.BooleanField()
     message = serializers.CharField()
-    cooldownSecondsRemaining = serializers.IntegerField()
+    cooldownSecondsRemaining = serializers.IntegerField(
+        allow_null=True,
+        help_text="Seconds before the next sync is allowed when `queued` is false; null when `queued` is true.",
+    )
+
+
+SYNC_STATES = ["IDLE", "QUEUED", "SYNCING", "FAILED"]
+
+
+class PlatformSyncOutput(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
+    connectionId = serializers.CharField(help_text="The account id (`GET /social-accounts`).")
+    accountName = serializers.CharField()
+    status = serializers.ChoiceField(choices=SYNC_STATES)
+    lastSyncedAt = serializers.DateTimeField(allow_null=True)
+    lastErrorMessage = serializers.CharField(allow_null=True)
+    historyHorizonAt = serializers.DateTimeField(
+        allow_null=True, help_text="The oldest instant the imported history reaches; null before the import."
+    )
+    lastDiscoveryAt = serializers.DateTimeField(
+        allow_null=True, help_text="When the account's posts were last listed on the platform (the import)."
+    )
+    needsAnalyticsReconnect = serializers.BooleanField(
+        help_text="The account's token lacks the scopes analytics needs: reconnect it to get figures."
+    )
 
 
 class AccountSyncOutput(serializers.Serializer):
     accountId = serializers.CharField()
     platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
-    status = serializers.ChoiceField(choices=["IDLE", "QUEUED", "SYNCING", "FAILED"])
+    status = serializers.ChoiceField(choices=SYNC_STATES)
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
     lastErrorMessage = serializers.CharField(allow_null=True)
 
 
 class SyncStatusOutput(serializers.Serializer):
+    accountGroupId = serializers.CharField(help_text="The workspace id.")
     syncInProgress = serializers.BooleanField()
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
-    accounts = AccountSyncOutput(many=True)
+    historyHorizonAt = serializers.DateTimeField(
+        allow_null=True, help_text="The earliest `historyHorizonAt` over the accounts."
+    )
+    platforms = PlatformSyncOutput(many=True, help_text="One row per account with analytics.")
+    accounts = AccountSyncOutput(many=True, help_text="The same rows in the earlier shape, kept for older callers.")

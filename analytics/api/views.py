@@ -168,7 +168,9 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="requestAnalyticsSync",
         summary="Ask for an immediate refresh",
         description="Queues a refresh of every account with analytics, at most once per workspace per 10 "
-        "minutes; inside the cooldown it answers `queued: false` with the seconds remaining (not an error).",
+        "minutes; inside the cooldown it answers `queued: false` with the seconds remaining (not an error). "
+        "`cooldownSecondsRemaining` is the wait before the next sync is allowed, so it is null when `queued` "
+        "is true.",
         request=None,
         responses={202: SyncOutput},
     )
@@ -186,7 +188,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             {
                 "queued": outcome.queued,
                 "message": message,
-                "cooldownSecondsRemaining": outcome.cooldown_seconds_remaining,
+                "cooldownSecondsRemaining": None if outcome.queued else outcome.cooldown_seconds_remaining,
             },
             status=202,
         )
@@ -194,6 +196,11 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
     @extend_schema(
         operation_id="getAnalyticsSyncStatus",
         summary="Where each account's refresh stands",
+        description=(
+            "`platforms` has one row per account with analytics (the shape the published CLI and agent "
+            "server read); `accounts` repeats the rows in the earlier `{accountId, platform, status, "
+            "lastSyncedAt, lastErrorMessage}` shape. `accountGroupId` is the workspace id."
+        ),
         responses={200: SyncStatusOutput},
     )
     @action(detail=False, methods=["get"], url_path="sync-status")

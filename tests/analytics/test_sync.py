@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.services import account_disconnect, accounts_connect
 from analytics import services
 from analytics.models import AccountSyncState, FollowerSnapshot, TrackedPost
+from core.fields import format_instant as iso
 from platforms.base import MediaItem, Platform, PublishRequest
 from platforms.registry import get_client
 from posts.models import Post, PostTarget
@@ -99,26 +100,59 @@ def test_published_target_is_tracked_once(pinterest, workspace):
 def test_sync_endpoint_cooldown_and_status(pinterest, api):
     first = api.post("/api/v1/analytics/sync", {}, format="json")
     assert first.status_code == 202
-    assert first.json() == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": 600}
+    assert first.json() == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": None}
     second = api.post("/api/v1/analytics/sync", {}, format="json")
     assert second.status_code == 202
     body = second.json()
     assert body["queued"] is False and 1 <= body["cooldownSecondsRemaining"] <= 600
     status = api.get("/api/v1/analytics/sync-status").json()
     account, _ = pinterest
-    assert status["syncInProgress"] is True
-    assert status["accounts"] == [
-        {
-            "accountId": account.id,
-            "platform": "PINTEREST",
-            "status": "QUEUED",
-            "lastSyncedAt": None,
-            "lastErrorMessage": None,
-        }
-    ]
-    services.refresh_account(account_id=account.id)
+    assert status == {
+        "accountGroupId": account.workspace_id,
+        "syncInProgress": True,
+        "lastSyncedAt": None,
+        "historyHorizonAt": None,
+        "platforms": [
+            {
+                "platform": "PINTEREST",
+                "connectionId": account.id,
+                "accountName": account.display_name,
+                "status": "QUEUED",
+                "lastSyncedAt": None,
+                "lastErrorMessage": None,
+                "historyHorizonAt": None,
+                "lastDiscoveryAt": None,
+                "needsAnalyticsReconnect": False,
+            }
+        ],
+        "accounts": [
+            {
+                "accountId": account.id,
+                "platform": "PINTEREST",
+                "status": "QUEUED",
+                "lastSyncedAt": None,
+                "lastErrorMessage": None,
+            }
+        ],
+    }
+    services.import_account_history(account_id=account.id)
+    state = AccountSyncState.objects.get(account=account)
+    horizon = iso(state.history_imported_at - dt.timedelta(days=180))
     status = api.get("/api/v1/analytics/sync-status").json()
     assert status["syncInProgress"] is False and status["lastSyncedAt"] is not None
+    assert status["historyHorizonAt"] == horizon
+    assert status["platforms"][0] | {"lastSyncedAt": None} == {
+        "platform": "PINTEREST",
+        "connectionId": account.id,
+        "accountName": account.display_name,
+        "status": "IDLE",
+        "lastSyncedAt": None,
+        "lastErrorMessage": None,
+        "historyHorizonAt": horizon,
+        "lastDiscoveryAt": iso(state.history_imported_at),
+        "needsAnalyticsReconnect": False,
+    }
+    assert status["platforms"][0]["lastSyncedAt"] == iso(state.last_synced_at)
 
 
 def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace, api):
