@@ -84,6 +84,7 @@ def post_row(tracked: TrackedPost) -> dict[str, Any]:
         "accountName": tracked.account.display_name or tracked.account.username,
         "publishedAt": format_instant(tracked.published_at),
         "text": tracked.text,
+        "title": post_title(tracked),
         "permalink": tracked.permalink,
         "thumbnailUrl": tracked.thumbnail_url,
         "metrics": {
@@ -91,6 +92,22 @@ def post_row(tracked: TrackedPost) -> dict[str, Any]:
             "likes": tracked.likes,
             "comments": tracked.comments,
             "shares": tracked.shares,
+            "saves": tracked.saves,
+            "clicks": tracked.clicks,
+            "impressions": tracked.impressions,
+            "reach": tracked.reach,
             "engagementRate": None if engagement is None else round(engagement, 2),
         },
     }
+
+
+TITLE_MAX_LENGTH = 100
+
+
+def post_title(tracked: TrackedPost) -> str | None:
+    """The platform's title of the post where it has one, else the first line of its text (at
+    most 100 characters), or None for a post without either."""
+    if tracked.title:
+        return tracked.title
+    first_line = next((line.strip() for line in tracked.text.splitlines() if line.strip()), "")
+    return first_line[:TITLE_MAX_LENGTH] or None

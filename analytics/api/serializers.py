@@ -7,6 +7,7 @@ from rest_framework import serializers
 from analytics.reports import SORT_FIELDS
 from core.fields import InstantField
 from platforms.base import Platform
+from posts.services.payloads import choice as inline_choice
 
 PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000
@@ -113,6 +114,14 @@ class PostMetricsOutput(serializers.Serializer):
     likes = serializers.IntegerField(allow_null=True)
     comments = serializers.IntegerField(allow_null=True)
     shares = serializers.IntegerField(allow_null=True)
+    saves = serializers.IntegerField(allow_null=True, help_text="Pinterest saves, Instagram saved; else null")
+    clicks = serializers.IntegerField(allow_null=True, help_text="Pinterest pin and outbound clicks; else null")
+    impressions = serializers.IntegerField(
+        allow_null=True, help_text="Pinterest, LinkedIn and Facebook impressions; else null"
+    )
+    reach = serializers.IntegerField(
+        allow_null=True, help_text="Unique accounts reached: Instagram, LinkedIn members, Facebook; else null"
+    )
     engagementRate = serializers.FloatField(allow_null=True)
 
 
@@ -124,6 +133,11 @@ class PostRowOutput(serializers.Serializer):
     accountName = serializers.CharField()
     publishedAt = serializers.DateTimeField()
     text = serializers.CharField()
+    title = serializers.CharField(
+        allow_null=True,
+        help_text="The platform's title (YouTube, Pinterest, LinkedIn document), else the first line of the "
+        "text (at most 100 characters), or null",
+    )
     permalink = serializers.CharField()
     thumbnailUrl = serializers.CharField()
     metrics = PostMetricsOutput()
@@ -153,7 +167,7 @@ class PlatformSyncOutput(serializers.Serializer):
     platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
     connectionId = serializers.CharField(help_text="The account id (`GET /social-accounts`).")
     accountName = serializers.CharField()
-    status = serializers.ChoiceField(choices=SYNC_STATES)
+    status = inline_choice(SYNC_STATES)
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
     lastErrorMessage = serializers.CharField(allow_null=True)
     historyHorizonAt = serializers.DateTimeField(
@@ -170,7 +184,7 @@ class PlatformSyncOutput(serializers.Serializer):
 class AccountSyncOutput(serializers.Serializer):
     accountId = serializers.CharField()
     platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
-    status = serializers.ChoiceField(choices=SYNC_STATES)
+    status = inline_choice(SYNC_STATES)
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
     lastErrorMessage = serializers.CharField(allow_null=True)
 

@@ -132,7 +132,10 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         summary="Per-post figures for every tracked post published in the window",
         description=(
             "Includes posts discovered on connected accounts (their `postId` and `postPlatformId` are null). "
-            "A figure the platform does not report is null. Sorted descending by `sortBy` (nulls last)."
+            "A figure the platform does not report is null (`saves`, `clicks`, `impressions` and `reach` "
+            "come from the platforms that report them: Pinterest saves, clicks and impressions; Instagram reach "
+            "and saves; LinkedIn impressions and reach; Facebook impressions and reach). Sorted descending by "
+            "`sortBy` (nulls last)."
         ),
         parameters=[
             *WINDOW_PARAMETERS,

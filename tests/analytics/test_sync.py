@@ -63,6 +63,37 @@ def test_import_brings_the_history_with_figures_and_followers(pinterest):
     assert FollowerSnapshot.objects.filter(account=account).count() == 1
 
 
+def test_posts_report_carries_pinterest_titles_saves_clicks_and_impressions(pinterest, api, workspace):
+    account, remote_ids = pinterest
+    post = Post.objects.create(workspace=workspace, status="COMPLETED", content_type="IMAGE", text="seed pin 2")
+    target = PostTarget.objects.create(
+        post=post,
+        platform="PINTEREST",
+        account=account,
+        status="PUBLISHED",
+        platform_post_id=remote_ids[2],
+        published_at=timezone.now(),
+        text="seed pin 2",
+        config={"boardId": "b", "title": "Our own title"},
+    )
+    services.track_published_target(target_id=target.id)
+    services.import_account_history(account_id=account.id)
+    today = timezone.now().date()
+    window = f"from={today - dt.timedelta(days=1)}&to={today + dt.timedelta(days=1)}"
+    rows = {
+        r["permalink"].rstrip("/").rsplit("/", 1)[-1]: r
+        for r in api.get(f"/api/v1/analytics/posts?{window}").json()["posts"]
+    }
+    discovered, ours = rows[remote_ids[0]], rows[remote_ids[2]]
+    assert discovered["title"] == "Seed 0"  # the pin's own title, from the listing
+    assert ours["title"] == "Our own title"  # the title we published it with
+    for row in (discovered, ours):
+        metrics = row["metrics"]
+        assert metrics["saves"] is not None and metrics["clicks"] is not None
+        assert metrics["impressions"] == metrics["views"] and metrics["impressions"] is not None
+        assert metrics["reach"] is None  # Pinterest does not report reach
+
+
 def test_refresh_updates_rows_inside_their_window_only(pinterest):
     account, remote_ids = pinterest
     services.import_account_history(account_id=account.id)
