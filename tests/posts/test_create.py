@@ -149,6 +149,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
     record = api.get(f"{URL}/{post.id}").json()
     assert record == {
         "id": post.id,
+        "userId": None,  # the key was made without a member
         "status": "SCHEDULED",
         "contentType": "VIDEO",
         "text": "Hello world",
@@ -156,7 +157,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
         "scheduledAt": response.json()["scheduledAt"],
         "mediaUrls": [video],
         "mediaAltTexts": ["a clip"],
-        "previewUrls": [""],
+        "previewUrls": [None],  # no still frame made yet
         "thumbnailUrl": None,
         "recurringPostId": None,
         "occurrenceAt": None,
@@ -188,7 +189,10 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
                 "tiktokAiGenerated": None,
                 "tiktokBrandedContent": None,
                 "tiktokBrandedContentOwnBrand": None,
+                "tiktokBrandedOwnBrand": None,
                 "tiktokAutoAddMusic": None,
+                "mediaUrls": [video],
+                "previewUrls": [None],
             }
         ],
     }
@@ -492,6 +496,7 @@ PLATFORM_CASES: dict[str, tuple[str, str, list[str], dict[str, Any] | None, dict
             "tiktokAiGenerated": True,
             "tiktokBrandedContent": True,
             "tiktokBrandedContentOwnBrand": False,
+            "tiktokBrandedOwnBrand": False,
             "tiktokAutoAddMusic": True,
         },
     ),
@@ -601,6 +606,7 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
     assert response.json()["queuedPlatforms"] == [platform] and response.json()["skippedPlatforms"] == []
     target = PostTarget.objects.get(post_id=response.json()["postId"])
     [entry] = api.get(f"{URL}/{response.json()['postId']}").json()["platforms"]
+    media_urls = payload["mediaUrls"]
     assert entry == {
         "id": target.id,
         "platformId": target.id,
@@ -616,6 +622,8 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
         "errorCode": None,
         "publishedAt": None,
         "tiktokDraftFallback": False,
+        "mediaUrls": media_urls,
+        "previewUrls": [None] * len(media_urls),  # no preview made yet
         **entry_fields,
     }
 
