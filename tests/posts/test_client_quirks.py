@@ -1,6 +1,8 @@
 """CONTRACT.md §1 as the posts endpoints see it: the clients already written send
 ``Content-Type: application/json`` with an empty body on every method, ``{}`` to every action,
-bracket-indexed arrays, ``status`` for ``statuses``, and bare dates."""
+bracket-indexed arrays, ``status`` for ``statuses``, and bare dates. Then what the published CLI
+and agent server read and send back elsewhere (§2, §3, §5 to §8): one test per answer they
+needed changed."""
 
 from __future__ import annotations
 
