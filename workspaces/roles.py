@@ -116,6 +116,6 @@ def permissions_summary(role: str, *, token_type: str, workspace_name: str) -> s
     for permission in permissions_of(role):
         thing, verb = _ABILITIES[permission]
         verbs.setdefault(thing, []).append(verb)
-    caller = "API key" if token_type == "api_token" else "member sign-in"
+    caller = "API key" if token_type == "api_token" else "OAuth token"
     abilities = "; ".join(f"{_and(words)} {thing}" for thing, words in verbs.items())
     return f"In the workspace {workspace_name}, this {Role(role).label} {caller} may {abilities}."

@@ -639,3 +639,18 @@ def test_client_headers_never_cause_an_error(api: Any, masto: Any, enqueued: lis
     assert response.status_code == 201 and response["X-Request-Id"] == "req-123"
     listed = api.get(URL + "?status=PENDING&platforms[0]=MASTODON", **headers)
     assert listed.status_code == 200 and listed.json()["total"] == 1
+
+
+def test_user_id_is_the_member_of_an_oauth_token_and_null_for_a_key_without_one(api: Any, workspace: Any) -> None:
+    from tests.factories import MembershipFactory
+    from tests.workspaces.test_auth import _oauth_client
+
+    masto = account(workspace, "MASTODON")
+    member = MembershipFactory(workspace=workspace, role="editor", is_default=True).user
+    payload = body(platforms=["MASTODON"], mastodonConnectionIds=[masto.id], saveAsDraft=True)
+    by_member = _oauth_client(member).post(URL, payload, format="json")
+    by_key = api.post(URL, payload, format="json")
+    assert by_member.status_code == by_key.status_code == 201, (by_member.json(), by_key.json())
+    assert api.get(f"{URL}/{by_member.json()['postId']}").json()["userId"] == str(member.id)
+    assert api.get(f"{URL}/{by_key.json()['postId']}").json()["userId"] is None
+    assert Post.objects.get(id=by_member.json()["postId"]).created_by_id == member.id

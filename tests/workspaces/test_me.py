@@ -110,7 +110,7 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
         "issuerRole": "editor",  # the member's own token: their role here
         "permissions": sorted(EDITOR_PERMISSIONS),
         "can": {"draft": True, "schedule": True, "publish": True},
-        "summary": "In the workspace B second, this Editor member sign-in may read, draft, schedule and "
+        "summary": "In the workspace B second, this Editor OAuth token may read, draft, schedule and "
         "publish posts; read social accounts; upload media; read and manage webhooks; read analytics; "
         "generate AI images.",
         "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.250Z"),
