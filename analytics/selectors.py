@@ -9,8 +9,10 @@ from django.db.models import Max
 
 from accounts.models import SocialAccount
 from analytics.models import AccountSyncState, SyncStatus, TrackedPost
-from analytics.services import has_analytics
+from analytics.services import HISTORY, has_analytics
 from core.fields import format_instant
+from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES
 
 
 def last_synced_at(*, workspace_id: str) -> dt.datetime | None:
@@ -18,27 +20,58 @@ def last_synced_at(*, workspace_id: str) -> dt.datetime | None:
 
 
 def sync_status(*, workspace_id: str) -> dict[str, Any]:
+    """Both shapes of CONTRACT.md §8 in one body: ``platforms`` (what the published clients read)
+    and ``accounts`` (kept for earlier callers), one row per account with analytics."""
     accounts = SocialAccount.objects.filter(workspace_id=workspace_id).order_by("connected_at", "id")
     states = {s.account_id: s for s in AccountSyncState.objects.filter(workspace_id=workspace_id)}
-    rows = []
+    platforms = []
+    horizons = []
     for account in accounts:
         if not has_analytics(account.platform):
             continue
         state = states.get(account.id)
-        rows.append(
+        imported_at = state.history_imported_at if state else None
+        if imported_at:
+            horizons.append(imported_at - HISTORY)
+        platforms.append(
             {
-                "accountId": account.id,
                 "platform": account.platform,
+                "connectionId": account.id,
+                "accountName": account.display_name or account.username,
                 "status": state.status if state else SyncStatus.IDLE,
                 "lastSyncedAt": format_instant(state.last_synced_at) if state else None,
                 "lastErrorMessage": (state.last_error_message or None) if state else None,
+                # The import reads the 180 days before it ran: that is how far back history reaches.
+                "historyHorizonAt": format_instant(imported_at - HISTORY) if imported_at else None,
+                "lastDiscoveryAt": format_instant(imported_at),
+                "needsAnalyticsReconnect": needs_analytics_reconnect(account),
             }
         )
     return {
-        "syncInProgress": any(r["status"] in (SyncStatus.QUEUED, SyncStatus.SYNCING) for r in rows),
+        "accountGroupId": workspace_id,
+        "syncInProgress": any(r["status"] in (SyncStatus.QUEUED, SyncStatus.SYNCING) for r in platforms),
         "lastSyncedAt": format_instant(last_synced_at(workspace_id=workspace_id)),
-        "accounts": rows,
+        "historyHorizonAt": format_instant(min(horizons)) if horizons else None,
+        "platforms": platforms,
+        "accounts": [
+            {
+                "accountId": row["connectionId"],
+                "platform": row["platform"],
+                "status": row["status"],
+                "lastSyncedAt": row["lastSyncedAt"],
+                "lastErrorMessage": row["lastErrorMessage"],
+            }
+            for row in platforms
+        ],
     }
+
+
+def needs_analytics_reconnect(account: SocialAccount) -> bool:
+    """True when the scopes the account granted are known and lack one analytics needs (accounts
+    connected without OAuth scopes, e.g. an app password, never need it)."""
+    granted = set(account.scopes or [])
+    required = CAPABILITIES[Platform(account.platform)].analytics_scopes
+    return bool(granted) and not required <= granted
 
 
 def post_row(tracked: TrackedPost) -> dict[str, Any]:
@@ -51,6 +84,7 @@ def post_row(tracked: TrackedPost) -> dict[str, Any]:
         "accountName": tracked.account.display_name or tracked.account.username,
         "publishedAt": format_instant(tracked.published_at),
         "text": tracked.text,
+        "title": post_title(tracked),
         "permalink": tracked.permalink,
         "thumbnailUrl": tracked.thumbnail_url,
         "metrics": {
@@ -58,6 +92,22 @@ def post_row(tracked: TrackedPost) -> dict[str, Any]:
             "likes": tracked.likes,
             "comments": tracked.comments,
             "shares": tracked.shares,
+            "saves": tracked.saves,
+            "clicks": tracked.clicks,
+            "impressions": tracked.impressions,
+            "reach": tracked.reach,
             "engagementRate": None if engagement is None else round(engagement, 2),
         },
     }
+
+
+TITLE_MAX_LENGTH = 100
+
+
+def post_title(tracked: TrackedPost) -> str | None:
+    """The platform's title of the post where it has one, else the first line of its text (at
+    most 100 characters), or None for a post without either."""
+    if tracked.title:
+        return tracked.title
+    first_line = next((line.strip() for line in tracked.text.splitlines() if line.strip()), "")
+    return first_line[:TITLE_MAX_LENGTH] or None

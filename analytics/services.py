@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import Q
@@ -19,6 +20,9 @@ from core.redis import get_redis
 from platforms.base import AuthError, Metrics, NotSupported, Platform, PlatformError, RemotePost
 from platforms.capabilities import ANALYTICS_PLATFORMS
 from platforms.registry import get_client
+
+if TYPE_CHECKING:  # posts imports analytics at run time: only the type here
+    from posts.models import PostTarget
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +57,7 @@ def track_published_target(*, target_id: str) -> None:
             "target_id": target.id,
             "published_at": published_at,
             "text": target.text[:5000],
+            "title": _target_title(target),
             "permalink": target.post_url,
             "refresh_until": published_at + HISTORY,
         },
@@ -80,6 +85,7 @@ def track_published_targets(*, target_ids: list[str]) -> None:
             target_id=target.id,
             published_at=published_at,
             text=target.text[:5000],
+            title=_target_title(target),
             permalink=target.post_url,
             refresh_until=published_at + HISTORY,
         )
@@ -95,6 +101,7 @@ def track_published_targets(*, target_ids: list[str]) -> None:
                 "target_id",
                 "published_at",
                 "text",
+                "title",
                 "permalink",
                 "refresh_until",
             ],
@@ -116,8 +123,20 @@ class SyncOutcome:
     followers: int | None
 
 
+METRIC_FIELDS = ("views", "likes", "comments", "shares", "saves", "clicks", "impressions", "reach")
+# Config keys of a target that hold the platform's title of the post (YouTube, Pinterest, LinkedIn document).
+TITLE_CONFIG_KEYS = ("videoTitle", "title", "documentTitle")
+
+
 def _metric_fields(metrics: Metrics) -> dict[str, int | None]:
-    return {"views": metrics.views, "likes": metrics.likes, "comments": metrics.comments, "shares": metrics.shares}
+    return {name: getattr(metrics, name) for name in METRIC_FIELDS}
+
+
+def _target_title(target: PostTarget) -> str:
+    if target.platform not in ("YOUTUBE", "PINTEREST", "LINKEDIN"):
+        return ""
+    config = target.config or {}
+    return next((str(config[key])[:300] for key in TITLE_CONFIG_KEYS if config.get(key)), "")
 
 
 def _record_followers(account: SocialAccount, count: int | None) -> None:
@@ -156,6 +175,7 @@ def _upsert_remote_posts(account: SocialAccount, remote: list[RemotePost]) -> in
                 target_id=target.id if target else None,
                 published_at=item.published_at,
                 text=item.text[:5000],
+                title=item.title[:300],
                 permalink=item.permalink,
                 thumbnail_url=item.thumbnail_url,
                 refresh_until=item.published_at + HISTORY,
@@ -167,7 +187,7 @@ def _upsert_remote_posts(account: SocialAccount, remote: list[RemotePost]) -> in
         rows,
         update_conflicts=True,
         unique_fields=["account", "platform_post_id"],
-        update_fields=["views", "likes", "comments", "shares", "last_refreshed_at", "permalink", "thumbnail_url"],
+        update_fields=[*METRIC_FIELDS, "last_refreshed_at", "permalink", "thumbnail_url"],
     )
     return len(rows)
 
@@ -233,7 +253,7 @@ def _refresh_rows(account: SocialAccount, client: object, creds: object) -> int:
         for row_id, remote_id in chunk:
             if remote_id in metrics:
                 updates.append(TrackedPost(id=row_id, last_refreshed_at=now, **_metric_fields(metrics[remote_id])))
-        TrackedPost.objects.bulk_update(updates, ["views", "likes", "comments", "shares", "last_refreshed_at"])
+        TrackedPost.objects.bulk_update(updates, [*METRIC_FIELDS, "last_refreshed_at"])
         refreshed += len(updates)
     return refreshed
 

@@ -298,7 +298,10 @@ LOGGING = {
         },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
-    "root": {"handlers": ["console"], "level": choice(env, "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO")},
+    "root": {
+        "handlers": ["console"],
+        "level": choice(env, "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO"),
+    },
     "loggers": {"django.request": {"level": "ERROR"}},
 }
 

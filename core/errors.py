@@ -57,6 +57,7 @@ class BadRequest(ApplicationError):
 
 class Unauthorized(ApplicationError):
     status_code = 401
+    code = "unauthorized"
     default_message = "API key is invalid or missing"
 
 

@@ -39,7 +39,7 @@ RATE_HEADERS = {
 }
 SHARED_ERRORS = {
     "400": "Validation error: `message` lists what is wrong, each naming its field.",
-    "401": "API key is invalid or missing.",
+    "401": "API key is invalid or missing (`code: unauthorized`).",
     "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), or the "
     "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`).",
     "404": "Not found in this workspace.",

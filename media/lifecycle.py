@@ -18,8 +18,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from media.files import preview_key_of
-from media.models import MediaFile, MediaKind, PreviewStatus
-from media.previews import previews_enqueue
+from media.models import MediaFile, PreviewStatus
+from media.previews import PREVIEWED_KINDS, previews_enqueue
 from media.storage import get_media_storage
 from posts.models import Post, PostStatus, RecurringPost, RecurringStatus
 
@@ -186,9 +186,9 @@ def _named_by_rows(keys: list[str]) -> set[str]:
 
 
 def _queue_missing_previews(*, now: dt.datetime) -> int:
-    """Uploaded images without a preview, and previews queued long ago whose task was lost."""
+    """Uploaded images and videos without a preview, and previews queued long ago whose task was lost."""
     ids = list(
-        MediaFile.objects.filter(kind=MediaKind.IMAGE, uploaded_at__isnull=False)
+        MediaFile.objects.filter(kind__in=PREVIEWED_KINDS, uploaded_at__isnull=False)
         .filter(
             Q(preview_status=PreviewStatus.NONE)
             | Q(preview_status=PreviewStatus.QUEUED, preview_queued_at__lt=now - PREVIEW_REQUEUE_AFTER)

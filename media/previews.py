@@ -1,12 +1,17 @@
-"""WebP previews (≤ 720 px on the long side) of uploaded images, made in the background and
-stored next to the original (``<key>.preview.webp``)."""
+"""WebP previews (≤ 720 px on the long side) of uploaded images and of a still frame of uploaded
+videos, made in the background and stored next to the original (``<key>.preview.webp``)."""
 
 from __future__ import annotations
 
 import io
 import logging
+import shutil
+import subprocess
+import tempfile
 import warnings
+from typing import IO
 
+import imageio_ffmpeg
 from django.db import transaction
 from django.utils import timezone
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -19,6 +24,8 @@ logger = logging.getLogger(__name__)
 
 PREVIEW_MAX_SIDE = 720
 PREVIEW_QUALITY = 80
+FRAME_TIMEOUT_SECONDS = 60
+PREVIEWED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
 
 
 def previews_enqueue(*, media_file_ids: list[str]) -> None:
@@ -60,14 +67,37 @@ def render_preview(original: bytes) -> bytes:
         raise ValueError("not a decodable image")
 
 
+def video_still_frame(original: IO[bytes]) -> bytes:
+    """A PNG of a representative frame near the start of the video read from ``original``
+    (ffmpeg's ``thumbnail`` filter, which skips black and fade frames), decoded by the ffmpeg
+    binary that the imageio-ffmpeg package ships. ffmpeg may only read the local copy (no network
+    protocols a crafted file could name) and gets a time limit. Raises ``ValueError`` for bytes
+    ffmpeg cannot decode into a frame."""
+    with tempfile.NamedTemporaryFile(suffix=".video") as copy:
+        shutil.copyfileobj(original, copy)
+        copy.flush()
+        command = [
+            imageio_ffmpeg.get_ffmpeg_exe(),
+            *("-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file"),
+            *("-i", copy.name, "-vf", "thumbnail", "-frames:v", "1", "-f", "image2pipe", "-c:v", "png", "-"),
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=FRAME_TIMEOUT_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            raise ValueError("no frame within the time limit")
+    if done.returncode != 0 or not done.stdout:
+        raise ValueError("not a decodable video")
+    return done.stdout
+
+
 def preview_make(*, media_file_id: str) -> str:
-    """Make the preview of one uploaded image unless it already has one (or is not an image).
-    Idempotent: a second run finds the status ``ready`` or ``failed`` and does nothing. Returns the
-    resulting preview status."""
+    """Make the preview of one uploaded image, or of a still frame of one uploaded video, unless it
+    already has one (or is neither). Idempotent: a second run finds the status ``ready`` or
+    ``failed`` and does nothing. Returns the resulting preview status."""
     row = MediaFile.objects.filter(id=media_file_id).first()
     if row is None:
         return "gone"
-    if row.kind != MediaKind.IMAGE:
+    if row.kind not in PREVIEWED_KINDS:
         MediaFile.objects.filter(id=row.id).update(preview_status=PreviewStatus.NOT_APPLICABLE)
         return PreviewStatus.NOT_APPLICABLE
     if row.preview_status in (PreviewStatus.READY, PreviewStatus.FAILED) or row.uploaded_at is None:
@@ -75,10 +105,13 @@ def preview_make(*, media_file_id: str) -> str:
     storage = get_media_storage()
     try:
         with storage.open(row.key) as original:
-            data = original.read()
+            data = video_still_frame(original) if row.kind == MediaKind.VIDEO else original.read()
     except (FileNotFoundError, OSError):
         logger.warning("preview of %s skipped: original not readable", row.id)
         return row.preview_status
+    except ValueError:
+        MediaFile.objects.filter(id=row.id).update(preview_status=PreviewStatus.FAILED)
+        return PreviewStatus.FAILED
     try:
         webp = render_preview(data)
     except ValueError:

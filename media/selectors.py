@@ -6,9 +6,9 @@ from media.models import AiImageJob, MediaFile, PreviewStatus
 from media.storage import get_media_storage
 
 
-def media_previews(*, urls: list[str]) -> dict[str, str]:
-    """url → the public URL of its WebP preview, or "" where there is none (not an image, not
-    made yet, or the URL is not one of ours). One query for any number of URLs. Public URLs are
+def media_previews(*, urls: list[str]) -> dict[str, str | None]:
+    """url → the public URL of its WebP preview (of an image, or a still frame of a video), or
+    None where there is none (not made yet, none could be made, or the URL is not one of ours). One query for any number of URLs. Public URLs are
     unguessable and carry their workspace id, so this needs no workspace argument."""
     if not urls:
         return {}
@@ -18,7 +18,7 @@ def media_previews(*, urls: list[str]) -> dict[str, str]:
         )
     )
     storage = get_media_storage()
-    return {url: storage.public_url(ready[url]) if url in ready else "" for url in urls}
+    return {url: storage.public_url(ready[url]) if url in ready else None for url in urls}
 
 
 def ai_image_job_get(*, workspace_id: str, job_id: str) -> AiImageJob | None:

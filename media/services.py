@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from core.errors import ApplicationError, BadRequest, Conflict, NotFound, PayloadTooLarge, ValidationFailed
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH, kind_of, new_key, sanitize_file_name
-from media.models import MediaFile, MediaKind
-from media.previews import previews_enqueue
+from media.models import MediaFile
+from media.previews import PREVIEWED_KINDS, previews_enqueue
 from media.selectors import media_previews
 from media.storage import UPLOAD_URL_TTL, get_media_storage, local_upload_signature_valid
 
@@ -259,5 +259,5 @@ def _needing_preview(rows: Iterable[MediaFile]) -> list[str]:
     return [
         row.id
         for row in rows
-        if row.kind == MediaKind.IMAGE and row.uploaded_at is not None and row.preview_status == ""
+        if row.kind in PREVIEWED_KINDS and row.uploaded_at is not None and row.preview_status == ""
     ]

@@ -178,6 +178,12 @@ class Metrics:
     likes: int | None = None
     comments: int | None = None
     shares: int | None = None
+    # Where the platform reports them (Pinterest saves/clicks/impressions, Instagram reach/saves,
+    # LinkedIn impressions/reach, Facebook impressions/reach).
+    saves: int | None = None
+    clicks: int | None = None
+    impressions: int | None = None
+    reach: int | None = None
 
 
 @dataclass(frozen=True)
@@ -188,6 +194,7 @@ class RemotePost:
     permalink: str = ""
     thumbnail_url: str = ""
     metrics: Metrics = field(default_factory=Metrics)
+    title: str = ""  # the platform's own title of the post, where it has one (YouTube, Pinterest)
 
 
 @dataclass(frozen=True)

@@ -44,18 +44,26 @@ SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "rea
 VIDEO_POLL_SECONDS = 10.0
 METRIC_FIELDS = (
     "reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),shares,"
-    "insights.metric(post_impressions)"
+    "insights.metric(post_impressions,post_impressions_unique)"
 )
 POST_FIELDS = f"id,message,created_time,permalink_url,full_picture,{METRIC_FIELDS}"
 
 
 def metrics_of(node: dict[str, Any]) -> Metrics:
     """Metrics from a post node read with :data:`METRIC_FIELDS`."""
-    views = insight_values(node.get("insights") or {}).get("post_impressions")
+    insights = insight_values(node.get("insights") or {})
+    views = insights.get("post_impressions")
     reactions = ((node.get("reactions") or {}).get("summary") or {}).get("total_count")
     comments = ((node.get("comments") or {}).get("summary") or {}).get("total_count")
     shares = (node.get("shares") or {}).get("count", 0)
-    return Metrics(views=views, likes=reactions, comments=comments, shares=shares)
+    return Metrics(
+        views=views,
+        likes=reactions,
+        comments=comments,
+        shares=shares,
+        impressions=views,
+        reach=insights.get("post_impressions_unique"),
+    )
 
 
 def remote_post_of(node: dict[str, Any]) -> RemotePost:

@@ -56,7 +56,7 @@ SCOPES = (
 )
 IMAGE_POLL_SECONDS = 3.0
 VIDEO_POLL_SECONDS = 10.0
-INSIGHT_METRICS = "views,reach,likes,comments,shares"
+INSIGHT_METRICS = "views,reach,likes,comments,shares,saved"
 MEDIA_FIELDS = "id,caption,media_type,media_url,thumbnail_url,permalink,timestamp,like_count,comments_count"
 AUDIO_QUERY_LIMIT = 100
 
@@ -255,6 +255,8 @@ class Client(PlatformClient):
                 likes=values.get("likes"),
                 comments=values.get("comments"),
                 shares=values.get("shares"),
+                saves=values.get("saved"),
+                reach=values.get("reach"),
             )
         return found
 

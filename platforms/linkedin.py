@@ -359,11 +359,14 @@ class Client(PlatformClient):
                 if exc.http_status == 404:
                     continue
                 raise
+            impressions = self._creator_metric(creds, urn, "IMPRESSION")
             result[urn] = Metrics(
-                views=self._creator_metric(creds, urn, "IMPRESSION"),
+                views=impressions,
                 likes=as_int((actions.get("likesSummary") or {}).get("totalLikes")),
                 comments=as_int((actions.get("commentsSummary") or {}).get("aggregatedTotalComments")),
                 shares=self._creator_metric(creds, urn, "RESHARE"),
+                impressions=impressions,
+                reach=self._creator_metric(creds, urn, "MEMBERS_REACHED"),
             )
         return result
 

@@ -277,6 +277,7 @@ class Client(PlatformClient):
                         platform_post_id=str(item["id"]),
                         published_at=created,
                         text=str(item.get("description") or item.get("title") or ""),
+                        title=str(item.get("title") or ""),
                         permalink=f"https://www.pinterest.com/pin/{item['id']}/",
                         thumbnail_url=_thumbnail(item.get("media") or {}),
                     )
@@ -310,11 +311,16 @@ def metrics_from_analytics(body: dict[str, Any]) -> Metrics:
     """Our figures from a pin analytics answer (lifetime totals when present, else the summary)."""
     section = body.get("all") or {}
     figures = section.get("lifetime_metrics") or section.get("summary_metrics") or {}
+    pin_clicks, outbound_clicks = as_int(figures.get("PIN_CLICK")), as_int(figures.get("OUTBOUND_CLICK"))
+    clicks = None if pin_clicks is None and outbound_clicks is None else (pin_clicks or 0) + (outbound_clicks or 0)
     return Metrics(
         views=as_int(figures.get("IMPRESSION")),
         likes=as_int(figures.get("TOTAL_REACTIONS")),
         comments=as_int(figures.get("TOTAL_COMMENTS")),
         shares=as_int(figures.get("SAVE")),
+        saves=as_int(figures.get("SAVE")),
+        clicks=clicks,
+        impressions=as_int(figures.get("IMPRESSION")),
     )
 
 

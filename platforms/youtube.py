@@ -10,6 +10,7 @@ session answers with the video), so a timeout there is safely retryable, not an 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from typing import Any
@@ -239,17 +240,7 @@ class Client(GoogleClient):
             if not page_token or reached_older:
                 break
         metrics = self.fetch_post_metrics(creds, [p.platform_post_id for p in found]) if found else {}
-        return [
-            RemotePost(
-                p.platform_post_id,
-                p.published_at,
-                p.text,
-                p.permalink,
-                p.thumbnail_url,
-                metrics.get(p.platform_post_id, Metrics()),
-            )
-            for p in found
-        ]
+        return [dataclasses.replace(p, metrics=metrics.get(p.platform_post_id, Metrics())) for p in found]
 
 
 def metrics_of(statistics: dict[str, Any]) -> Metrics:
@@ -285,6 +276,7 @@ def _remote_post(item: dict[str, Any]) -> RemotePost | None:
         platform_post_id=str(video_id),
         published_at=published,
         text=str(snippet.get("title") or ""),
+        title=str(snippet.get("title") or ""),
         permalink=f"https://www.youtube.com/watch?v={video_id}",
         thumbnail_url=str(thumb),
     )

@@ -68,6 +68,8 @@ PLATFORM_CONFIG_FIELDS: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
 }
 LIST_CONFIG_FIELDS = {("YOUTUBE", "tags")}
+# Entry fields also answered under the name the published clients read (and send back).
+CLIENT_ALIASES = {"tiktokBrandedContentOwnBrand": "tiktokBrandedOwnBrand"}
 
 
 def record_field_name(platform: str, key: str) -> str:
@@ -75,7 +77,7 @@ def record_field_name(platform: str, key: str) -> str:
     return prefix + key[0].upper() + key[1:]
 
 
-def _previews(urls: Iterable[str]) -> dict[str, str]:
+def _previews(urls: Iterable[str]) -> dict[str, str | None]:
     wanted = sorted(set(urls))
     return media_previews(urls=wanted) if wanted else {}
 
@@ -93,6 +95,7 @@ POST_FIELDS = (
     "thumbnail_url",
     "recurring_post_id",
     "occurrence_at",
+    "created_by_id",
     "created_at",
     "updated_at",
 )
@@ -154,14 +157,21 @@ def _entry(row: dict[str, Any]) -> dict[str, Any]:
             if (platform, key) in LIST_CONFIG_FIELDS:
                 value = list(value or [])
             record[record_field_name(platform, key)] = value
+        for name, alias in CLIENT_ALIASES.items():
+            if name in record:
+                record[alias] = record[name]
     return record
 
 
-def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[str, str]) -> dict[str, Any]:
+def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[str, str | None]) -> dict[str, Any]:
     """The record of a ``POST_FIELDS`` row with its entries."""
     media_urls = list(post["media_urls"] or [])
+    preview_urls = [previews.get(url) for url in media_urls]
+    for entry in entries:  # every entry publishes the post's media
+        entry["mediaUrls"], entry["previewUrls"] = list(media_urls), list(preview_urls)
     return {
         "id": post["id"],
+        "userId": None if post["created_by_id"] is None else str(post["created_by_id"]),
         "status": post["status"],
         "contentType": post["content_type"],
         "text": post["text"],
@@ -169,7 +179,7 @@ def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[
         "scheduledAt": _instant(post["scheduled_at"]),
         "mediaUrls": media_urls,
         "mediaAltTexts": list(post["media_alt_texts"] or []),
-        "previewUrls": [previews.get(url) or "" for url in media_urls],
+        "previewUrls": preview_urls,
         "thumbnailUrl": post["thumbnail_url"] or None,
         "recurringPostId": post["recurring_post_id"],
         "occurrenceAt": _instant(post["occurrence_at"]),

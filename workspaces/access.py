@@ -20,6 +20,14 @@ class Access:
     def permissions(self) -> frozenset[str]:
         return ROLE_PERMISSIONS[self.role]
 
+    @property
+    def member_id(self) -> int | None:
+        """The member behind the call: the one who created the API key (None for a key made
+        without a member, e.g. by the command line), or the OAuth token's member."""
+        if self.principal.api_key is not None:
+            return self.principal.api_key.created_by_id
+        return self.principal.user_id
+
     def has(self, permission: str) -> bool:
         return permission in self.permissions
 

@@ -86,3 +86,36 @@ def capability_flags(role: str) -> dict[str, bool]:
         "schedule": Permission.POSTS_SCHEDULE in granted,
         "publish": Permission.POSTS_PUBLISH in granted,
     }
+
+
+# What each permission lets a caller do, grouped by the thing it acts on (for /me ``summary``).
+_ABILITIES: dict[str, tuple[str, str]] = {
+    Permission.POSTS_READ: ("posts", "read"),
+    Permission.POSTS_DRAFT: ("posts", "draft"),
+    Permission.POSTS_SCHEDULE: ("posts", "schedule"),
+    Permission.POSTS_PUBLISH: ("posts", "publish"),
+    Permission.ACCOUNTS_READ: ("social accounts", "read"),
+    Permission.ACCOUNTS_MANAGE: ("social accounts", "manage"),
+    Permission.MEDIA_UPLOAD: ("media", "upload"),
+    Permission.WEBHOOKS_READ: ("webhooks", "read"),
+    Permission.WEBHOOKS_MANAGE: ("webhooks", "manage"),
+    Permission.ANALYTICS_READ: ("analytics", "read"),
+    Permission.AI_GENERATE: ("AI images", "generate"),
+}
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def permissions_summary(role: str, *, token_type: str, workspace_name: str) -> str:
+    """One sentence saying what a caller with ``role`` may do, built from its permissions, e.g.
+    "In the workspace Acme, this Viewer API key may read posts; read social accounts; read
+    webhooks; read analytics." """
+    verbs: dict[str, list[str]] = {}
+    for permission in permissions_of(role):
+        thing, verb = _ABILITIES[permission]
+        verbs.setdefault(thing, []).append(verb)
+    caller = "API key" if token_type == "api_token" else "OAuth token"
+    abilities = "; ".join(f"{_and(words)} {thing}" for thing, words in verbs.items())
+    return f"In the workspace {workspace_name}, this {Role(role).label} {caller} may {abilities}."

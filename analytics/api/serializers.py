@@ -7,6 +7,7 @@ from rest_framework import serializers
 from analytics.reports import SORT_FIELDS
 from core.fields import InstantField
 from platforms.base import Platform
+from posts.services.payloads import choice as inline_choice
 
 PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000
@@ -113,6 +114,14 @@ class PostMetricsOutput(serializers.Serializer):
     likes = serializers.IntegerField(allow_null=True)
     comments = serializers.IntegerField(allow_null=True)
     shares = serializers.IntegerField(allow_null=True)
+    saves = serializers.IntegerField(allow_null=True, help_text="Pinterest saves, Instagram saved; else null")
+    clicks = serializers.IntegerField(allow_null=True, help_text="Pinterest pin and outbound clicks; else null")
+    impressions = serializers.IntegerField(
+        allow_null=True, help_text="Pinterest, LinkedIn and Facebook impressions; else null"
+    )
+    reach = serializers.IntegerField(
+        allow_null=True, help_text="Unique accounts reached: Instagram, LinkedIn members, Facebook; else null"
+    )
     engagementRate = serializers.FloatField(allow_null=True)
 
 
@@ -124,6 +133,11 @@ class PostRowOutput(serializers.Serializer):
     accountName = serializers.CharField()
     publishedAt = serializers.DateTimeField()
     text = serializers.CharField()
+    title = serializers.CharField(
+        allow_null=True,
+        help_text="The platform's title (YouTube, Pinterest, LinkedIn document), else the first line of the "
+        "text (at most 100 characters), or null",
+    )
     permalink = serializers.CharField()
     thumbnailUrl = serializers.CharField()
     metrics = PostMetricsOutput()
@@ -140,18 +154,47 @@ class PostsOutput(serializers.Serializer):
 class SyncOutput(serializers.Serializer):
     queued = serializers.BooleanField()
     message = serializers.CharField()
-    cooldownSecondsRemaining = serializers.IntegerField()
+    cooldownSecondsRemaining = serializers.IntegerField(
+        allow_null=True,
+        help_text="Seconds before the next sync is allowed when `queued` is false; null when `queued` is true.",
+    )
+
+
+SYNC_STATES = ["IDLE", "QUEUED", "SYNCING", "FAILED"]
+
+
+class PlatformSyncOutput(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
+    connectionId = serializers.CharField(help_text="The account id (`GET /social-accounts`).")
+    accountName = serializers.CharField()
+    status = inline_choice(SYNC_STATES)
+    lastSyncedAt = serializers.DateTimeField(allow_null=True)
+    lastErrorMessage = serializers.CharField(allow_null=True)
+    historyHorizonAt = serializers.DateTimeField(
+        allow_null=True, help_text="The oldest instant the imported history reaches; null before the import."
+    )
+    lastDiscoveryAt = serializers.DateTimeField(
+        allow_null=True, help_text="When the account's posts were last listed on the platform (the import)."
+    )
+    needsAnalyticsReconnect = serializers.BooleanField(
+        help_text="The account's token lacks the scopes analytics needs: reconnect it to get figures."
+    )
 
 
 class AccountSyncOutput(serializers.Serializer):
     accountId = serializers.CharField()
     platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
-    status = serializers.ChoiceField(choices=["IDLE", "QUEUED", "SYNCING", "FAILED"])
+    status = inline_choice(SYNC_STATES)
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
     lastErrorMessage = serializers.CharField(allow_null=True)
 
 
 class SyncStatusOutput(serializers.Serializer):
+    accountGroupId = serializers.CharField(help_text="The workspace id.")
     syncInProgress = serializers.BooleanField()
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
-    accounts = AccountSyncOutput(many=True)
+    historyHorizonAt = serializers.DateTimeField(
+        allow_null=True, help_text="The earliest `historyHorizonAt` over the accounts."
+    )
+    platforms = PlatformSyncOutput(many=True, help_text="One row per account with analytics.")
+    accounts = AccountSyncOutput(many=True, help_text="The same rows in the earlier shape, kept for older callers.")

@@ -133,7 +133,10 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         summary="Per-post figures for every tracked post published in the window",
         description=(
             "Includes posts discovered on connected accounts (their `postId` and `postPlatformId` are null). "
-            "A figure the platform does not report is null. Sorted descending by `sortBy` (nulls last)."
+            "A figure the platform does not report is null (`saves`, `clicks`, `impressions` and `reach` "
+            "come from the platforms that report them: Pinterest saves, clicks and impressions; Instagram reach "
+            "and saves; LinkedIn impressions and reach; Facebook impressions and reach). Sorted descending by "
+            "`sortBy` (nulls last)."
         ),
         parameters=[
             *WINDOW_PARAMETERS,
@@ -170,7 +173,8 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         summary="Ask for an immediate refresh",
         description="Queues a refresh of every account with analytics, at most once per workspace per 10 "
         "minutes; inside the cooldown it answers `queued: false` with the seconds remaining (not an error). "
-        "The cooldown is kept in Redis: while Redis is unreachable the answer is a 503.",
+        "`cooldownSecondsRemaining` is the wait before the next sync is allowed, so it is null when `queued` "
+        "is true. The cooldown is kept in Redis: while Redis is unreachable the answer is a 503.",
         request=None,
         responses={202: SyncOutput},
         extensions={NEEDS_REDIS: True},
@@ -189,7 +193,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             {
                 "queued": outcome.queued,
                 "message": message,
-                "cooldownSecondsRemaining": outcome.cooldown_seconds_remaining,
+                "cooldownSecondsRemaining": None if outcome.queued else outcome.cooldown_seconds_remaining,
             },
             status=202,
         )
@@ -197,6 +201,11 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
     @extend_schema(
         operation_id="getAnalyticsSyncStatus",
         summary="Where each account's refresh stands",
+        description=(
+            "`platforms` has one row per account with analytics (the shape the published CLI and agent "
+            "server read); `accounts` repeats the rows in the earlier `{accountId, platform, status, "
+            "lastSyncedAt, lastErrorMessage}` shape. `accountGroupId` is the workspace id."
+        ),
         responses={200: SyncStatusOutput},
     )
     @action(detail=False, methods=["get"], url_path="sync-status")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import logging
+import uuid
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -12,7 +13,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.errors import ValidationFailed
-from core.ids import new_id
 from media.ai.providers import RATIOS, GeneratedImage, ProviderError, get_provider
 from media.files import new_key
 from media.models import AiImageJob, AiJobStatus, MediaFile, MediaKind, MediaSource
@@ -36,7 +36,8 @@ def ai_image_job_create(
     *, workspace_id: str, prompt: str, aspect_ratio: str = "1:1", session_id: str | None = None
 ) -> AiImageJob:
     """Queue a job (status ``queued``) and enqueue ``media.generate_image`` after commit. Without
-    a ``session_id`` a new session id is made, so related generations can be grouped."""
+    a ``session_id`` a new session id (a UUID, as the published agent server expects) is made, so
+    related generations can be grouped; any id given back (older ``sess_…`` ones too) is kept."""
     errors = []
     if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > PROMPT_MAX_LENGTH:
         errors.append(f"prompt must be 1 to {PROMPT_MAX_LENGTH} characters")
@@ -50,7 +51,7 @@ def ai_image_job_create(
         workspace_id=workspace_id,
         prompt=prompt,
         aspect_ratio=aspect_ratio,
-        session_id=session_id or new_id("sess"),
+        session_id=session_id or str(uuid.uuid4()),
     )
     from media.tasks import generate_image
 

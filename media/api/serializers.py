@@ -38,7 +38,13 @@ class UploadUrlsOutput(serializers.Serializer):
 class AiImageCreateInput(serializers.Serializer):
     prompt = serializers.CharField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
     aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
-    sessionId = serializers.CharField(max_length=SESSION_ID_MAX_LENGTH, required=False, allow_null=True)
+    sessionId = serializers.CharField(
+        max_length=SESSION_ID_MAX_LENGTH,
+        required=False,
+        allow_null=True,
+        help_text="Groups related generations: send back the `sessionId` of an earlier job. Omitted: a new "
+        "session (a UUID). Ids issued before UUIDs (`sess_…`) keep working.",
+    )
 
     def validate_prompt(self, value: str) -> str:
         if not value.strip():
@@ -48,7 +54,7 @@ class AiImageCreateInput(serializers.Serializer):
 
 class AiImageCreatedOutput(serializers.Serializer):
     jobId = serializers.CharField()
-    sessionId = serializers.CharField()
+    sessionId = serializers.CharField(help_text="A UUID for a new session, or the id sent.")
     status = serializers.CharField(help_text="Always `queued` on creation")
 
 

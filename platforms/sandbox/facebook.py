@@ -143,7 +143,13 @@ def _post_view(post: dict[str, Any]) -> dict[str, Any]:
                     "period": "lifetime",
                     "values": [{"value": grown["views"]}],
                     "id": f"{post['id']}/insights/post_impressions",
-                }
+                },
+                {
+                    "name": "post_impressions_unique",
+                    "period": "lifetime",
+                    "values": [{"value": grown["reach"]}],
+                    "id": f"{post['id']}/insights/post_impressions_unique",
+                },
             ]
         },
     }

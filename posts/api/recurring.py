@@ -65,7 +65,13 @@ class RecurringPostOutput(serializers.Serializer):
     endsOn = serializers.DateField(allow_null=True)
     maxOccurrences = serializers.IntegerField(allow_null=True)
     nextOccurrenceAt = serializers.DateTimeField(allow_null=True, help_text="null unless ACTIVE")
-    occurrenceCount = serializers.IntegerField(help_text="Occurrences created so far, the first included")
+    occurrenceCount = serializers.IntegerField(
+        help_text="Occurrences made so far, the first included; an occurrence whose post was deleted before it "
+        "went out (by a pause, or a DELETE of the post) does not count, here nor toward maxOccurrences"
+    )
+    userId = serializers.CharField(
+        allow_null=True, help_text="The member who created the series; null when its key has no member"
+    )
     contentType = serializers.CharField()
     text = serializers.CharField()
     mediaUrls = serializers.ListField(child=serializers.CharField())

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from core.fields import InstantField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
-from posts.rendering import LIST_CONFIG_FIELDS, PLATFORM_CONFIG_FIELDS, record_field_name
+from posts.rendering import CLIENT_ALIASES, LIST_CONFIG_FIELDS, PLATFORM_CONFIG_FIELDS, record_field_name
 from posts.services.payloads import PLATFORM_VALUES, choice, validate_timezone
 
 
@@ -73,6 +73,12 @@ def _entry_fields() -> dict[str, Any]:
         "errorCode": serializers.CharField(allow_null=True),
         "publishedAt": serializers.DateTimeField(allow_null=True),
         "tiktokDraftFallback": serializers.BooleanField(),
+        "mediaUrls": serializers.ListField(
+            child=serializers.CharField(), help_text="The media this entry publishes (the post's)"
+        ),
+        "previewUrls": serializers.ListField(
+            child=serializers.CharField(allow_null=True), help_text="Per item of mediaUrls, as the post's previewUrls"
+        ),
     }
     for platform, (_, keys) in PLATFORM_CONFIG_FIELDS.items():
         for key in keys:
@@ -83,6 +89,10 @@ def _entry_fields() -> dict[str, Any]:
                 fields[name] = serializers.JSONField(
                     required=False, allow_null=True, help_text=f"{platform} entries only"
                 )
+    for name, alias in CLIENT_ALIASES.items():
+        fields[alias] = serializers.JSONField(
+            required=False, allow_null=True, help_text=f"The same value as {name} (the name the published clients read)"
+        )
     return fields
 
 
@@ -91,6 +101,9 @@ PlatformEntryOutput = type("PlatformEntryOutput", (serializers.Serializer,), _en
 
 class PostOutput(serializers.Serializer):
     id = serializers.CharField()
+    userId = serializers.CharField(
+        allow_null=True, help_text="The member who created the post; null when its key has no member"
+    )
     status = choice(PostStatus.values)
     contentType = serializers.CharField()
     text = serializers.CharField()
@@ -99,8 +112,9 @@ class PostOutput(serializers.Serializer):
     mediaUrls = serializers.ListField(child=serializers.CharField())
     mediaAltTexts = serializers.ListField(child=serializers.CharField())
     previewUrls = serializers.ListField(
-        child=serializers.CharField(allow_blank=True),
-        help_text="Per media item: its WebP preview (at most 720 px), or an empty string where none could be made",
+        child=serializers.CharField(allow_null=True),
+        help_text="Per media item: its WebP preview (at most 720 px; of a video, a still frame), or null where "
+        "none is made (yet); never an empty string",
     )
     thumbnailUrl = serializers.CharField(allow_null=True)
     recurringPostId = serializers.CharField(allow_null=True)

@@ -120,7 +120,7 @@ class PostViewSet(viewsets.GenericViewSet):
         timing = timing_of(save_as_draft=data["saveAsDraft"], scheduled_at=data.get("scheduledAt"))
         require_for_timing(access, timing)
         plan = build_plan(workspace_id=access.workspace.id, data=data, full=timing != DRAFT)
-        post = post_create(workspace_id=access.workspace.id, plan=plan)
+        post = post_create(workspace_id=access.workspace.id, plan=plan, user_id=access.member_id)
         return Response(creation_result(post, plan), status=201)
 
     @extend_schema(operation_id="getPost", summary="Get a post", parameters=[_ID], responses={200: PostOutput})

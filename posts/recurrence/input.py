@@ -19,7 +19,8 @@ RECURRENCE_DESCRIPTION = (
     "WEEKLY weeks start on Monday and always include the weekday of `scheduledAt`. MONTHLY repeats the day "
     "of month of `scheduledAt`; in months without that day (29th, 30th, 31st) the post goes out on the "
     "month's last day. `endsOn` (inclusive, a date in `timezone`) and `maxOccurrences` (the first post "
-    "included) are exclusive of each other. Only the next occurrence exists, as a SCHEDULED post."
+    "included; an occurrence whose post is deleted before it goes out, by a pause or a DELETE, does not "
+    "count) are exclusive of each other. Only the next occurrence exists, as a SCHEDULED post."
 )
 
 

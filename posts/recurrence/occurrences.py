@@ -69,14 +69,15 @@ def delete_upcoming(series: RecurringPost) -> int:
 
 def pause_locked(series: RecurringPost, *, reason: str, error: str | None = None) -> None:
     """ACTIVE → PAUSED with ``reason`` (``error`` replaces lastError when given); the upcoming
-    post is deleted. With the series locked by the caller."""
+    post is deleted and, never having gone out, no longer counts toward occurrenceCount (nor
+    maxOccurrences). With the series locked by the caller."""
     series.status, series.pause_reason, series.next_occurrence_at = RecurringStatus.PAUSED, reason, None
-    fields = ["status", "pause_reason", "next_occurrence_at", "updated_at"]
+    fields = ["status", "pause_reason", "next_occurrence_at", "occurrence_count", "updated_at"]
     if error is not None:
         series.last_error = error
         fields.append("last_error")
+    series.occurrence_count = max(0, series.occurrence_count - delete_upcoming(series))
     series.save(update_fields=fields)
-    delete_upcoming(series)
 
 
 def template_targets(series: RecurringPost) -> list[dict[str, Any]]:
@@ -126,6 +127,7 @@ def create_occurrence(series: RecurringPost, at: dt.datetime) -> Post | None:
         thumbnail_timestamp_ms=template.get("thumbnailTimestampMs"),
         recurring_post=series,
         occurrence_at=at,
+        created_by_id=series.created_by_id,
     )
     with transaction.atomic():
         Post.objects.bulk_create([post], ignore_conflicts=True)

@@ -42,6 +42,7 @@ def recurring_record(series: RecurringPost) -> dict[str, Any]:
         "maxOccurrences": series.max_occurrences,
         "nextOccurrenceAt": format_instant(series.next_occurrence_at),
         "occurrenceCount": series.occurrence_count,
+        "userId": None if series.created_by_id is None else str(series.created_by_id),
         "contentType": template.get("contentType"),
         "text": template.get("text") or "",
         "mediaUrls": list(template.get("mediaUrls") or []),

@@ -78,7 +78,9 @@ class Rule:
 
     @classmethod
     def of(cls, series: Any) -> Rule:
-        """The rule of a RecurringPost row (or anything with the same attributes)."""
+        """The slots of a RecurringPost row (or anything with the same attributes). Its
+        ``maxOccurrences`` is left out: it caps the occurrences the series makes (an occurrence
+        deleted before it went out does not count), which the series' count tracks, not its slots."""
         return cls(
             frequency=series.frequency,
             interval=series.interval,
@@ -86,7 +88,6 @@ class Rule:
             starts_at=series.starts_at,
             timezone=series.timezone,
             ends_on=series.ends_on,
-            max_occurrences=series.max_occurrences,
         )
 
     def _rrule(self) -> rrule.rrule:

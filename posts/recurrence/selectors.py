@@ -35,6 +35,12 @@ def series_upcoming(*, series: RecurringPost, limit: int, now: dt.datetime | Non
     if series.status == RecurringStatus.ENDED:
         return []
     rule = Rule.of(series)
-    if series.status == RecurringStatus.ACTIVE and series.next_occurrence_at is not None:
+    upcoming_counted = series.status == RecurringStatus.ACTIVE and series.next_occurrence_at is not None
+    if series.max_occurrences is not None:
+        # The upcoming post already counts toward maxOccurrences; the ones after it do not yet.
+        left = series.max_occurrences - series.occurrence_count + (1 if upcoming_counted else 0)
+        limit = max(0, min(limit, left))
+    if upcoming_counted:
+        assert series.next_occurrence_at is not None
         return rule.upcoming(series.next_occurrence_at, limit=limit, inclusive=True)
     return rule.upcoming(now or timezone.now(), limit=limit)

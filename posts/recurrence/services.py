@@ -78,6 +78,7 @@ def series_start(*, post: Post, plan: PostPlan) -> RecurringPost:
         max_occurrences=recurrence.get("maxOccurrences"),
         next_occurrence_at=starts_at,
         occurrence_count=1,
+        created_by_id=post.created_by_id,
         template={
             "contentType": plan.content_type,
             "text": plan.text,
@@ -218,12 +219,15 @@ def _guarded(what: str, series_id: str) -> Iterator[None]:
 def _first_free_after(series: RecurringPost, after: dt.datetime) -> dt.datetime | None:
     """The first occurrence after ``after`` that no other post of the series holds (an
     unscheduled occurrence stays with the series as a draft and keeps its occurrence time, so
-    the unique constraint would refuse a second post for it), or None when the rule has ended."""
+    the unique constraint would refuse a second post for it), or None when the rule has ended or
+    the series has made its ``maxOccurrences``."""
     taken = set(
         Post.objects.filter(recurring_post=series, occurrence_at__gt=after)
         .exclude(status=PostStatus.SCHEDULED)
         .values_list("occurrence_at", flat=True)
     )
+    if series.max_occurrences is not None and series.occurrence_count >= series.max_occurrences:
+        return None
     free = (at for at in Rule.of(series).instants() if at > after and at not in taken)
     return next(free, None)
 
@@ -304,23 +308,38 @@ def _failure_streak(series: RecurringPost) -> int:
     return sum(1 for _ in itertools.takewhile(lambda s: s == PostStatus.FAILED, latest))
 
 
+NEVER_WENT_OUT = (PostStatus.SCHEDULED, PostStatus.DRAFT)
+
+
 def upcoming_post_deleted(*, post: Post) -> None:
-    """``post`` (locked by the caller) is about to be deleted. When it is the upcoming occurrence of
-    an ACTIVE series, that occurrence is skipped and the next one scheduled at once (or the series
-    ENDS). Any other post of a series changes nothing."""
-    if post.recurring_post_id is None or post.status != PostStatus.SCHEDULED or post.occurrence_at is None:
+    """``post`` (locked by the caller) is about to be deleted. An occurrence that never went out
+    (SCHEDULED, or unscheduled into a DRAFT) stops counting toward occurrenceCount and
+    maxOccurrences. When it is the upcoming occurrence of an ACTIVE series, that occurrence is
+    skipped and the next one scheduled at once (or the series ENDS). Posts that went out change
+    nothing."""
+    if post.recurring_post_id is None or post.status not in NEVER_WENT_OUT or post.occurrence_at is None:
         return
     series = lock_series(series_id=post.recurring_post_id)
-    if series.status != RecurringStatus.ACTIVE or series.next_occurrence_at != post.occurrence_at:
-        return
-    _advance(series, after=max(post.occurrence_at, timezone.now()))
+    series.occurrence_count = max(0, series.occurrence_count - 1)
+    series.save(update_fields=["occurrence_count", "updated_at"])
+    _move_on_from(series, post)
 
 
 def upcoming_post_unscheduled(*, post: Post) -> None:
     """``post`` (locked by the caller) is about to become an undated draft: when it is the upcoming
     occurrence of an ACTIVE series, the series moves on to the next occurrence at once, as when
-    it is deleted (the draft keeps its link to the series)."""
-    upcoming_post_deleted(post=post)
+    it is deleted (the draft keeps its link to the series, and still counts as an occurrence)."""
+    if post.recurring_post_id is None or post.status != PostStatus.SCHEDULED or post.occurrence_at is None:
+        return
+    _move_on_from(lock_series(series_id=post.recurring_post_id), post)
+
+
+def _move_on_from(series: RecurringPost, post: Post) -> None:
+    if post.status != PostStatus.SCHEDULED or post.occurrence_at is None:
+        return
+    if series.status != RecurringStatus.ACTIVE or series.next_occurrence_at != post.occurrence_at:
+        return
+    _advance(series, after=max(post.occurrence_at, timezone.now()))
 
 
 @transaction.atomic

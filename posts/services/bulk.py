@@ -82,7 +82,7 @@ def _run_item(
 
     def execute() -> tuple[int, Any]:
         plan = build_plan(workspace_id=workspace_id, data=data, full=True)
-        post = post_create(workspace_id=workspace_id, plan=plan, now=now)
+        post = post_create(workspace_id=workspace_id, plan=plan, now=now, user_id=access.member_id)
         return 201, {
             "postId": post.id,
             "success": True,

@@ -68,8 +68,11 @@ def go_live(post: Post, *, timing: str, target_ids: list[str]) -> None:
 
 
 @transaction.atomic
-def post_create(*, workspace_id: str, plan: PostPlan, now: dt.datetime | None = None) -> Post:
-    """Create the post and its targets from a valid plan (400 otherwise) in one transaction:
+def post_create(
+    *, workspace_id: str, plan: PostPlan, now: dt.datetime | None = None, user_id: int | None = None
+) -> Post:
+    """Create the post (``user_id``: the member creating it, also of its series) and its targets
+    from a valid plan (400 otherwise) in one transaction:
     DRAFT (a dated draft keeps a future ``scheduledAt``), SCHEDULED (post.scheduled emitted in
     the same transaction) or PENDING (targets queued after commit). Media is marked referenced."""
     plan.raise_if_invalid()
@@ -88,6 +91,7 @@ def post_create(*, workspace_id: str, plan: PostPlan, now: dt.datetime | None = 
         media_alt_texts=plan.media_alt_texts,
         thumbnail_url=plan.thumbnail_url,
         thumbnail_timestamp_ms=plan.thumbnail_timestamp_ms,
+        created_by_id=user_id,
     )
     targets = build_targets(post, plan)
     media_mark_referenced(workspace_id=workspace_id, urls=plan.media_urls)

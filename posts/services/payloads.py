@@ -94,7 +94,19 @@ class TiktokConfigInput(_ConnectionConfig):
     aiGenerated = serializers.BooleanField(required=False)
     brandedContent = serializers.BooleanField(required=False)
     brandedContentOwnBrand = serializers.BooleanField(required=False)
+    brandedOwnBrand = serializers.BooleanField(
+        required=False,
+        write_only=True,
+        help_text="The published clients' name of brandedContentOwnBrand (what entries answer as "
+        "tiktokBrandedOwnBrand); brandedContentOwnBrand wins when both are sent.",
+    )
     autoAddMusic = serializers.BooleanField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        alias = attrs.pop("brandedOwnBrand", None)
+        if alias is not None and "brandedContentOwnBrand" not in attrs:
+            attrs["brandedContentOwnBrand"] = alias
+        return attrs
 
 
 class YoutubeConfigInput(_ConnectionConfig):

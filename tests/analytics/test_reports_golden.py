@@ -319,7 +319,17 @@ def test_posts_sorted_by_views_with_nulls_last(api, data):
     assert body["total"] == 4 and body["page"] == 1 and body["limit"] == 3 and body["hasMore"] is True
     assert [row["platform"] for row in body["posts"]] == ["YOUTUBE", "FACEBOOK", "FACEBOOK"]
     first = body["posts"][0]
-    assert first["metrics"] == {"views": 1000, "likes": 50, "comments": 10, "shares": None, "engagementRate": 6.0}
+    assert first["metrics"] == {
+        "views": 1000,
+        "likes": 50,
+        "comments": 10,
+        "shares": None,
+        "saves": None,  # figures YouTube does not report
+        "clicks": None,
+        "impressions": None,
+        "reach": None,
+        "engagementRate": 6.0,
+    }
     assert first["postId"] is None and first["postPlatformId"] is None  # discovered
     assert first["accountName"] == "YT Channel"
     last = api.get(f"/api/v1/analytics/posts?{WINDOW}&sortBy=VIEWS&limit=3&page=2").json()
@@ -526,13 +536,35 @@ def test_posts_rows_in_full(api, data):
         "accountName": "FB Page",
         "publishedAt": "2026-08-01T00:00:00Z",
         "text": "Launch day",
+        "title": "Launch day",  # Facebook posts have no title: the first line of the text
         "permalink": "https://facebook.example/p/fb1",
         "thumbnailUrl": "https://cdn.example/fb1.jpg",
-        "metrics": {"views": 100, "likes": 10, "comments": 5, "shares": 5, "engagementRate": 20.0},
+        "metrics": {
+            "views": 100,
+            "likes": 10,
+            "comments": 5,
+            "shares": 5,
+            "saves": None,  # not reported by Facebook
+            "clicks": None,
+            "impressions": None,  # the factory row holds none
+            "reach": None,
+            "engagementRate": 20.0,
+        },
     }
     assert linked["id"].startswith("tp")
     bluesky = body["posts"][1]
-    assert bluesky["metrics"] == {"views": None, "likes": 7, "comments": 3, "shares": 2, "engagementRate": None}
+    assert bluesky["title"] is None  # no text, no title
+    assert bluesky["metrics"] == {
+        "views": None,
+        "likes": 7,
+        "comments": 3,
+        "shares": 2,
+        "saves": None,
+        "clicks": None,
+        "impressions": None,
+        "reach": None,
+        "engagementRate": None,
+    }
 
 
 @pytest.mark.parametrize(

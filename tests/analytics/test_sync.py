@@ -11,6 +11,7 @@ from django.utils import timezone
 from accounts.services import account_disconnect, accounts_connect
 from analytics import services
 from analytics.models import AccountSyncState, FollowerSnapshot, TrackedPost
+from core.fields import format_instant as iso
 from platforms.base import MediaItem, Platform, PublishRequest
 from platforms.registry import get_client
 from posts.models import Post, PostTarget
@@ -62,6 +63,37 @@ def test_import_brings_the_history_with_figures_and_followers(pinterest):
     assert FollowerSnapshot.objects.filter(account=account).count() == 1
 
 
+def test_posts_report_carries_pinterest_titles_saves_clicks_and_impressions(pinterest, api, workspace):
+    account, remote_ids = pinterest
+    post = Post.objects.create(workspace=workspace, status="COMPLETED", content_type="IMAGE", text="seed pin 2")
+    target = PostTarget.objects.create(
+        post=post,
+        platform="PINTEREST",
+        account=account,
+        status="PUBLISHED",
+        platform_post_id=remote_ids[2],
+        published_at=timezone.now(),
+        text="seed pin 2",
+        config={"boardId": "b", "title": "Our own title"},
+    )
+    services.track_published_target(target_id=target.id)
+    services.import_account_history(account_id=account.id)
+    today = timezone.now().date()
+    window = f"from={today - dt.timedelta(days=1)}&to={today + dt.timedelta(days=1)}"
+    rows = {
+        r["permalink"].rstrip("/").rsplit("/", 1)[-1]: r
+        for r in api.get(f"/api/v1/analytics/posts?{window}").json()["posts"]
+    }
+    discovered, ours = rows[remote_ids[0]], rows[remote_ids[2]]
+    assert discovered["title"] == "Seed 0"  # the pin's own title, from the listing
+    assert ours["title"] == "Our own title"  # the title we published it with
+    for row in (discovered, ours):
+        metrics = row["metrics"]
+        assert metrics["saves"] is not None and metrics["clicks"] is not None
+        assert metrics["impressions"] == metrics["views"] and metrics["impressions"] is not None
+        assert metrics["reach"] is None  # Pinterest does not report reach
+
+
 def test_refresh_updates_rows_inside_their_window_only(pinterest):
     account, remote_ids = pinterest
     services.import_account_history(account_id=account.id)
@@ -99,26 +131,59 @@ def test_published_target_is_tracked_once(pinterest, workspace):
 def test_sync_endpoint_cooldown_and_status(pinterest, api):
     first = api.post("/api/v1/analytics/sync", {}, format="json")
     assert first.status_code == 202
-    assert first.json() == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": 600}
+    assert first.json() == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": None}
     second = api.post("/api/v1/analytics/sync", {}, format="json")
     assert second.status_code == 202
     body = second.json()
     assert body["queued"] is False and 1 <= body["cooldownSecondsRemaining"] <= 600
     status = api.get("/api/v1/analytics/sync-status").json()
     account, _ = pinterest
-    assert status["syncInProgress"] is True
-    assert status["accounts"] == [
-        {
-            "accountId": account.id,
-            "platform": "PINTEREST",
-            "status": "QUEUED",
-            "lastSyncedAt": None,
-            "lastErrorMessage": None,
-        }
-    ]
-    services.refresh_account(account_id=account.id)
+    assert status == {
+        "accountGroupId": account.workspace_id,
+        "syncInProgress": True,
+        "lastSyncedAt": None,
+        "historyHorizonAt": None,
+        "platforms": [
+            {
+                "platform": "PINTEREST",
+                "connectionId": account.id,
+                "accountName": account.display_name,
+                "status": "QUEUED",
+                "lastSyncedAt": None,
+                "lastErrorMessage": None,
+                "historyHorizonAt": None,
+                "lastDiscoveryAt": None,
+                "needsAnalyticsReconnect": False,
+            }
+        ],
+        "accounts": [
+            {
+                "accountId": account.id,
+                "platform": "PINTEREST",
+                "status": "QUEUED",
+                "lastSyncedAt": None,
+                "lastErrorMessage": None,
+            }
+        ],
+    }
+    services.import_account_history(account_id=account.id)
+    state = AccountSyncState.objects.get(account=account)
+    horizon = iso(state.history_imported_at - dt.timedelta(days=180))
     status = api.get("/api/v1/analytics/sync-status").json()
     assert status["syncInProgress"] is False and status["lastSyncedAt"] is not None
+    assert status["historyHorizonAt"] == horizon
+    assert status["platforms"][0] | {"lastSyncedAt": None} == {
+        "platform": "PINTEREST",
+        "connectionId": account.id,
+        "accountName": account.display_name,
+        "status": "IDLE",
+        "lastSyncedAt": None,
+        "lastErrorMessage": None,
+        "historyHorizonAt": horizon,
+        "lastDiscoveryAt": iso(state.history_imported_at),
+        "needsAnalyticsReconnect": False,
+    }
+    assert status["platforms"][0]["lastSyncedAt"] == iso(state.last_synced_at)
 
 
 def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace, api):

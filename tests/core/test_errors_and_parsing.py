@@ -243,7 +243,12 @@ def test_error_bodies_whole_for_each_status(api, anon):
     cases = [
         (
             anon.get("/api/v1/me"),
-            {"statusCode": 401, "error": "Unauthorized", "message": "API key is invalid or missing"},
+            {
+                "statusCode": 401,
+                "error": "Unauthorized",
+                "message": "API key is invalid or missing",
+                "code": "unauthorized",
+            },
         ),
         (
             api.get("/api/v1/social-posts/post_missing"),

@@ -169,6 +169,10 @@ def test_deleting_the_upcoming_post_schedules_the_next(e2e: E2EStack) -> None:
     [following] = series_posts(e2e, created["recurringPostId"])
     assert (following["status"], following["occurrenceAt"]) == ("SCHEDULED", instant(first_at + dt.timedelta(days=7)))
     assert e2e.api("DELETE", f"/social-posts/{following['id']}").json() == {"deleted": True}
+    # Neither deleted occurrence went out, so neither counts toward maxOccurrences: the series goes on.
+    third_at = instant(first_at + dt.timedelta(days=14))
     series = e2e.api("GET", f"/recurring-posts/{created['recurringPostId']}").json()
-    assert (series["status"], series["nextOccurrenceAt"]) == ("ENDED", None)
-    assert series_posts(e2e, created["recurringPostId"]) == []
+    assert (series["status"], series["nextOccurrenceAt"], series["occurrenceCount"]) == ("ACTIVE", third_at, 1)
+    assert [(p["status"], p["occurrenceAt"]) for p in series_posts(e2e, created["recurringPostId"])] == [
+        ("SCHEDULED", third_at)
+    ]

@@ -6,6 +6,7 @@ import base64
 import datetime as dt
 import io
 import json
+import uuid
 
 import pytest
 from django.utils import timezone
@@ -53,7 +54,7 @@ def test_create_queues_a_job_and_enqueues_after_commit(api, workspace, django_ca
     assert response.status_code == 201
     job = AiImageJob.objects.get(workspace=workspace)
     assert response.json() == {"jobId": job.id, "sessionId": job.session_id, "status": "queued"}
-    assert job.session_id.startswith("sess_")
+    assert str(uuid.UUID(job.session_id)) == job.session_id  # the agent server validates it as a UUID
     assert (job.prompt, job.aspect_ratio, job.status) == ("a lighthouse at dusk", "1:1", "queued")
     assert len(callbacks) == 1
 

@@ -168,7 +168,7 @@ def test_the_preview_is_made_and_served(api, workspace, live_media):
     (item,) = mint(api, ("sample.jpg", "image/jpeg"))
     original = (FIXTURES / "sample.jpg").read_bytes()
     requests.put(item["uploadUrl"], data=original, headers={"Content-Type": "image/jpeg"}, timeout=10)
-    assert media_previews(urls=[item["publicUrl"]]) == {item["publicUrl"]: ""}
+    assert media_previews(urls=[item["publicUrl"]]) == {item["publicUrl"]: None}  # none made yet
     media_resolve(workspace_id=workspace.id, urls=[item["publicUrl"]])
     media_file = MediaFile.objects.get(key=item["key"])
     assert media_file.preview_status == "queued"

@@ -102,20 +102,25 @@ def test_previews_map_each_url_in_one_query(workspace, local_media, settings):
         previews = media_previews(urls=[pending.public_url, ready.public_url, "https://x.example/y.png"])
     assert len(queries) == 1
     assert previews == {
-        pending.public_url: "",
+        pending.public_url: None,
         ready.public_url: f"{settings.PUBLIC_BASE_URL}/media/{ready.key}.preview.webp",
-        "https://x.example/y.png": "",
+        "https://x.example/y.png": None,
     }
     assert media_previews(urls=[]) == {}
 
 
-def test_a_non_image_or_broken_image_gets_no_preview(workspace, local_media):
+def test_a_document_broken_image_or_broken_video_gets_no_preview(workspace, local_media):
     from media.previews import preview_make
 
+    document = stored(
+        workspace, local_media, uploaded=True, file_name="d.pdf", mime_type="application/pdf", kind="document"
+    )
     video = stored(workspace, local_media, uploaded=True, file_name="v.mp4", mime_type="video/mp4", kind="video")
     broken = stored(workspace, local_media, uploaded=True, content=b"not an image")
-    assert preview_make(media_file_id=video.id) == "n/a"
+    assert preview_make(media_file_id=document.id) == "n/a"
+    assert preview_make(media_file_id=video.id) == "failed"  # its bytes are no video
     assert preview_make(media_file_id=broken.id) == "failed"
     assert preview_make(media_file_id=broken.id) == "failed"
     assert preview_make(media_file_id="med_missing") == "gone"
-    assert media_previews(urls=[video.public_url, broken.public_url]) == {video.public_url: "", broken.public_url: ""}
+    urls = [document.public_url, video.public_url, broken.public_url]
+    assert media_previews(urls=urls) == dict.fromkeys(urls)

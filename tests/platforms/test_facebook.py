@@ -243,7 +243,7 @@ def test_recorded_posts_metrics_and_page_parse() -> None:
     posts = client.list_recent_posts(CREDS, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
     assert len(posts) == 1
     assert posts[0].published_at == dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC)
-    assert posts[0].metrics == Metrics(views=410, likes=12, comments=3, shares=2)
+    assert posts[0].metrics == Metrics(views=410, likes=12, comments=3, shares=2, impressions=410, reach=305)
     assert client.fetch_followers(CREDS) == 1523
     assert client.check_token(CREDS).username == "cisco"
 

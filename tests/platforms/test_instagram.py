@@ -254,7 +254,7 @@ def test_recorded_limit_status_error_insights_media_and_audio_parse() -> None:
         client.publish(CREDS, request, {"step": "container", "container_id": "17889455560051444"})
     assert rejected.value.error_code == ErrorCode.MEDIA_REJECTED and "aspect ratio" in rejected.value.message
     assert client.fetch_post_metrics(CREDS, ["17920238422030506"]) == {
-        "17920238422030506": Metrics(views=1530, likes=87, comments=9, shares=4)
+        "17920238422030506": Metrics(views=1530, likes=87, comments=9, shares=4, saves=12, reach=1100)
     }
     posts = client.list_recent_posts(CREDS, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
     assert [(p.platform_post_id, p.metrics.likes) for p in posts] == [("17920238422030506", 87)]

@@ -165,6 +165,8 @@ def test_recorded_bodies_parse() -> None:
     assert "author=urn%3Ali%3Aperson%3A782bbtaQ" in responses.calls[1].request.url
     metrics = client.fetch_post_metrics(CREDS, [SHARE])[SHARE]
     assert (metrics.views, metrics.likes, metrics.comments, metrics.shares) == (1345, 21, 5, 1345)
+    # The recorded body answers every queryType with its IMPRESSION element: reach reads the same count.
+    assert (metrics.impressions, metrics.reach, metrics.saves, metrics.clicks) == (1345, 1345, None, None)
     assert "entity=(share:urn%3Ali%3Ashare%3A6957408550713184256)" in responses.calls[3].request.url
     assert client.fetch_followers(CREDS) == 1057
     assert responses.calls[1].request.headers["LinkedIn-Version"] == linkedin.API_VERSION

@@ -211,6 +211,7 @@ def test_recorded_bodies_parse() -> None:
     assert post.thumbnail_url.startswith("https://i.pinimg.com/600x/")
     metrics = client.fetch_post_metrics(CREDS, ["813744226420795884"])["813744226420795884"]
     assert (metrics.views, metrics.likes, metrics.comments, metrics.shares) == (2, 7, 6, 4)
+    assert (metrics.saves, metrics.clicks, metrics.impressions, metrics.reach) == (4, 5 + 3, 2, None)
     result = client.publish(
         CREDS,
         PublishRequest(

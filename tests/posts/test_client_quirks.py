@@ -1,18 +1,26 @@
 """CONTRACT.md §1 as the posts endpoints see it: the clients already written send
 ``Content-Type: application/json`` with an empty body on every method, ``{}`` to every action,
-bracket-indexed arrays, ``status`` for ``statuses``, and bare dates."""
+bracket-indexed arrays, ``status`` for ``statuses``, and bare dates. Then what the published CLI
+and agent server read and send back elsewhere (§2, §3, §5 to §8): one test per answer they
+needed changed."""
 
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from typing import Any
 
 import pytest
+from rest_framework.test import APIClient
 
+from analytics.models import AccountSyncState
 from posts.models import Post
 from posts.rendering import post_record
+from tests.factories import MembershipFactory
+from tests.factories.analytics import TrackedPostFactory
 from tests.factories.posts import PostFactory, PostTargetFactory, account, uploaded
 from tests.posts.conftest import future, iso
+from workspaces.services import api_key_create
 
 URL = "/api/v1/social-posts"
 
@@ -180,3 +188,188 @@ def test_patch_with_alt_texts_alone_relabels_the_posts_media(api: Any, workspace
     assert too_many.status_code == 400
     assert too_many.json()["message"] == ["mediaAltTexts: must not have more items than mediaUrls"]
     assert Post.objects.get().media_alt_texts == ["a red door", ""]
+
+
+# --- what the published CLI and agent server read and send back (issue 22) ------------------
+
+
+def test_cli_reads_sync_status_platforms_rows_and_the_top_level_horizon(api: Any, workspace: Any) -> None:
+    # `analytics sync-status` and `sync --wait` walk `platforms` (they crashed on its absence).
+    fb = account(workspace, "FACEBOOK", display_name="Page", scopes=["pages_show_list"])  # no read_insights
+    yt = account(workspace, "YOUTUBE", display_name="Channel")
+    account(workspace, "MASTODON")  # no analytics: no row
+    imported = dt.datetime(2031, 3, 1, tzinfo=dt.UTC)
+    AccountSyncState.objects.create(account=yt, workspace=workspace, history_imported_at=imported)
+    body = _empty(api, "GET", "/api/v1/analytics/sync-status").json()
+    assert (body["accountGroupId"], body["historyHorizonAt"]) == (workspace.id, iso(imported - dt.timedelta(days=180)))
+    rows = {row["connectionId"]: row for row in body["platforms"]}
+    assert len(body["platforms"]) == 2 and set(rows) == {fb.id, yt.id}
+    assert rows[fb.id] == {
+        "platform": "FACEBOOK",
+        "connectionId": fb.id,
+        "accountName": "Page",
+        "status": "IDLE",
+        "lastSyncedAt": None,
+        "lastErrorMessage": None,
+        "historyHorizonAt": None,
+        "lastDiscoveryAt": None,
+        "needsAnalyticsReconnect": True,
+    }
+    assert (rows[yt.id]["lastDiscoveryAt"], rows[yt.id]["needsAnalyticsReconnect"]) == (iso(imported), False)
+    assert [row["accountId"] for row in body["accounts"]] == [row["connectionId"] for row in body["platforms"]]
+
+
+def test_cli_waits_for_cooldown_seconds_only_when_the_sync_was_not_queued(api: Any, workspace: Any) -> None:
+    account(workspace, "YOUTUBE")
+    first = api.post("/api/v1/analytics/sync", {}, format="json").json()
+    assert first == {"queued": True, "message": "Refresh queued", "cooldownSecondsRemaining": None}
+    again = api.post("/api/v1/analytics/sync", {}, format="json").json()
+    assert again["queued"] is False and 1 <= again["cooldownSecondsRemaining"] <= 600
+
+
+def test_analytics_posts_rows_have_the_title_and_every_metric_the_clients_print(api: Any, workspace: Any) -> None:
+    pin = account(workspace, "PINTEREST", display_name="Pins")
+    published = dt.datetime(2031, 3, 2, tzinfo=dt.UTC)
+    TrackedPostFactory(
+        account=pin,
+        published_at=published,
+        text="A pin",
+        title="Spring board",
+        views=40,
+        saves=3,
+        clicks=7,
+        impressions=40,
+    )
+    TrackedPostFactory(account=pin, published_at=published - dt.timedelta(hours=1), text="\n" + "x" * 150 + "\nmore")
+    body = api.get("/api/v1/analytics/posts?from=2031-03-01&to=2031-03-03").json()
+    titled, untitled = body["posts"]
+    assert titled["title"] == "Spring board" and untitled["title"] == "x" * 100
+    assert titled["metrics"] == {
+        "views": 40,
+        "likes": None,
+        "comments": None,
+        "shares": None,
+        "saves": 3,
+        "clicks": 7,
+        "impressions": 40,
+        "reach": None,
+        "engagementRate": 0.0,
+    }
+
+
+def test_agent_server_groups_images_by_a_uuid_session_and_old_ids_keep_working(api: Any) -> None:
+    created = api.post("/api/v1/ai/images", {"prompt": "a fox"}, format="json").json()
+    session = created["sessionId"]
+    assert str(uuid.UUID(session)) == session  # what the agent server validates before sending it back
+    again = api.post("/api/v1/ai/images", {"prompt": "the same fox", "sessionId": session}, format="json").json()
+    assert again["sessionId"] == session
+    older = api.post("/api/v1/ai/images", {"prompt": "x", "sessionId": "sess_0123abcd"}, format="json").json()
+    assert older["sessionId"] == "sess_0123abcd"
+
+
+def test_a_401_carries_the_code_clients_branch_on(anon: Any) -> None:
+    response = _empty(anon, "GET", URL)
+    assert response.status_code == 401
+    assert response.json() == {
+        "statusCode": 401,
+        "error": "Unauthorized",
+        "message": "API key is invalid or missing",
+        "code": "unauthorized",
+    }
+
+
+def test_cli_rebuilding_tiktok_targets_keeps_branded_own_brand(api: Any, workspace: Any) -> None:
+    tok = account(workspace, "TIKTOK")
+    video = uploaded(workspace, "video")
+    payload = {
+        "contentType": "VIDEO",
+        "timezone": "UTC",
+        "platforms": ["TIKTOK"],
+        "tiktokConnectionIds": [tok.id],
+        "mediaUrls": [video],
+        "scheduledAt": iso(future()),
+        "tiktokConfigs": [{"connectionId": tok.id, "privacyLevel": "SELF_ONLY", "brandedContentOwnBrand": True}],
+    }
+    created = api.post(URL, payload, format="json")
+    assert created.status_code == 201, created.json()
+    [entry] = api.get(f"{URL}/{created.json()['postId']}").json()["platforms"]
+    assert entry["tiktokBrandedOwnBrand"] is True and entry["tiktokBrandedContentOwnBrand"] is True
+    assert (entry["mediaUrls"], entry["previewUrls"]) == ([video], [None])  # what the agent server describes
+    # The CLI rebuilds the targets from the entry it read, under the entry's name.
+    rebuilt = {
+        "platforms": ["TIKTOK"],
+        "tiktokConnectionIds": [entry["connectionId"]],
+        "mediaUrls": entry["mediaUrls"],
+        "tiktokConfigs": [
+            {
+                "connectionId": entry["connectionId"],
+                "privacyLevel": entry["tiktokPrivacyLevel"],
+                "brandedOwnBrand": entry["tiktokBrandedOwnBrand"],
+            }
+        ],
+    }
+    changed = api.patch(f"{URL}/{created.json()['postId']}", rebuilt, format="json")
+    assert changed.status_code == 200, changed.json()
+    [entry] = changed.json()["platforms"]
+    assert entry["tiktokBrandedOwnBrand"] is True and entry["tiktokBrandedContentOwnBrand"] is True
+
+
+def test_a_video_without_a_still_frame_yet_previews_as_null_never_an_empty_string(api: Any, workspace: Any) -> None:
+    masto = account(workspace, "MASTODON")
+    video = uploaded(workspace, "video")
+    payload = {
+        "contentType": "VIDEO",
+        "timezone": "UTC",
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": [masto.id],
+        "mediaUrls": [video],
+        "saveAsDraft": True,
+    }
+    created = api.post(URL, payload, format="json")
+    assert created.status_code == 201, created.json()
+    record = api.get(f"{URL}/{created.json()['postId']}").json()
+    assert record["previewUrls"] == [None] and record["platforms"][0]["previewUrls"] == [None]
+
+
+def test_user_id_names_the_member_behind_the_key_and_me_says_who_issued_it(workspace: Any) -> None:
+    member = MembershipFactory(workspace=workspace, role="editor").user
+    client = APIClient()
+    key = api_key_create(workspace=workspace, name="cli", role="editor", created_by_id=member.id).plaintext
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    masto = account(workspace, "MASTODON")
+    payload = {
+        "contentType": "TEXT",
+        "timezone": "UTC",
+        "text": "hi",
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": [masto.id],
+        "scheduledAt": iso(future()),
+        "recurrence": {"frequency": "DAILY"},
+    }
+    created = client.post(URL, payload, format="json").json()
+    assert client.get(f"{URL}/{created['postId']}").json()["userId"] == str(member.id)
+    assert client.get(f"/api/v1/recurring-posts/{created['recurringPostId']}").json()["userId"] == str(member.id)
+    me = client.get("/api/v1/me").json()
+    assert me["issuerRole"] == "editor" and me["summary"].startswith(f"In the workspace {workspace.name}, this Editor")
+
+
+def test_pausing_and_resuming_a_series_counts_its_one_slot_once(api: Any, workspace: Any) -> None:
+    masto = account(workspace, "MASTODON")
+    payload = {
+        "contentType": "TEXT",
+        "timezone": "UTC",
+        "text": "weekly",
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": [masto.id],
+        "scheduledAt": iso(future(60 * 24)),
+        "recurrence": {"frequency": "WEEKLY", "maxOccurrences": 5},
+    }
+    series = f"/api/v1/recurring-posts/{api.post(URL, payload, format='json').json()['recurringPostId']}"
+    assert api.post(f"{series}/pause", {}, format="json").json()["occurrenceCount"] == 0
+    resumed = api.post(f"{series}/resume", {}, format="json").json()
+    assert (resumed["status"], resumed["occurrenceCount"], resumed["nextOccurrenceAt"]) == (
+        "ACTIVE",
+        1,
+        payload["scheduledAt"],
+    )
+    assert len(api.get(f"{series}/occurrences").json()["occurrences"]) == 5  # all five still to come

@@ -149,6 +149,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
     record = api.get(f"{URL}/{post.id}").json()
     assert record == {
         "id": post.id,
+        "userId": None,  # the key was made without a member
         "status": "SCHEDULED",
         "contentType": "VIDEO",
         "text": "Hello world",
@@ -156,7 +157,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
         "scheduledAt": response.json()["scheduledAt"],
         "mediaUrls": [video],
         "mediaAltTexts": ["a clip"],
-        "previewUrls": [""],
+        "previewUrls": [None],  # no still frame made yet
         "thumbnailUrl": None,
         "recurringPostId": None,
         "occurrenceAt": None,
@@ -188,7 +189,10 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
                 "tiktokAiGenerated": None,
                 "tiktokBrandedContent": None,
                 "tiktokBrandedContentOwnBrand": None,
+                "tiktokBrandedOwnBrand": None,
                 "tiktokAutoAddMusic": None,
+                "mediaUrls": [video],
+                "previewUrls": [None],
             }
         ],
     }
@@ -492,6 +496,7 @@ PLATFORM_CASES: dict[str, tuple[str, str, list[str], dict[str, Any] | None, dict
             "tiktokAiGenerated": True,
             "tiktokBrandedContent": True,
             "tiktokBrandedContentOwnBrand": False,
+            "tiktokBrandedOwnBrand": False,
             "tiktokAutoAddMusic": True,
         },
     ),
@@ -601,6 +606,7 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
     assert response.json()["queuedPlatforms"] == [platform] and response.json()["skippedPlatforms"] == []
     target = PostTarget.objects.get(post_id=response.json()["postId"])
     [entry] = api.get(f"{URL}/{response.json()['postId']}").json()["platforms"]
+    media_urls = payload["mediaUrls"]
     assert entry == {
         "id": target.id,
         "platformId": target.id,
@@ -616,6 +622,8 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
         "errorCode": None,
         "publishedAt": None,
         "tiktokDraftFallback": False,
+        "mediaUrls": media_urls,
+        "previewUrls": [None] * len(media_urls),  # no preview made yet
         **entry_fields,
     }
 
@@ -631,3 +639,18 @@ def test_client_headers_never_cause_an_error(api: Any, masto: Any, enqueued: lis
     assert response.status_code == 201 and response["X-Request-Id"] == "req-123"
     listed = api.get(URL + "?status=PENDING&platforms[0]=MASTODON", **headers)
     assert listed.status_code == 200 and listed.json()["total"] == 1
+
+
+def test_user_id_is_the_member_of_an_oauth_token_and_null_for_a_key_without_one(api: Any, workspace: Any) -> None:
+    from tests.factories import MembershipFactory
+    from tests.workspaces.test_auth import _oauth_client
+
+    masto = account(workspace, "MASTODON")
+    member = MembershipFactory(workspace=workspace, role="editor", is_default=True).user
+    payload = body(platforms=["MASTODON"], mastodonConnectionIds=[masto.id], saveAsDraft=True)
+    by_member = _oauth_client(member).post(URL, payload, format="json")
+    by_key = api.post(URL, payload, format="json")
+    assert by_member.status_code == by_key.status_code == 201, (by_member.json(), by_key.json())
+    assert api.get(f"{URL}/{by_member.json()['postId']}").json()["userId"] == str(member.id)
+    assert api.get(f"{URL}/{by_key.json()['postId']}").json()["userId"] is None
+    assert Post.objects.get(id=by_member.json()["postId"]).created_by_id == member.id

@@ -112,6 +112,7 @@ def test_anonymous_on_each_endpoint(anon: Any, workspace: Any, case: str) -> Non
         "statusCode": 401,
         "error": "Unauthorized",
         "message": "API key is invalid or missing",
+        "code": "unauthorized",
     }
 
 

@@ -43,6 +43,7 @@ def record(series: RecurringPost) -> dict[str, Any]:
         "maxOccurrences": series.max_occurrences,
         "nextOccurrenceAt": format_instant(series.next_occurrence_at),
         "occurrenceCount": series.occurrence_count,
+        "userId": None if series.created_by_id is None else str(series.created_by_id),
         "contentType": "TEXT",
         "text": "Every time",
         "mediaUrls": [],
@@ -300,7 +301,8 @@ def test_resume_continues_after_now_without_catch_up(api: Any, masto: Any, works
     assert body == record(series)
     expected_next = dt.datetime(2026, 1, 9, 13, tzinfo=dt.UTC)
     assert (body["status"], body["pauseReason"], body["nextOccurrenceAt"]) == ("ACTIVE", None, iso(expected_next))
-    assert body["occurrenceCount"] == 2
+    # The first occurrence was deleted by the pause before it went out: it does not count.
+    assert body["occurrenceCount"] == 1
     [post] = upcoming(series)
     assert post.occurrence_at == post.scheduled_at == expected_next
     assert scheduled_events(workspace.id)[-1] == post_record(Post.objects.get(id=post.id))
@@ -360,13 +362,14 @@ def test_resume_refuses_when_the_media_is_gone(api: Any, workspace: Any, masto: 
     body = response.json()
     assert (body["statusCode"], body["error"], body["code"]) == (400, "Bad Request", "media_not_found")
     assert image in str(body["message"])
-    # Nothing changed: still PAUSED by the user, no occurrence created, no post.scheduled beyond the first.
+    # Nothing changed: still PAUSED by the user, no occurrence created (the first one, deleted by the
+    # pause, no longer counts), no post.scheduled beyond the first.
     after = api.get(f"{SERIES}/{series.id}").json()
     assert (after["status"], after["pauseReason"], after["nextOccurrenceAt"], after["occurrenceCount"]) == (
         "PAUSED",
         "USER",
         None,
-        1,
+        0,
     )
     assert upcoming(series) == [] and len(scheduled_events(workspace.id)) == 1
 

@@ -124,6 +124,32 @@ def test_ends_on_ends_the_series(api: Any, masto: Any) -> None:
     assert series.status == "ENDED" and upcoming(series) == []
 
 
+def test_occurrences_deleted_before_they_went_out_do_not_count_toward_max(api: Any, masto: Any) -> None:
+    first = utc(2026, 5, 1, 9)
+    series = begin(api, masto, utc(2026, 4, 30), first, {"frequency": "DAILY", "maxOccurrences": 5})
+    # Pause and resume before the first slot: its post is deleted and made again, one occurrence.
+    with time_machine.travel(utc(2026, 4, 30, 1), tick=False):
+        api.post(f"{SERIES}/{series.id}/pause", format="json")
+        body = api.post(f"{SERIES}/{series.id}/resume", format="json").json()
+    assert (body["nextOccurrenceAt"], body["occurrenceCount"]) == ("2026-05-01T09:00:00Z", 1)
+    # Deleting an upcoming post skips its slot without using up an occurrence.
+    with time_machine.travel(utc(2026, 4, 30, 2), tick=False):
+        [upcoming_post] = upcoming(series)
+        assert api.delete(f"{POSTS}/{upcoming_post.id}").status_code == 200
+    series.refresh_from_db()
+    assert (series.next_occurrence_at, series.occurrence_count) == (utc(2026, 5, 2, 9), 1)
+    went_out = []
+    for _ in range(10):
+        posts = upcoming(series)
+        if not posts:
+            break
+        went_out.append(posts[0].occurrence_at)
+        claim_at(posts[0].occurrence_at)
+    assert went_out == [utc(2026, 5, day, 9) for day in (2, 3, 4, 5, 6)]  # five, as maxOccurrences says
+    series.refresh_from_db()
+    assert (series.status, series.occurrence_count) == ("ENDED", 5)
+
+
 def test_a_late_claim_does_not_burst_out_missed_occurrences(api: Any, masto: Any) -> None:
     first = utc(2026, 5, 1, 9)
     series = begin(api, masto, utc(2026, 4, 30), first, {"frequency": "DAILY"})
@@ -139,7 +165,8 @@ def test_deleting_the_upcoming_post_schedules_the_next_at_once(api: Any, workspa
     [post2] = upcoming(series)
     assert post2.occurrence_at == utc(2026, 5, 8, 9)
     series.refresh_from_db()
-    assert (series.next_occurrence_at, series.occurrence_count, series.status) == (utc(2026, 5, 8, 9), 2, "ACTIVE")
+    # The deleted occurrence never went out: only the new upcoming one counts.
+    assert (series.next_occurrence_at, series.occurrence_count, series.status) == (utc(2026, 5, 8, 9), 1, "ACTIVE")
     assert scheduled_events(workspace.id)[-1]["id"] == post2.id
     # A finished occurrence deleted later changes nothing.
     claim_at(post2.occurrence_at)

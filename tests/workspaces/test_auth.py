@@ -17,7 +17,12 @@ from workspaces.services import api_key_create, api_key_revoke
 
 pytestmark = pytest.mark.django_db
 
-UNAUTHORIZED = {"statusCode": 401, "error": "Unauthorized", "message": "API key is invalid or missing"}
+UNAUTHORIZED = {
+    "statusCode": 401,
+    "error": "Unauthorized",
+    "message": "API key is invalid or missing",
+    "code": "unauthorized",
+}
 
 
 def _get(headers: dict[str, str], path: str = "/api/v1/me"):

@@ -48,11 +48,30 @@ def test_me_describes_the_key_whole(workspace):
         "tokenName": "ci editor",
         "workspace": {"id": workspace.id, "name": workspace.name},
         "role": {"key": "editor", "name": "Editor"},
+        "issuerRole": None,  # made without a member
         "permissions": sorted(EDITOR_PERMISSIONS),
         "can": {"draft": True, "schedule": True, "publish": True},
+        "summary": f"In the workspace {workspace.name}, this Editor API key may read, draft, schedule and "
+        "publish posts; read social accounts; upload media; read and manage webhooks; read analytics; "
+        "generate AI images.",
         "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     assert response["RateLimit-Limit"] == "600"
+
+
+def test_me_names_the_role_of_the_member_who_made_the_key(workspace):
+    member = MembershipFactory(workspace=workspace, role="admin").user
+    issued = api_key_create(workspace=workspace, name="made by an admin", role="viewer", created_by_id=member.id)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
+    body = client.get("/api/v1/me").json()
+    assert (body["role"]["key"], body["issuerRole"]) == ("viewer", "admin")
+    assert body["summary"] == (
+        f"In the workspace {workspace.name}, this Viewer API key may read posts; read social accounts; "
+        "read webhooks; read analytics."
+    )
+    member.memberships.all().delete()  # the member left: nobody's role to name
+    assert client.get("/api/v1/me").json()["issuerRole"] is None
 
 
 def test_workspaces_of_a_key_is_its_own_workspace_whole(client_for, workspace, other_workspace):
@@ -88,8 +107,12 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
         "tokenName": "OAuth sign-in of dana",
         "workspace": {"id": second.workspace_id, "name": "B second"},
         "role": {"key": "editor", "name": "Editor"},
+        "issuerRole": "editor",  # the member's own token: their role here
         "permissions": sorted(EDITOR_PERMISSIONS),
         "can": {"draft": True, "schedule": True, "publish": True},
+        "summary": "In the workspace B second, this Editor OAuth token may read, draft, schedule and "
+        "publish posts; read social accounts; upload media; read and manage webhooks; read analytics; "
+        "generate AI images.",
         "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.250Z"),
     }
 

@@ -25,8 +25,14 @@ class MeOutput(serializers.Serializer):
     tokenName = serializers.CharField()
     workspace = WorkspaceRefOutput()
     role = RoleOutput()
+    issuerRole = serializers.CharField(
+        allow_null=True,
+        help_text="Role key of the member who created this API key (for an OAuth token, the member's own "
+        "role); null when the key was made without a member",
+    )
     permissions = serializers.ListField(child=serializers.CharField())
     can = CanOutput()
+    summary = serializers.CharField(help_text="One sentence saying what this key may do, from its permissions")
     expiresAt = serializers.DateTimeField(allow_null=True)
 
 

@@ -11,8 +11,8 @@ from core.fields import format_instant
 from workspaces.api.serializers import MeOutput, WorkspaceListOutput
 from workspaces.authentication import access_of
 from workspaces.permissions import ANY_VALID_KEY
-from workspaces.roles import Role, capability_flags, permissions_of
-from workspaces.selectors import reachable_memberships
+from workspaces.roles import Role, capability_flags, permissions_of, permissions_summary
+from workspaces.selectors import issuer_role, reachable_memberships
 
 
 def _role(role: str) -> dict[str, str]:
@@ -33,8 +33,12 @@ class MeView(APIView):
             "tokenName": principal.token_name,
             "workspace": {"id": access.workspace.id, "name": access.workspace.name},
             "role": _role(access.role),
+            "issuerRole": issuer_role(access=access),
             "permissions": permissions_of(access.role),
             "can": capability_flags(access.role),
+            "summary": permissions_summary(
+                access.role, token_type=principal.token_type, workspace_name=access.workspace.name
+            ),
             "expiresAt": format_instant(principal.expires_at),
         }
         return Response(body)
