@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from typing import Annotated, Any
 
@@ -19,7 +20,13 @@ METRICS = ("views", "likes", "comments", "shares", "followers", "postsCount", "e
 
 
 def _window(start: str | None, end: str | None, platforms: list[str] | None = None) -> dict[str, Any]:
-    return {"from_": start, "to": end, "platforms": platforms}
+    """The period asked for; by default the last 30 days up to now (the API requires both ends)."""
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    return {
+        "from_": start or (now - dt.timedelta(days=30)),
+        "to": end or now,
+        "platforms": platforms,
+    }
 
 
 @analytics.command("overview")
