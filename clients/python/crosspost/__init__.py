@@ -3,8 +3,8 @@ the ``crosspost`` command and an MCP server (``crosspost mcp``)."""
 
 __version__ = "1.0.0"
 
-from crosspost.client import AsyncClient, Client  # noqa: E402
-from crosspost.errors import (  # noqa: E402
+from crosspost.client import AsyncClient, Client
+from crosspost.errors import (
     APIError,
     AuthenticationError,
     BadRequest,
@@ -19,7 +19,7 @@ from crosspost.errors import (  # noqa: E402
     TransportError,
     WaitTimeout,
 )
-from crosspost.webhooks import verify_webhook  # noqa: E402
+from crosspost.webhooks import verify_webhook
 
 __all__ = [
     "APIError",

@@ -69,7 +69,7 @@ class Settings:
 class PreparedRequest:
     method: str
     url: str
-    params: list[tuple[str, str]]
+    params: list[tuple[str, str | int | float | bool | None]]
     json: Any
     headers: dict[str, str]
 
@@ -92,9 +92,9 @@ def to_wire(value: Any) -> Any:
     return value
 
 
-def query_pairs(params: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+def query_pairs(params: Mapping[str, Any] | None) -> list[tuple[str, str | int | float | bool | None]]:
     """Query parameters with camelCase names; lists as repeated keys; ``None`` left out."""
-    pairs: list[tuple[str, str]] = []
+    pairs: list[tuple[str, str | int | float | bool | None]] = []
     for name, value in (params or {}).items():
         if value is None:
             continue

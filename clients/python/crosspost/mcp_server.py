@@ -31,7 +31,7 @@ def capabilities() -> dict[str, Any]:
     return dict(json.loads(resources.files("crosspost").joinpath("capabilities.json").read_text()))
 
 
-def _text(data: Any) -> list[types.TextContent]:
+def _text(data: Any) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=json.dumps(data))]
 
 
@@ -60,7 +60,9 @@ class CrosspostMCP:
             return types.CallToolResult(content=_text({"message": f"unknown tool {name}"}), is_error=True)
         try:
             if name == "wait_for_post":
-                result = await client.wait_for(str(arguments["id"]), timeout=float(arguments.get("timeoutSeconds", 120)))
+                result = await client.wait_for(
+                    str(arguments["id"]), timeout=float(arguments.get("timeoutSeconds", 120))
+                )
             elif name == "upload_media":
                 result = {"publicUrl": await self._upload(client, arguments)}
             else:
@@ -123,7 +125,9 @@ def build_server(settings: Settings) -> tuple[Server[Any], CrosspostMCP, AsyncCl
         platform = next((p for p in table if CAPABILITIES_URI.format(platform=p) == uri), None)
         if platform is None:
             raise ValueError(f"unknown resource {uri}")
-        contents = [types.TextResourceContents(uri=uri, text=json.dumps(table[platform]), mime_type="application/json")]
+        contents: list[types.TextResourceContents | types.BlobResourceContents] = [
+            types.TextResourceContents(uri=uri, text=json.dumps(table[platform]), mime_type="application/json")
+        ]
         return types.ReadResourceResult(contents=contents)
 
     server: Server[Any] = Server(

@@ -102,10 +102,10 @@ def input_schema(openapi: dict[str, Any], name: str) -> dict[str, Any]:
     for param in operation.get("parameters", []):
         if param.get("in") not in ("path", "query"):
             continue
-        schema = _convert(param.get("schema", {}), refs)
+        converted = _convert(param.get("schema", {}), refs)
         if param.get("description"):
-            schema = {**schema, "description": param["description"]}
-        properties[param["name"]] = schema
+            converted = {**converted, "description": param["description"]}
+        properties[param["name"]] = converted
         if param.get("required"):
             required.append(param["name"])
     body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")

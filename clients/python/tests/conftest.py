@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from crosspost import Client
+
 from tests.e2e.harness import E2EStack, start_stack
 
 FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"

@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 import pytest
-
 from crosspost import AsyncClient, Client
 from crosspost.mcp_tools import HELPER_SCHEMAS, TOOLS, input_schema
 from crosspost.operations import ANNOUNCED, OPERATIONS

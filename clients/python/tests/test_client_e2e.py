@@ -15,13 +15,14 @@ from typing import Any
 import anyio
 import pytest
 from conftest import FIXTURES, PLATFORMS
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from typer.testing import CliRunner
-
 from crosspost import Client, InvalidSignature, NotFound, verify_webhook
 from crosspost.cli import app
 from crosspost.targets import targets_for
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import TextContent, TextResourceContents
+from typer.testing import CliRunner
+
 from tests.e2e.harness import E2EStack, WebhookReceiver, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("clients")]
@@ -29,7 +30,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("clients")]
 
 def _window() -> dict[str, str]:
     now = dt.datetime.now(dt.UTC)
-    return {"from_": (now - dt.timedelta(days=7)).strftime("%Y-%m-%d"), "to": (now + dt.timedelta(days=1)).strftime("%Y-%m-%d")}
+    return {
+        "from_": (now - dt.timedelta(days=7)).strftime("%Y-%m-%d"),
+        "to": (now + dt.timedelta(days=1)).strftime("%Y-%m-%d"),
+    }
 
 
 def _tracked(sdk: Client, post_id: str) -> list[dict[str, Any]]:
@@ -95,7 +99,9 @@ def test_cli(stack: E2EStack, sdk: Client, accounts: list[dict[str, Any]], cli_e
     assert json.loads(listed.stdout) == sdk.list_accounts()
 
     ids = [arg for account in accounts[:2] for arg in ("--account", account["id"])]
-    created = run("posts", "create", *ids, "--media", str(FIXTURES / "sample.jpg"), "--text", "From the CLI", "--wait", "--json")
+    created = run(
+        "posts", "create", *ids, "--media", str(FIXTURES / "sample.jpg"), "--text", "From the CLI", "--wait", "--json"
+    )
     assert created.exit_code == 0, created.output
     post = json.loads(created.stdout)
     assert post["status"] == "COMPLETED" and len(post["platforms"]) == 2
@@ -135,13 +141,20 @@ def test_mcp_server_over_stdio(stack: E2EStack, base_url: str, accounts: list[di
 
             async def call(name: str, arguments: dict[str, Any]) -> Any:
                 result = await session.call_tool(name, arguments)
-                body = json.loads(result.content[0].text)
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                body = json.loads(block.text)
                 return (body, True) if result.is_error else body
 
             seen["accounts"] = await call("list_accounts", {})
             upload = await call("upload_media", {"path": str(FIXTURES / "sample.jpg")})
             again = await call("upload_media", {"url": upload["publicUrl"]})
-            body = {"text": "From an agent", "mediaUrls": [again["publicUrl"]], "contentType": "IMAGE", "timezone": "UTC"}
+            body = {
+                "text": "From an agent",
+                "mediaUrls": [again["publicUrl"]],
+                "contentType": "IMAGE",
+                "timezone": "UTC",
+            }
             body.update(targets_for(accounts[1:]))
             seen["validation"] = await call("validate_post", body)
             created = await call("create_post", body)
@@ -154,13 +167,16 @@ def test_mcp_server_over_stdio(stack: E2EStack, base_url: str, accounts: list[di
             seen["retry"] = await call("retry_post", {"id": created["postId"]})
             seen["resources"] = (await session.list_resources()).resources
             twitter = await session.read_resource("crosspost://platforms/TWITTER/capabilities")
+            assert isinstance(twitter.contents[0], TextResourceContents)
             seen["twitter"] = json.loads(twitter.contents[0].text)
         return seen
 
     seen = anyio.run(session_run)
     create_schema = seen["tools"]["create_post"].input_schema
     assert {"platforms", "text", "mediaUrls", "scheduledAt"} <= set(create_schema["properties"])
-    assert {"list_accounts", "publish_post", "retry_post", "get_analytics_timeseries", "upload_media"} <= set(seen["tools"])
+    assert {"list_accounts", "publish_post", "retry_post", "get_analytics_timeseries", "upload_media"} <= set(
+        seen["tools"]
+    )
     assert {a["id"] for a in seen["accounts"]["accounts"]} >= {a["id"] for a in accounts}
     assert seen["post"]["status"] == "COMPLETED"
     assert {r["status"] for r in seen["results"]["results"]} == {"PUBLISHED"}

@@ -11,7 +11,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from crosspost import AsyncClient, BadRequest, Client, NotFound, PermissionDenied, ServerError, TransportError
 
 BASE = "https://api.example.test/api/v1"

@@ -7,10 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from server_capabilities import server_capabilities
-
 from crosspost import config
 from crosspost.mcp_server import capabilities
+from server_capabilities import server_capabilities
 
 
 def test_shipped_capabilities_equal_the_service_table() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from crosspost import InvalidSignature, verify_webhook
 from crosspost.webhooks import sign
 

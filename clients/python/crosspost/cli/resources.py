@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
 
 from crosspost.cli.common import JsonOption, api, console, print_json, read_body, show
 
@@ -65,7 +65,11 @@ def media_upload(
         with Progress(*columns, console=console, disable=as_json, transient=True) as progress:
             for file in files:
                 task = progress.add_task(file.name, total=file.stat().st_size)
-                url = client.upload(file, mime_type=mime_type, progress=lambda sent, _t, t=task: progress.update(t, completed=sent))
+
+                def advance(sent: int, _total: int, task: TaskID = task) -> None:
+                    progress.update(task, completed=sent)
+
+                url = client.upload(file, mime_type=mime_type, progress=advance)
                 urls.append({"fileName": file.name, "publicUrl": url})
         show({"uploads": urls}, as_json, rows="uploads", columns=("fileName", "publicUrl"))
 
