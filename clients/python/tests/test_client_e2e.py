@@ -87,7 +87,9 @@ def test_sdk_publishes_with_media_and_verifies_the_webhook(sdk: Client, accounts
     assert caught.value.body["statusCode"] == 404 and caught.value.request_id
 
 
-def test_cli(stack: E2EStack, sdk: Client, accounts: list[dict[str, Any]], cli_env: dict[str, str]) -> None:
+def test_cli(
+    stack: E2EStack, sdk: Client, accounts: list[dict[str, Any]], cli_env: dict[str, str], tmp_path: Path
+) -> None:
     runner = CliRunner()
 
     def run(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -111,6 +113,13 @@ def test_cli(stack: E2EStack, sdk: Client, accounts: list[dict[str, Any]], cli_e
     assert overview.exit_code == 0 and "views" in json.loads(overview.stdout)
     uploaded = run("media", "upload", str(FIXTURES / "sample.png"), "--json")
     assert uploaded.exit_code == 0 and json.loads(uploaded.stdout)["uploads"][0]["publicUrl"].startswith("http")
+
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    batch = tmp_path / "batch.csv"
+    batch.write_text(f"text,scheduledAt\nFirst of the batch,{later}\nSecond of the batch,{later}\n")
+    bulk = run("posts", "bulk", str(batch), "--account", accounts[0]["id"], "--json")
+    assert bulk.exit_code == 0, bulk.output
+    assert json.loads(bulk.stdout)["totalScheduled"] == 2
 
     # Exit codes: API error 1, usage 2, auth 3.
     missing = run("posts", "get", "does-not-exist", "--json")

@@ -31,6 +31,8 @@ EXIT_NETWORK = 4
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the API's JSON body instead of a table.")]
 
+NO_WRAP = frozenset({"id", "postId", "status", "platform"})
+
 console = Console()
 errors = Console(stderr=True)
 
@@ -95,7 +97,8 @@ def show(data: Any, as_json: bool, *, rows: str | None = None, columns: Sequence
         table = Table(title=title or None)
         cols = list(columns) or (list(items[0].keys())[:6] if items else [])
         for column in cols:
-            table.add_column(column)
+            # Identifiers and statuses are never broken over lines (people grep them).
+            table.add_column(column, no_wrap=column in NO_WRAP)
         for item in items:
             table.add_row(*(_cell(item.get(c)) for c in cols))
         console.print(table)
