@@ -7,7 +7,7 @@ import mimetypes
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 
@@ -21,6 +21,7 @@ from crosspost._http import (
     retry_delay,
 )
 from crosspost.errors import TransportError, WaitTimeout
+from crosspost.models import Post
 from crosspost.operations import Operations, path_of
 
 FINAL_STATUSES = frozenset({"COMPLETED", "PARTIAL_FAILURE", "FAILED"})
@@ -160,11 +161,11 @@ class Client(Operations[Any]):
         result_of(response)
         return str(item["publicUrl"])
 
-    def wait_for(self, post_id: str, *, timeout: float = 300, interval: float = 2.0) -> dict[str, Any]:
+    def wait_for(self, post_id: str, *, timeout: float = 300, interval: float = 2.0) -> Post:
         """Poll the post until it is COMPLETED, PARTIAL_FAILURE or FAILED; return it."""
         deadline = time.monotonic() + timeout
         while True:
-            post: dict[str, Any] = self.get_post(post_id)
+            post = cast(Post, self.get_post(post_id))
             if post.get("status") in FINAL_STATUSES:
                 return post
             if time.monotonic() >= deadline:
@@ -276,10 +277,10 @@ class AsyncClient(Operations[Awaitable[Any]]):
         result_of(response)
         return str(item["publicUrl"])
 
-    async def wait_for(self, post_id: str, *, timeout: float = 300, interval: float = 2.0) -> dict[str, Any]:
+    async def wait_for(self, post_id: str, *, timeout: float = 300, interval: float = 2.0) -> Post:
         deadline = time.monotonic() + timeout
         while True:
-            post: dict[str, Any] = await self.get_post(post_id)
+            post = cast(Post, await self.get_post(post_id))
             if post.get("status") in FINAL_STATUSES:
                 return post
             if time.monotonic() >= deadline:

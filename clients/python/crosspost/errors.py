@@ -23,7 +23,7 @@ class WaitTimeout(CrosspostError):
 
     def __init__(self, message: str, last: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.last = dict(last or {})
+        self.last: dict[str, Any] = dict(last or {})
 
 
 class InvalidSignature(CrosspostError):

@@ -58,6 +58,7 @@ class CrosspostMCP:
         spec = self.specs.get(name)
         if spec is None:
             return types.CallToolResult(content=_text({"message": f"unknown tool {name}"}), is_error=True)
+        result: Any
         try:
             if name == "wait_for_post":
                 result = await client.wait_for(

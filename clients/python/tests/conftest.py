@@ -1,6 +1,6 @@
-"""Fixtures of the clients' suite. The end-to-end tests share ONE running stack of this
-repository (web, sandbox, worker, beat on a fresh test database: ``tests/e2e/harness.py``);
-they are in one xdist group so they run on one worker, one after the other."""
+"""Fixtures of the clients' suite. The end-to-end tests (one module, one xdist group) share ONE
+running stack of this repository (web, sandbox, worker, beat on a fresh test database:
+``tests/e2e/harness.py``), stopped as soon as that module is done."""
 
 from __future__ import annotations
 
@@ -17,24 +17,24 @@ FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
 PLATFORMS = ("BLUESKY", "MASTODON", "TELEGRAM")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def stack() -> Iterator[E2EStack]:
     with start_stack() as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def base_url(stack: E2EStack) -> str:
     return f"{stack.web_url}/api/v1"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def sdk(stack: E2EStack, base_url: str) -> Iterator[Client]:
     with Client(stack.api_key, base_url=base_url) as client:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def accounts(stack: E2EStack) -> list[dict[str, Any]]:
     """One sandbox account per platform of ``PLATFORMS``, connected through connect links."""
     return [stack.connect_account(platform) for platform in PLATFORMS]
