@@ -9,10 +9,12 @@ PYTEST_ARGS ?=
 
 .PHONY: install run test test-fast check lint typecheck schema migrations-check bench stop-embedded clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet ".[dev]"
+	@# The clients (SDK, CLI, MCP server), editable so their suite tests the checked-out code.
+	$(PY) -m pip install --quiet -e ./clients/python
 	touch $(STAMP)
 
 install: $(STAMP)

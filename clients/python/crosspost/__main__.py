@@ -1,0 +1,3 @@
+from crosspost.cli import main
+
+main()

@@ -1,0 +1,248 @@
+"""``crosspost posts ...``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from crosspost.cli.common import JsonOption, api, read_body, show, usage_error
+from crosspost.client import Client
+from crosspost.targets import content_type_for, targets_for
+
+app = typer.Typer(help="Create, schedule, publish and inspect posts.", no_args_is_help=True)
+
+POST_COLUMNS = ("id", "status", "contentType", "scheduledAt", "text")
+Accounts = Annotated[
+    list[str] | None, typer.Option("--account", "-a", help="Connected account id (repeat for several).")
+]
+Media = Annotated[list[str] | None, typer.Option("--media", "-m", help="A media URL, or a local file to upload.")]
+Text = Annotated[str | None, typer.Option("--text", "-t")]
+ScheduleAt = Annotated[str | None, typer.Option("--schedule-at", help="ISO 8601 instant; omitted: publish now.")]
+Timezone = Annotated[str, typer.Option("--timezone")]
+BodyFile = Annotated[str | None, typer.Option("--body-file", help="JSON object with more fields ('-': stdin).")]
+
+
+def _media_urls(client: Client, media: list[str]) -> list[str]:
+    """URLs kept as they are; local files uploaded first."""
+    urls = []
+    for item in media:
+        if item.startswith(("http://", "https://")):
+            urls.append(item)
+        elif Path(item).is_file():
+            urls.append(client.upload(item))
+        else:
+            raise usage_error(f"--media {item}: neither a URL nor a file")
+    return urls
+
+
+def _targets(client: Client, account_ids: list[str]) -> dict[str, Any]:
+    if not account_ids:
+        return {}
+    known = {a["id"]: a for a in client.list_accounts()["accounts"]}
+    unknown = [i for i in account_ids if i not in known]
+    if unknown:
+        raise usage_error(f"no connected account with id {', '.join(unknown)} (see `crosspost accounts list`)")
+    return targets_for(known[i] for i in account_ids)
+
+
+def _post_body(
+    client: Client,
+    *,
+    body_file: str | None,
+    accounts: list[str] | None,
+    media: list[str] | None,
+    text: str | None,
+    schedule_at: str | None,
+    timezone: str,
+    draft: bool = False,
+) -> dict[str, Any]:
+    body = read_body(body_file)
+    body.update(_targets(client, accounts or []))
+    if media:
+        body["mediaUrls"] = _media_urls(client, media)
+    if text is not None:
+        body["text"] = text
+    if schedule_at:
+        body["scheduledAt"] = schedule_at
+    if draft:
+        body["saveAsDraft"] = True
+    body.setdefault("timezone", timezone)
+    body.setdefault("contentType", content_type_for(body.get("mediaUrls") or []))
+    if not body.get("platforms"):
+        raise usage_error("say where to post: --account ID (repeatable) or platforms in --body-file")
+    return body
+
+
+@app.command()
+def create(
+    account: Accounts = None,
+    media: Media = None,
+    text: Text = None,
+    schedule_at: ScheduleAt = None,
+    timezone: Timezone = "UTC",
+    draft: Annotated[bool, typer.Option("--draft", help="Save as a draft.")] = False,
+    body_file: BodyFile = None,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait until the post reaches a final status.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Create a post (now, scheduled, or as a draft)."""
+    with api(as_json) as client:
+        body = _post_body(
+            client,
+            body_file=body_file,
+            accounts=account,
+            media=media,
+            text=text,
+            schedule_at=schedule_at,
+            timezone=timezone,
+            draft=draft,
+        )
+        created = client.create_post(body)
+        if wait:
+            created = client.wait_for(created["postId"])
+        show(created, as_json, title="post")
+
+
+@app.command()
+def validate(
+    account: Accounts = None,
+    media: Media = None,
+    text: Text = None,
+    schedule_at: ScheduleAt = None,
+    timezone: Timezone = "UTC",
+    body_file: BodyFile = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check a post against every platform's rules without creating it."""
+    with api(as_json) as client:
+        body = _post_body(
+            client,
+            body_file=body_file,
+            accounts=account,
+            media=media,
+            text=text,
+            schedule_at=schedule_at,
+            timezone=timezone,
+        )
+        show(client.validate_post(body), as_json, title="validation")
+
+
+@app.command("list")
+def list_(
+    status: Annotated[list[str] | None, typer.Option("--status", help="DRAFT, SCHEDULED, ... (repeatable)")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=100)] = 20,
+    all_pages: Annotated[bool, typer.Option("--all", help="Every page, not just the first.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """List posts, newest first."""
+    with api(as_json) as client:
+        if all_pages:
+            posts = list(client.iter_posts(statuses=status, limit=limit))
+            show({"posts": posts, "total": len(posts), "hasMore": False}, as_json, rows="posts", columns=POST_COLUMNS)
+        else:
+            show(client.list_posts(statuses=status, limit=limit), as_json, rows="posts", columns=POST_COLUMNS)
+
+
+@app.command()
+def get(post_id: str, as_json: JsonOption = False) -> None:
+    """Show one post."""
+    with api(as_json) as client:
+        show(client.get_post(post_id), as_json, title="post")
+
+
+@app.command()
+def results(post_id: str, as_json: JsonOption = False) -> None:
+    """Each platform's outcome of a post."""
+    with api(as_json) as client:
+        columns = ("platform", "status", "accountName", "platformPostId", "errorMessage")
+        show(client.get_post_results(post_id), as_json, rows="results", columns=columns)
+
+
+@app.command()
+def update(
+    post_id: str,
+    text: Text = None,
+    schedule_at: ScheduleAt = None,
+    body_file: BodyFile = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Change a draft or scheduled post."""
+    body = read_body(body_file)
+    if text is not None:
+        body["text"] = text
+    if schedule_at:
+        body["scheduledAt"] = schedule_at
+    if not body:
+        raise usage_error("nothing to change: give --text, --schedule-at or --body-file")
+    with api(as_json) as client:
+        show(client.update_post(post_id, body), as_json, title="post")
+
+
+@app.command()
+def delete(post_id: str, as_json: JsonOption = False) -> None:
+    """Delete a post."""
+    with api(as_json) as client:
+        show(client.delete_post(post_id), as_json)
+
+
+@app.command()
+def publish(
+    post_id: str,
+    schedule_at: ScheduleAt = None,
+    wait: Annotated[bool, typer.Option("--wait")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Publish (or schedule) a draft."""
+    with api(as_json) as client:
+        answer = client.publish_post(post_id, scheduled_at=schedule_at)
+        show(client.wait_for(post_id) if wait else answer, as_json)
+
+
+@app.command()
+def retry(
+    post_id: str,
+    platform: Annotated[list[str] | None, typer.Option("--platform", help="Entry id or platform name.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Retry the failed platforms of a post."""
+    with api(as_json) as client:
+        show(client.retry_post(post_id, platform_ids=platform), as_json)
+
+
+@app.command()
+def bulk(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="CSV with a header, or JSON lines.")],
+    account: Accounts = None,
+    timezone: Timezone = "UTC",
+    as_json: JsonOption = False,
+) -> None:
+    """Schedule many posts at once. CSV columns: text, scheduledAt, mediaUrls (space-separated),
+    contentType; a JSON lines file holds one post item per line."""
+    items = _bulk_items(file)
+    if not 1 <= len(items) <= 100:
+        raise usage_error(f"{file} holds {len(items)} posts; a batch takes 1 to 100")
+    with api(as_json) as client:
+        body = {**_targets(client, account or []), "timezone": timezone, "posts": items}
+        if not body.get("platforms"):
+            raise usage_error("say where to post: --account ID (repeatable)")
+        show(client.bulk_create_posts(body), as_json, rows="results", columns=("postId", "success", "errorMessage"))
+
+
+def _bulk_items(file: Path) -> list[dict[str, Any]]:
+    text = file.read_text()
+    if file.suffix.lower() == ".csv":
+        items = []
+        for row in csv.DictReader(text.splitlines()):
+            item: dict[str, Any] = {k: v for k, v in row.items() if k and v}
+            item["mediaUrls"] = (item.pop("mediaUrls", "") or "").split()
+            item.setdefault("contentType", content_type_for(item["mediaUrls"]))
+            items.append(item)
+        return items
+    try:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as exc:
+        raise usage_error(f"{file}: not JSON lines ({exc})")

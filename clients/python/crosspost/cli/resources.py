@@ -1,0 +1,172 @@
+"""``crosspost accounts|media|webhooks|recurring ...``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
+
+from crosspost.cli.common import JsonOption, api, console, print_json, read_body, show
+
+accounts = typer.Typer(help="Connected social accounts.", no_args_is_help=True)
+media = typer.Typer(help="Media files.", no_args_is_help=True)
+webhooks = typer.Typer(help="Webhook endpoints and their deliveries.", no_args_is_help=True)
+recurring = typer.Typer(help="Recurring post series.", no_args_is_help=True)
+
+ACCOUNT_COLUMNS = ("id", "platform", "displayName", "username", "status")
+WEBHOOK_COLUMNS = ("id", "url", "active", "lastSuccessAt", "lastFailureAt")
+
+
+# accounts ----------------------------------------------------------------------------------
+@accounts.command("list")
+def accounts_list(as_json: JsonOption = False) -> None:
+    """The workspace's connected accounts."""
+    with api(as_json) as client:
+        show(client.list_accounts(), as_json, rows="accounts", columns=ACCOUNT_COLUMNS)
+
+
+@accounts.command("connect")
+def accounts_connect(
+    platform: Annotated[str | None, typer.Argument(help="e.g. BLUESKY; omitted: a page to pick from.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A connect link (valid 24 h) to open in a browser."""
+    with api(as_json) as client:
+        link = client.create_connect_link()
+        if platform:
+            link = {**link, "url": f"{link['url']}/{platform.upper()}"}
+        if as_json:
+            print_json(link)
+        else:
+            console.print(f"Open this link to connect an account (valid until {link['expiresAt']}):")
+            console.print(link["url"], soft_wrap=True, highlight=False)
+
+
+@accounts.command("check")
+def accounts_check(account_id: str, as_json: JsonOption = False) -> None:
+    """Check an account's token with its platform now."""
+    with api(as_json) as client:
+        show(client.check_account(account_id), as_json, title="account")
+
+
+# media -------------------------------------------------------------------------------------
+@media.command("upload")
+def media_upload(
+    files: Annotated[list[Path], typer.Argument(exists=True, dir_okay=False)],
+    mime_type: Annotated[str | None, typer.Option("--mime-type")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Upload files; prints each public URL to use as a post's mediaUrls."""
+    with api(as_json) as client:
+        urls = []
+        columns = (BarColumn(), DownloadColumn(), TransferSpeedColumn())
+        with Progress(*columns, console=console, disable=as_json, transient=True) as progress:
+            for file in files:
+                task = progress.add_task(file.name, total=file.stat().st_size)
+
+                def advance(sent: int, _total: int, task: TaskID = task) -> None:
+                    progress.update(task, completed=sent)
+
+                url = client.upload(file, mime_type=mime_type, progress=advance)
+                urls.append({"fileName": file.name, "publicUrl": url})
+        show({"uploads": urls}, as_json, rows="uploads", columns=("fileName", "publicUrl"))
+
+
+# webhooks ----------------------------------------------------------------------------------
+@webhooks.command("list")
+def webhooks_list(as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.list_webhooks(), as_json, rows="webhooks", columns=WEBHOOK_COLUMNS)
+
+
+@webhooks.command("create")
+def webhooks_create(url: str, as_json: JsonOption = False) -> None:
+    """Register an endpoint; its signing secret is shown once."""
+    with api(as_json) as client:
+        show(client.create_webhook(url=url), as_json, title="webhook")
+
+
+@webhooks.command("get")
+def webhooks_get(webhook_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.get_webhook(webhook_id), as_json, title="webhook")
+
+
+@webhooks.command("update")
+def webhooks_update(
+    webhook_id: str,
+    url: Annotated[str | None, typer.Option("--url")] = None,
+    active: Annotated[bool | None, typer.Option("--active/--inactive")] = None,
+    body_file: Annotated[str | None, typer.Option("--body-file")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    with api(as_json) as client:
+        show(client.update_webhook(webhook_id, read_body(body_file), url=url, active=active), as_json)
+
+
+@webhooks.command("delete")
+def webhooks_delete(webhook_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.delete_webhook(webhook_id), as_json)
+
+
+@webhooks.command("test")
+def webhooks_test(webhook_id: str, as_json: JsonOption = False) -> None:
+    """Send a webhook.test event now."""
+    with api(as_json) as client:
+        show(client.test_webhook(webhook_id), as_json)
+
+
+@webhooks.command("deliveries")
+def webhooks_deliveries(webhook_id: str, limit: int = 20, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        columns = ("id", "event", "status", "attempts", "lastAttemptAt")
+        show(client.list_webhook_deliveries(webhook_id, limit=limit), as_json, rows="deliveries", columns=columns)
+
+
+@webhooks.command("redeliver")
+def webhooks_redeliver(webhook_id: str, delivery_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.redeliver_webhook_delivery(webhook_id, delivery_id), as_json)
+
+
+# recurring ---------------------------------------------------------------------------------
+SERIES_COLUMNS = ("id", "status", "frequency", "nextOccurrenceAt", "text")
+
+
+@recurring.command("list")
+def recurring_list(limit: int = 20, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.list_recurring_posts(limit=limit), as_json, rows="recurringPosts", columns=SERIES_COLUMNS)
+
+
+@recurring.command("get")
+def recurring_get(series_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.get_recurring_post(series_id), as_json, title="series")
+
+
+@recurring.command("occurrences")
+def recurring_occurrences(series_id: str, limit: int = 10, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.list_recurring_occurrences(series_id, limit=limit), as_json, rows="occurrences")
+
+
+@recurring.command("pause")
+def recurring_pause(series_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.pause_recurring_post(series_id), as_json, title="series")
+
+
+@recurring.command("resume")
+def recurring_resume(series_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.resume_recurring_post(series_id), as_json, title="series")
+
+
+@recurring.command("delete")
+def recurring_delete(series_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.delete_recurring_post(series_id), as_json)

@@ -1,0 +1,141 @@
+"""The MCP tools: which API operations an agent gets, and their input schemas taken from the
+service's OpenAPI description (``/openapi.json`` under the API base)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from crosspost.operations import OPERATIONS
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    operation: str  # SDK method of OPERATIONS, or "" for a helper with its own schema
+    description: str
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec("list_accounts", "list_accounts", "The connected social accounts (ids to aim posts at)."),
+    ToolSpec("validate_post", "validate_post", "Check a post against every target platform's rules; creates nothing."),
+    ToolSpec(
+        "create_post",
+        "create_post",
+        "Create a post: publish now (no scheduledAt), schedule it (future scheduledAt), or save a draft.",
+    ),
+    ToolSpec("publish_post", "publish_post", "Publish a draft now, or schedule it with scheduledAt."),
+    ToolSpec("update_post", "update_post", "Change a draft or scheduled post (e.g. reschedule it)."),
+    ToolSpec("unschedule_post", "unschedule_post", "Turn a scheduled post back into an undated draft."),
+    ToolSpec("retry_post", "retry_post", "Retry the failed platforms of a post."),
+    ToolSpec("get_post", "get_post", "One post with its per-platform status."),
+    ToolSpec("list_posts", "list_posts", "Posts, newest first, filtered by status, platform or dates."),
+    ToolSpec("get_post_results", "get_post_results", "Each platform's outcome of a post (ids, errors)."),
+    ToolSpec("get_analytics_overview", "get_analytics_overview", "Totals for a period with the change."),
+    ToolSpec("get_analytics_timeseries", "get_analytics_timeseries", "Figures per day, week or month."),
+    ToolSpec("get_analytics_breakdown", "get_analytics_breakdown", "Figures per platform."),
+    ToolSpec("list_analytics_posts", "list_analytics_posts", "Published posts with their figures."),
+    ToolSpec("wait_for_post", "", "Wait until a post is COMPLETED, PARTIAL_FAILURE or FAILED; returns the post."),
+    ToolSpec("upload_media", "", "Upload a local file (path) or a file fetched from a URL; returns its publicUrl."),
+]
+
+HELPER_SCHEMAS: dict[str, dict[str, Any]] = {
+    "wait_for_post": {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "description": "Post id"},
+            "timeoutSeconds": {"type": "number", "minimum": 1, "maximum": 600, "default": 120},
+        },
+        "required": ["id"],
+    },
+    "upload_media": {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "A file on the machine running this server."},
+            "url": {"type": "string", "format": "uri", "description": "A public file to fetch and store."},
+            "mimeType": {"type": "string", "description": "Defaults to what the name or server says."},
+        },
+        "oneOf": [{"required": ["path"]}, {"required": ["url"]}],
+    },
+}
+
+_REF = re.compile(r"^#/components/schemas/(.+)$")
+
+
+def _operation(openapi: dict[str, Any], name: str) -> dict[str, Any]:
+    op = OPERATIONS[name]
+    return dict(openapi["paths"][op.path][op.method.lower()])
+
+
+def _convert(node: Any, refs: set[str]) -> Any:
+    """OpenAPI 3.0 schema → JSON Schema: refs to ``#/$defs``, ``nullable`` into the type."""
+    if isinstance(node, list):
+        return [_convert(item, refs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref" and isinstance(value, str) and (match := _REF.match(value)):
+            refs.add(match.group(1))
+            out[key] = f"#/$defs/{match.group(1)}"
+        elif key == "nullable":
+            continue
+        else:
+            out[key] = _convert(value, refs)
+    if node.get("nullable"):
+        if isinstance(out.get("type"), str):
+            out["type"] = [out["type"], "null"]
+        elif "$ref" in out or "allOf" in out or "oneOf" in out:
+            out = {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+def input_schema(openapi: dict[str, Any], name: str) -> dict[str, Any]:
+    """Path and query parameters and the JSON body's fields of operation ``name`` as one object."""
+    operation = _operation(openapi, name)
+    components = openapi.get("components", {}).get("schemas", {})
+    refs: set[str] = set()
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for param in operation.get("parameters", []):
+        if param.get("in") not in ("path", "query"):
+            continue
+        converted = _convert(param.get("schema", {}), refs)
+        if param.get("description"):
+            converted = {**converted, "description": param["description"]}
+        properties[param["name"]] = converted
+        if param.get("required"):
+            required.append(param["name"])
+    body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+    if body:
+        body = _convert(body, refs)
+        if "$ref" in body:
+            body = copy.deepcopy(_convert(components[body["$ref"].split("/")[-1]], refs))
+        properties.update(body.get("properties", {}))
+        required.extend(body.get("required", []))
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = sorted(set(required))
+    defs: dict[str, Any] = {}
+    pending = set(refs)
+    while pending:
+        ref = pending.pop()
+        found: set[str] = set()
+        defs[ref] = _convert(components.get(ref, {}), found)
+        pending |= found - set(defs)
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def split_arguments(openapi: dict[str, Any], name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """An agent's arguments as the SDK call's ``path`` / ``params`` / ``json``."""
+    operation = _operation(openapi, name)
+    kinds = {p["name"]: p["in"] for p in operation.get("parameters", []) if p.get("in") in ("path", "query")}
+    path = {k: str(v) for k, v in arguments.items() if kinds.get(k) == "path"}
+    params = {k: v for k, v in arguments.items() if kinds.get(k) == "query"}
+    body = {k: v for k, v in arguments.items() if k not in kinds}
+    has_body = "requestBody" in operation or OPERATIONS[name].method == "POST"
+    return {"path": path, "params": params, "json": body if has_body else None}

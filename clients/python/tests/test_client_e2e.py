@@ -1,0 +1,202 @@
+"""The SDK, the CLI and the MCP server end to end against a real server of this repository
+(web + sandbox + worker + beat on a fresh test database; see ``conftest.py``): a post with media
+to several platforms, waited for, its results and analytics read, its webhook verified."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import FIXTURES, PLATFORMS
+from crosspost import Client, InvalidSignature, NotFound, verify_webhook
+from crosspost.cli import app
+from crosspost.targets import targets_for
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import TextContent, TextResourceContents
+from typer.testing import CliRunner
+
+from tests.e2e.harness import E2EStack, WebhookReceiver, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("clients")]
+
+
+def _window() -> dict[str, str]:
+    now = dt.datetime.now(dt.UTC)
+    return {
+        "from_": (now - dt.timedelta(days=7)).strftime("%Y-%m-%d"),
+        "to": (now + dt.timedelta(days=1)).strftime("%Y-%m-%d"),
+    }
+
+
+def _tracked(sdk: Client, post_id: str) -> list[dict[str, Any]]:
+    return [row for row in sdk.iter_analytics_posts(limit=100, **_window()) if row["postId"] == post_id]
+
+
+def test_sdk_publishes_with_media_and_verifies_the_webhook(sdk: Client, accounts: list[dict[str, Any]]) -> None:
+    receiver = WebhookReceiver()
+    try:
+        hook = sdk.create_webhook(url=receiver.url)
+        media_url = sdk.upload(FIXTURES / "sample.jpg")
+        created = sdk.create_post(
+            text="Hello from the Python SDK",
+            media_urls=[media_url],
+            content_type="IMAGE",
+            timezone="UTC",
+            **targets_for(accounts),
+        )
+        post = sdk.wait_for(created["postId"], timeout=90, interval=0.5)
+        assert post["status"] == "COMPLETED", post
+        assert sorted(entry["platform"] for entry in post["platforms"]) == sorted(PLATFORMS)
+        assert post["mediaUrls"] == [media_url]
+
+        results = sdk.get_post_results(post["id"])
+        assert {(r["platform"], r["status"]) for r in results["results"]} == {(p, "PUBLISHED") for p in PLATFORMS}
+        assert all(r["platformPostId"] for r in results["results"])
+        assert post["id"] in {p["id"] for p in sdk.iter_posts(limit=1)}
+
+        tracked = wait_for(lambda: _tracked(sdk, post["id"]), timeout=60, what="the post in analytics")
+        assert {row["platform"] for row in tracked} <= set(PLATFORMS)
+        overview = sdk.get_analytics_overview(**_window())
+        assert overview["postsCount"]["value"] >= 1
+        breakdown = sdk.get_analytics_breakdown(**_window())
+        assert {"platform", "views"} <= set(breakdown["platforms"][0])
+
+        delivery = wait_for(
+            lambda: [r for r in receiver.events("post.published") if r.envelope["data"]["post"]["id"] == post["id"]],
+            timeout=60,
+            what="the post.published webhook",
+        )[0]
+        event = verify_webhook(delivery.headers, delivery.body, hook["secret"])
+        assert event["event"] == "post.published" and event["data"]["post"]["status"] == "COMPLETED"
+        with pytest.raises(InvalidSignature):
+            verify_webhook(delivery.headers, delivery.body, "whsec_not_the_secret")
+        sdk.delete_webhook(hook["id"])
+    finally:
+        receiver.close()
+
+    with pytest.raises(NotFound) as caught:
+        sdk.get_post("does-not-exist")
+    assert caught.value.body["statusCode"] == 404 and caught.value.request_id
+
+
+def test_cli(
+    stack: E2EStack, sdk: Client, accounts: list[dict[str, Any]], cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    runner = CliRunner()
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Any:
+        return runner.invoke(app, list(args), env=cli_env if env is None else env)
+
+    # Credentials from the environment; `--json` prints the API's own body.
+    listed = run("accounts", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.stdout) == sdk.list_accounts()
+
+    ids = [arg for account in accounts[:2] for arg in ("--account", account["id"])]
+    created = run(
+        "posts", "create", *ids, "--media", str(FIXTURES / "sample.jpg"), "--text", "From the CLI", "--wait", "--json"
+    )
+    assert created.exit_code == 0, created.output
+    post = json.loads(created.stdout)
+    assert post["status"] == "COMPLETED" and len(post["platforms"]) == 2
+    table = run("posts", "results", post["id"])
+    assert table.exit_code == 0 and table.stdout.count("PUBLISHED") == 2, table.output
+    overview = run("analytics", "overview", "--json")
+    assert overview.exit_code == 0 and "views" in json.loads(overview.stdout)
+    uploaded = run("media", "upload", str(FIXTURES / "sample.png"), "--json")
+    assert uploaded.exit_code == 0 and json.loads(uploaded.stdout)["uploads"][0]["publicUrl"].startswith("http")
+
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    batch = tmp_path / "batch.csv"
+    batch.write_text(f"text,scheduledAt\nFirst of the batch,{later}\nSecond of the batch,{later}\n")
+    bulk = run("posts", "bulk", str(batch), "--account", accounts[0]["id"], "--json")
+    assert bulk.exit_code == 0, bulk.output
+    assert json.loads(bulk.stdout)["totalScheduled"] == 2
+
+    # Exit codes: API error 1, usage 2, auth 3.
+    missing = run("posts", "get", "does-not-exist", "--json")
+    assert missing.exit_code == 1 and json.loads(missing.stdout)["statusCode"] == 404
+    assert run("posts", "create", "--text", "nowhere").exit_code == 2
+    assert run("posts", "list", "--limit", "0").exit_code == 2
+    assert run("accounts", "list", env={**cli_env, "CROSSPOST_API_KEY": "cp_bad_key"}).exit_code == 3
+
+    # `auth login` stores the key privately; later commands need no environment.
+    login = run("auth", "login", "--api-key", stack.api_key, "--base-url", cli_env["CROSSPOST_BASE_URL"], env={})
+    assert login.exit_code == 0, login.output
+    stored = Path(os.environ["CROSSPOST_CONFIG_DIR"]) / "config.json"
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    status = run("auth", "status", "--json", env={})
+    assert status.exit_code == 0 and json.loads(status.stdout)["role"]["key"] == "admin"
+
+
+def test_mcp_server_over_stdio(stack: E2EStack, base_url: str, accounts: list[dict[str, Any]]) -> None:
+    env = {"CROSSPOST_API_KEY": stack.api_key, "CROSSPOST_BASE_URL": base_url}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "crosspost", "mcp"], env=env)
+
+    async def session_run() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            seen["tools"] = tools
+
+            async def call(name: str, arguments: dict[str, Any]) -> Any:
+                result = await session.call_tool(name, arguments)
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                body = json.loads(block.text)
+                return (body, True) if result.is_error else body
+
+            seen["accounts"] = await call("list_accounts", {})
+            upload = await call("upload_media", {"path": str(FIXTURES / "sample.jpg")})
+            again = await call("upload_media", {"url": upload["publicUrl"]})
+            body = {
+                "text": "From an agent",
+                "mediaUrls": [again["publicUrl"]],
+                "contentType": "IMAGE",
+                "timezone": "UTC",
+            }
+            body.update(targets_for(accounts[1:]))
+            seen["validation"] = await call("validate_post", body)
+            created = await call("create_post", body)
+            seen["post"] = await call("wait_for_post", {"id": created["postId"], "timeoutSeconds": 90})
+            seen["results"] = await call("get_post_results", {"id": created["postId"]})
+            period = _window()
+            seen["overview"] = await call("get_analytics_overview", {"from": period["from_"], "to": period["to"]})
+            seen["no_period"] = await call("get_analytics_overview", {})
+            seen["missing"] = await call("get_post", {"id": "does-not-exist"})
+            seen["retry"] = await call("retry_post", {"id": created["postId"]})
+            seen["resources"] = (await session.list_resources()).resources
+            twitter = await session.read_resource("crosspost://platforms/TWITTER/capabilities")
+            assert isinstance(twitter.contents[0], TextResourceContents)
+            seen["twitter"] = json.loads(twitter.contents[0].text)
+        return seen
+
+    seen = anyio.run(session_run)
+    create_schema = seen["tools"]["create_post"].input_schema
+    assert {"platforms", "text", "mediaUrls", "scheduledAt"} <= set(create_schema["properties"])
+    assert {"list_accounts", "publish_post", "retry_post", "get_analytics_timeseries", "upload_media"} <= set(
+        seen["tools"]
+    )
+    assert {a["id"] for a in seen["accounts"]["accounts"]} >= {a["id"] for a in accounts}
+    assert seen["post"]["status"] == "COMPLETED"
+    assert {r["status"] for r in seen["results"]["results"]} == {"PUBLISHED"}
+    assert "views" in seen["overview"]
+    # The schema says the period is required, and the service's error body comes back as a tool error.
+    assert {"from", "to"} <= set(seen["tools"]["get_analytics_overview"].input_schema["required"])
+    no_period, is_error = seen["no_period"]
+    assert is_error and no_period["code"] == "validation_error" and no_period["statusCode"] == 400
+    missing, is_error = seen["missing"]
+    assert is_error and missing["statusCode"] == 404
+    retry, is_error = seen["retry"]
+    assert is_error and retry["code"] == "no_failed_platforms"
+    assert len(seen["resources"]) == 12
+    assert seen["twitter"]["textLimit"] == 280
