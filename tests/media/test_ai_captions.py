@@ -249,7 +249,9 @@ def test_another_workspace_is_403_workspace_access_denied(api, path):
     assert AiUsage.objects.count() == 0
 
 
-@pytest.mark.parametrize(("path", "body"), [(GENERATE, {"prompt": "p"}), (REFINE, {"prompt": "p", "originalText": "t"})])
+@pytest.mark.parametrize(
+    ("path", "body"), [(GENERATE, {"prompt": "p"}), (REFINE, {"prompt": "p", "originalText": "t"})]
+)
 def test_idempotency_key_replays_and_charges_once(api, path, body):
     first = api.post(path, body, format="json", headers={"Idempotency-Key": "caption-1"})
     again = api.post(path, body, format="json", headers={"Idempotency-Key": "caption-1"})
