@@ -9,16 +9,13 @@ from collections.abc import Callable
 from media.ai.errors import AiProviderFailed
 from media.ai.fitting import fit_to_platform, text_limit
 from media.ai.providers import CaptionProvider, CaptionTarget, GeneratedCaption, ProviderError, get_caption_provider
-from media.ai.services import PROMPT_MAX_LENGTH
 from media.ai.usage import UsageMember, usage_charge, usage_refund
 from media.models import AiUsageKind
 from platforms.base import Platform
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PROMPT_MAX_LENGTH", "TEXT_MAX_LENGTH", "ai_caption_generate", "ai_caption_refine"]
-
-TEXT_MAX_LENGTH = 10000
+TEXT_MAX_LENGTH = 10000  # originalText and partialText; the prompt has the image prompt's 2000
 CAPTION_PLATFORMS: tuple[Platform, ...] = (
     Platform.TWITTER,
     Platform.BLUESKY,

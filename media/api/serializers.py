@@ -4,7 +4,6 @@ from rest_framework import serializers
 
 from core.fields import InstantField
 from media.ai.captions import CAPTION_PLATFORM_VALUES
-from media.ai.captions import PROMPT_MAX_LENGTH as CAPTION_PROMPT_MAX_LENGTH
 from media.ai.captions import TEXT_MAX_LENGTH as CAPTION_TEXT_MAX_LENGTH
 from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH
@@ -73,10 +72,9 @@ class StrictTextField(serializers.CharField):
         return str(super().to_internal_value(data))
 
 
-def _not_blank(value: str) -> str:
+def _not_blank(value: str) -> None:
     if not value.strip():
         raise serializers.ValidationError("must not be blank")
-    return value
 
 
 _PLATFORM_HELP = (
@@ -88,7 +86,7 @@ _PLATFORM_HELP = (
 class AiCaptionCreateInput(serializers.Serializer):
     prompt = StrictTextField(
         min_length=1,
-        max_length=CAPTION_PROMPT_MAX_LENGTH,
+        max_length=PROMPT_MAX_LENGTH,
         trim_whitespace=False,
         validators=[_not_blank],
         help_text="What the caption should say or be about: tone, audience, hashtags, a call to action.",
@@ -99,7 +97,7 @@ class AiCaptionCreateInput(serializers.Serializer):
 class AiCaptionRefineInput(serializers.Serializer):
     prompt = StrictTextField(
         min_length=1,
-        max_length=CAPTION_PROMPT_MAX_LENGTH,
+        max_length=PROMPT_MAX_LENGTH,
         trim_whitespace=False,
         validators=[_not_blank],
         help_text="How the caption should change, e.g. `shorter`, `more playful`, `add a question at the end`.",
