@@ -191,7 +191,10 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX_TRIM": True,
     "SERVERS": [{"url": "/api/v1"}],
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "PlatformEnum": "platforms.base.Platform",
+        "CaptionPlatformEnum": "media.ai.captions.CAPTION_PLATFORM_VALUES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.schema.add_shared_components",
@@ -272,6 +275,14 @@ AI_IMAGE_PROVIDER = choice(env, "AI_IMAGE_PROVIDER", ("offline", "openai"), "off
 AI_IMAGE_API_URL = env.str("AI_IMAGE_API_URL", default="")
 AI_IMAGE_API_KEY = env.str("AI_IMAGE_API_KEY", default="")
 AI_IMAGE_MODEL = env.str("AI_IMAGE_MODEL", default="")
+AI_CAPTION_PROVIDER = choice(env, "AI_CAPTION_PROVIDER", ("offline", "openai"), "offline")
+AI_CAPTION_API_URL = env.str("AI_CAPTION_API_URL", default=AI_IMAGE_API_URL)
+AI_CAPTION_API_KEY = env.str("AI_CAPTION_API_KEY", default=AI_IMAGE_API_KEY)
+AI_CAPTION_MODEL = env.str("AI_CAPTION_MODEL", default="")
+AI_CAPTION_TIMEOUT_SECONDS = env.float("AI_CAPTION_TIMEOUT_SECONDS", default=30.0)
+AI_CAPTION_RETRY_BACKOFF_SECONDS = env.float("AI_CAPTION_RETRY_BACKOFF_SECONDS", default=1.0)
+# Units a workspace may spend on AI per calendar month (UTC); unset means unlimited.
+AI_MONTHLY_UNITS = env.int("AI_MONTHLY_UNITS", default=None)
 
 # --- Webhooks ----------------------------------------------------------------------------
 WEBHOOK_ALLOW_PRIVATE_URLS = flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS", default=False)

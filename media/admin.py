@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from media.models import AiImageJob, MediaFile
+from media.models import AiImageJob, AiUsage, MediaFile
 
 
 @admin.register(MediaFile)
@@ -24,4 +24,21 @@ class AiImageJobAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in AiImageJob._meta.fields]
 
     def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(AiUsage)
+class AiUsageAdmin(admin.ModelAdmin):
+    """Read-only: rows are written by the generation services (charged, refunded on failure)."""
+
+    list_display = ("month", "workspace", "member", "kind", "calls", "units", "updated_at")
+    list_filter = ("kind", "month")
+    list_select_related = ("workspace",)
+    search_fields = ("workspace__name", "workspace__id", "member")
+    readonly_fields = [f.name for f in AiUsage._meta.fields]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False

@@ -1,12 +1,13 @@
-"""Models of the media app: uploaded (or generated) files and AI image jobs."""
+"""Models of the media app: uploaded (or generated) files, AI image jobs and AI usage."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from core.ids import id_factory
-from workspaces.models import Workspace
+from workspaces.models import ApiKey, Workspace
 
 
 class MediaKind(models.TextChoices):
@@ -88,6 +89,41 @@ class AspectRatio(models.TextChoices):
     LANDSCAPE_5_4 = "5:4"
 
 
+class AiUsageKind(models.TextChoices):
+    CAPTION = "caption"
+    IMAGE = "image"
+
+
+class AiUsage(models.Model):
+    """Calls and units one member spent on one kind of AI generation in one workspace and month.
+    A member is the signed-in user, or for an API key the user who created it, or else the key
+    itself (``member`` says which). Failed generations are refunded, so they count in neither."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="ai_usage")
+    month = models.DateField(help_text="First day of the calendar month (UTC)")
+    kind = models.CharField(max_length=10, choices=AiUsageKind.choices)
+    member = models.CharField(max_length=60, help_text="user:<id> or key:<id>")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    api_key = models.ForeignKey(ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    calls = models.PositiveIntegerField(default=0)
+    units = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "AI usage"
+        verbose_name_plural = "AI usage"
+        ordering = ["-month", "workspace_id", "member", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "month", "kind", "member"], name="ai_usage_unique_row"),
+            models.CheckConstraint(condition=Q(kind__in=AiUsageKind.values), name="ai_usage_kind_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member} {self.kind} {self.month:%Y-%m}: {self.units} units"
+
+
 class AiImageJob(models.Model):
     """One ``POST /ai/images`` request and its outcome (a MediaFile, or an error)."""
 
@@ -103,6 +139,15 @@ class AiImageJob(models.Model):
         max_length=40, blank=True, default="", help_text="The MediaFile id (kept if it is deleted)"
     )
     error = models.TextField(blank=True, default="")
+    usage = models.ForeignKey(
+        AiUsage,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Charged to; refunded on failure",
+    )
+    charged_units = models.PositiveIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
     lease_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -56,10 +56,7 @@ class OpenAICompatibleProvider:
         except requests.RequestException:
             raise ProviderError("AI image provider is unreachable", retryable=True)
         if response.status_code >= 400:
-            error = _classify(response)
-            if self.api_key and self.api_key in error.message:
-                error = ProviderError(error.message.replace(self.api_key, "***"), retryable=error.retryable)
-            raise error
+            raise classify_error(response, provider="AI image provider", secret=self.api_key)
         return self._decode(response, aspect_ratio)
 
     def _decode(self, response: requests.Response, aspect_ratio: str) -> GeneratedImage:
@@ -79,23 +76,28 @@ class OpenAICompatibleProvider:
         return GeneratedImage(data=out.getvalue(), mime_type="image/png", width=width, height=height)
 
 
-def _classify(response: requests.Response) -> ProviderError:
+def classify_error(response: requests.Response, *, provider: str, secret: str = "") -> ProviderError:
+    """The provider's error response as a ProviderError: 429 and 5xx retryable, the rest not.
+    ``secret`` (the API key) is blotted out of the provider's message before it is shortened,
+    so not even a piece of it can show."""
     status = response.status_code
-    detail = _error_message(response)
+    detail = _error_message(response, secret)
     if status in (401, 403):
-        return ProviderError("AI image provider refused the credentials")
+        return ProviderError(f"{provider} refused the credentials")
     if status == 429:
-        return ProviderError(f"AI image provider rate limit or quota exceeded: {detail}", retryable=True)
+        return ProviderError(f"{provider} rate limit or quota exceeded: {detail}", retryable=True)
     if status >= 500:
-        return ProviderError(f"AI image provider failed ({status}): {detail}", retryable=True)
-    return ProviderError(f"AI image provider rejected the request: {detail}")
+        return ProviderError(f"{provider} failed ({status}): {detail}", retryable=True)
+    return ProviderError(f"{provider} rejected the request: {detail}")
 
 
-def _error_message(response: requests.Response) -> str:
+def _error_message(response: requests.Response, secret: str) -> str:
     try:
         body = response.json()
         message = body["error"]["message"] if isinstance(body.get("error"), dict) else body.get("error")
     except (ValueError, AttributeError, KeyError, TypeError):
         message = None
     text = str(message) if message else f"HTTP {response.status_code}"
+    if secret:
+        text = text.replace(secret, "***")
     return text[:_MAX_MESSAGE]

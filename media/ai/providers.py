@@ -1,4 +1,7 @@
-"""Image providers behind one interface: ``generate(prompt, aspect_ratio) -> GeneratedImage``."""
+"""AI providers behind one interface per kind, chosen by settings: images
+(``generate(prompt, aspect_ratio) -> GeneratedImage``) and captions (``generate`` and ``refine``
+returning a ``GeneratedCaption``). Each kind has an offline provider (no network, the default)
+and an OpenAI-compatible one."""
 
 from __future__ import annotations
 
@@ -45,6 +48,19 @@ class ProviderError(Exception):
         self.retryable = retryable
 
 
+@dataclass(frozen=True)
+class GeneratedCaption:
+    text: str
+
+
+@dataclass(frozen=True)
+class CaptionTarget:
+    """What the caption is for: a platform name and its text limit, or neither (general)."""
+
+    platform: str | None = None
+    max_length: int | None = None
+
+
 class ImageProvider(Protocol):
     def generate(self, *, prompt: str, aspect_ratio: str) -> GeneratedImage: ...
 
@@ -65,3 +81,31 @@ def get_provider() -> ImageProvider:
             model=settings.AI_IMAGE_MODEL,
         )
     raise ProviderError(f"AI image provider {name!r} is not configured")
+
+
+class CaptionProvider(Protocol):
+    def generate(self, *, prompt: str, target: CaptionTarget) -> GeneratedCaption: ...
+
+    def refine(
+        self, *, instruction: str, original_text: str, partial_text: str, target: CaptionTarget
+    ) -> GeneratedCaption: ...
+
+
+def get_caption_provider() -> CaptionProvider:
+    """The provider AI_CAPTION_PROVIDER names (``offline`` by default, or ``openai``)."""
+    name = settings.AI_CAPTION_PROVIDER
+    if name == "offline":
+        from media.ai.offline_captions import OfflineCaptionWriter
+
+        return OfflineCaptionWriter()
+    if name == "openai":
+        from media.ai.openai_captions import OpenAICompatibleCaptionProvider
+
+        return OpenAICompatibleCaptionProvider(
+            base_url=settings.AI_CAPTION_API_URL,
+            api_key=settings.AI_CAPTION_API_KEY,
+            model=settings.AI_CAPTION_MODEL,
+            timeout=settings.AI_CAPTION_TIMEOUT_SECONDS,
+            backoff=settings.AI_CAPTION_RETRY_BACKOFF_SECONDS,
+        )
+    raise ProviderError(f"AI caption provider {name!r} is not configured")

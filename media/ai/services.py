@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from core.errors import ValidationFailed
 from media.ai.providers import RATIOS, GeneratedImage, ProviderError, get_provider
+from media.ai.usage import Charge, UsageMember, usage_charge, usage_refund
 from media.files import new_key
-from media.models import AiImageJob, AiJobStatus, MediaFile, MediaKind, MediaSource
+from media.models import AiImageJob, AiJobStatus, AiUsageKind, MediaFile, MediaKind, MediaSource
 from media.previews import previews_enqueue
 from media.storage import get_media_storage
 from webhooks.events import emit_event
@@ -33,11 +34,18 @@ _UNEXPECTED_ERROR = "AI image generation failed unexpectedly"
 
 @transaction.atomic
 def ai_image_job_create(
-    *, workspace_id: str, prompt: str, aspect_ratio: str = "1:1", session_id: str | None = None
+    *,
+    workspace_id: str,
+    prompt: str,
+    aspect_ratio: str = "1:1",
+    session_id: str | None = None,
+    member: UsageMember | None = None,
 ) -> AiImageJob:
     """Queue a job (status ``queued``) and enqueue ``media.generate_image`` after commit. Without
     a ``session_id`` a new session id (a UUID, as the published agent server expects) is made, so
-    related generations can be grouped; any id given back (older ``sess_…`` ones too) is kept."""
+    related generations can be grouped; any id given back (older ``sess_…`` ones too) is kept. The
+    image is charged to ``member`` now (402 ``ai_quota_exhausted`` past the workspace's monthly
+    units, and then no job) and refunded if the job fails."""
     errors = []
     if not isinstance(prompt, str) or not prompt.strip() or len(prompt) > PROMPT_MAX_LENGTH:
         errors.append(f"prompt must be 1 to {PROMPT_MAX_LENGTH} characters")
@@ -47,11 +55,14 @@ def ai_image_job_create(
         errors.append(f"sessionId must be 1 to {SESSION_ID_MAX_LENGTH} characters")
     if errors:
         raise ValidationFailed(errors)
+    charge = usage_charge(workspace_id=workspace_id, member=member, kind=AiUsageKind.IMAGE) if member else None
     job = AiImageJob.objects.create(
         workspace_id=workspace_id,
         prompt=prompt,
         aspect_ratio=aspect_ratio,
         session_id=session_id or str(uuid.uuid4()),
+        usage_id=charge.usage_id if charge else None,
+        charged_units=charge.units if charge else 0,
     )
     from media.tasks import generate_image
 
@@ -113,6 +124,9 @@ def _finish_failed(job: AiImageJob, error: str) -> str:
         current.status, current.error = AiJobStatus.FAILED, error
         current.finished_at, current.lease_until = timezone.now(), None
         current.save(update_fields=["status", "error", "finished_at", "lease_until", "updated_at"])
+        if current.usage_id is not None and current.charged_units:
+            # the job leaves PROCESSING for good under this row lock, so the refund happens once
+            usage_refund(charge=Charge(usage_id=current.usage_id, units=current.charged_units))
         emit_event(
             workspace_id=current.workspace_id,
             name="image.failed",

@@ -3,6 +3,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.fields import InstantField
+from media.ai.captions import CAPTION_PLATFORM_VALUES
+from media.ai.captions import TEXT_MAX_LENGTH as CAPTION_TEXT_MAX_LENGTH
 from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH
 from media.models import AiJobStatus, AspectRatio
@@ -65,3 +67,63 @@ class AiImageJobOutput(serializers.Serializer):
     imageUrl = serializers.URLField(allow_null=True)
     imageId = serializers.CharField(allow_null=True)
     error = serializers.CharField(allow_null=True)
+
+
+class StrictTextField(serializers.CharField):
+    """A string field that refuses other JSON types (DRF's CharField would turn 42 into "42")."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
+def _not_blank(value: str) -> None:
+    if not value.strip():
+        raise serializers.ValidationError("must not be blank")
+
+
+_PLATFORM_HELP = (
+    "The platform the caption is for; the caption then fits its text limit as post validation counts it "
+    "(TWITTER: weighted length with every URL as 23; BLUESKY: graphemes). Omit for a general caption."
+)
+
+
+class AiCaptionCreateInput(serializers.Serializer):
+    prompt = StrictTextField(
+        min_length=1,
+        max_length=PROMPT_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[_not_blank],
+        help_text="What the caption should say or be about: tone, audience, hashtags, a call to action.",
+    )
+    platform = serializers.ChoiceField(choices=CAPTION_PLATFORM_VALUES, required=False, help_text=_PLATFORM_HELP)
+
+
+class AiCaptionRefineInput(serializers.Serializer):
+    prompt = StrictTextField(
+        min_length=1,
+        max_length=PROMPT_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[_not_blank],
+        help_text="How the caption should change, e.g. `shorter`, `more playful`, `add a question at the end`.",
+    )
+    originalText = StrictTextField(
+        min_length=1,
+        max_length=CAPTION_TEXT_MAX_LENGTH,
+        trim_whitespace=False,
+        validators=[_not_blank],
+        help_text="The caption to rework.",
+    )
+    partialText = StrictTextField(
+        max_length=CAPTION_TEXT_MAX_LENGTH,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="A partly written caption to continue from; the result begins with it.",
+    )
+    platform = serializers.ChoiceField(choices=CAPTION_PLATFORM_VALUES, required=False, help_text=_PLATFORM_HELP)
+
+
+class AiCaptionOutput(serializers.Serializer):
+    caption = serializers.CharField(help_text="The text; nothing is saved or posted.")

@@ -12,6 +12,8 @@ from core.errors import NotFound
 from core.fields import format_instant
 from core.idempotency import idempotent
 from media.ai.services import ai_image_job_create
+from media.ai.usage import usage_member_of
+from media.api.captions import QUOTA_EXHAUSTED
 from media.api.serializers import (
     AiImageCreatedOutput,
     AiImageCreateInput,
@@ -73,13 +75,14 @@ class AiImageViewSet(GenericViewSet):
         operation_id="createAiImage",
         summary="Start generating an image",
         request=AiImageCreateInput,
-        responses={201: AiImageCreatedOutput},
+        responses={201: AiImageCreatedOutput, 402: QUOTA_EXHAUSTED},
     )
     @idempotent
     def create(self, request: Request) -> Response:
         """Queues a job. Poll `GET /ai/images/{jobId}` or wait for the `image.completed` /
         `image.failed` webhook event. The finished image's `imageUrl` can be used in `mediaUrls`
-        of posts of this workspace."""
+        of posts of this workspace. Costs 2 AI units of the workspace's monthly quota, refunded if
+        the job fails."""
         access = access_of(request)
         data = _validated(AiImageCreateInput, request)
         job = ai_image_job_create(
@@ -87,6 +90,7 @@ class AiImageViewSet(GenericViewSet):
             prompt=data["prompt"],
             aspect_ratio=data["aspectRatio"],
             session_id=data.get("sessionId"),
+            member=usage_member_of(access.principal),
         )
         return Response({"jobId": job.id, "sessionId": job.session_id, "status": job.status}, status=201)
 

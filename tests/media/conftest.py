@@ -18,10 +18,13 @@ from moto.server import ThreadedMotoServer
 
 @pytest.fixture(autouse=True)
 def local_media(settings: Any, tmp_path: Any) -> Any:
-    """Every test starts on local storage in a directory of its own, with the offline renderer."""
+    """Every test starts on local storage in a directory of its own, with the offline AI providers
+    and no AI quota."""
     settings.STORAGE = "local"
     settings.MEDIA_ROOT = str(tmp_path / "media")
     settings.AI_IMAGE_PROVIDER = "offline"
+    settings.AI_CAPTION_PROVIDER = "offline"
+    settings.AI_MONTHLY_UNITS = None
     return tmp_path / "media"
 
 
@@ -117,5 +120,68 @@ def fake_images_api() -> Iterator[FakeImagesApi]:
     thread.start()
     api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     yield api
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass
+class FakeChatApi:
+    """A local stand-in for an OpenAI-compatible chat completions API over real HTTP. It answers
+    each request with the next scripted reply ``(status, body, headers)`` (the last one repeats)
+    and records what it was sent. ``hang`` makes it hold every request unanswered until the test
+    ends, so a client timeout is certain whatever the machine's load."""
+
+    url: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    replies: list[tuple[int, Any, dict[str, str]]] = field(default_factory=list)
+    hang: bool = False
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def reply(self, status: int = 200, body: Any = None, headers: dict[str, str] | None = None) -> None:
+        self.replies.append((status, body, headers or {}))
+
+    def caption(self, text: str) -> None:
+        self.reply(
+            200, {"id": "chatcmpl-1", "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+        )
+
+
+@pytest.fixture
+def fake_chat_api() -> Iterator[FakeChatApi]:
+    api = FakeChatApi()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            with lock:
+                api.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "json": json.loads(raw or b"{}")}
+                )
+                index = min(len(api.requests), len(api.replies)) - 1
+            if api.hang:
+                api.released.wait()
+                return
+            status, body, headers = api.replies[index] if api.replies else (500, {"error": "no reply scripted"}, {})
+            payload = body if isinstance(body, bytes) else json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    api.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield api
+    api.released.set()
     server.shutdown()
     server.server_close()

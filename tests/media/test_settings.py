@@ -94,3 +94,74 @@ def test_the_embedded_defaults_are_local_storage_and_the_offline_renderer() -> N
     probe = json.loads(result.stdout.strip().splitlines()[-1])
     assert probe["s3"] is False and probe["provider"] == "OfflineRenderer"
     assert "/uploads/ws_1/abc/a.png?" in probe["upload"] and probe["public"].endswith("/media/ws_1/abc/a.png")
+
+
+CAPTION_PROBE = """
+import json
+import django
+django.setup()
+from django.conf import settings
+from media.ai.providers import get_caption_provider
+provider = get_caption_provider()
+print(json.dumps({
+    "provider": type(provider).__name__,
+    "config": [getattr(provider, name, None) for name in ("base_url", "api_key", "model", "timeout", "backoff")],
+    "quota": settings.AI_MONTHLY_UNITS,
+}))
+"""
+
+
+def _caption_probe(**overrides: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AI_", "DEBUG", "TESTING", "PYTEST"))}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+            "REDIS_URL": "redis://127.0.0.1:1/0",
+            "SECRET_KEY": "a-test-secret-key-that-is-long-enough-0123456789",
+            "FERNET_KEYS": "0" * 43 + "=",
+            "ALLOWED_HOSTS": "example.com",
+            "PLATFORM_MODE": "sandbox",
+            **overrides,
+        }
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", CAPTION_PROBE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_captions_default_to_the_offline_provider_and_no_quota() -> None:
+    probe = _caption_probe()
+    assert (probe["provider"], probe["quota"]) == ("OfflineCaptionWriter", None)
+
+
+def test_the_caption_provider_and_quota_come_from_the_environment() -> None:
+    probe = _caption_probe(
+        AI_CAPTION_PROVIDER="openai",
+        AI_IMAGE_API_URL="https://ai.example.com/v1",
+        AI_IMAGE_API_KEY="sk-shared",
+        AI_CAPTION_MODEL="text-model",
+        AI_CAPTION_TIMEOUT_SECONDS="12",
+        AI_CAPTION_RETRY_BACKOFF_SECONDS="0.25",
+        AI_MONTHLY_UNITS="500",
+    )
+    assert probe == {
+        "provider": "OpenAICompatibleCaptionProvider",
+        "config": ["https://ai.example.com/v1", "sk-shared", "text-model", 12.0, 0.25],
+        "quota": 500,
+    }
+    own = _caption_probe(
+        AI_CAPTION_PROVIDER="openai",
+        AI_IMAGE_API_URL="https://images.example.com/v1",
+        AI_CAPTION_API_URL="https://text.example.com/v1",
+        AI_CAPTION_API_KEY="sk-text",
+    )
+    assert own["config"][:2] == ["https://text.example.com/v1", "sk-text"]
