@@ -27,6 +27,7 @@ class InstantField(serializers.Field):
     Rendered in UTC with ``Z``."""
 
     default_error_messages = {"invalid": "must be an ISO 8601 date-time or a date (YYYY-MM-DD)"}
+    json_type = "string"  # core.serializers: anything but a string is refused below
 
     def to_internal_value(self, data: Any) -> dt.datetime:
         if not isinstance(data, str) or not data.strip():

@@ -19,6 +19,7 @@ from typing import Any
 from django.http import QueryDict
 from rest_framework import serializers
 
+from core import serializers as strict
 from core.errors import ValidationFailed
 
 _BRACKET = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[(?P<index>\d*)\]$")
@@ -107,5 +108,5 @@ def parse_query(
     return validated(serializer_class, collect_query(params, serializer_class, aliases))
 
 
-class NoQuery(serializers.Serializer):
+class NoQuery(strict.QuerySerializer):
     """For endpoints that take no query parameters: any parameter is a 400 naming it."""

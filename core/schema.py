@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.drainage import error
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import is_list_serializer
+from rest_framework import serializers
 
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.serializers import strictness_problems
 from workspaces.permissions import _UNDECLARED, required_permission
 
 ERROR_SCHEMA = {
@@ -56,6 +59,8 @@ class ServiceAutoSchema(AutoSchema):
         operation = super().get_operation(*args, **kwargs)
         if operation is None:
             return None
+        for problem in self.strictness_problems():
+            error(f"input is not strict: {problem}")
         permission = required_permission(self.view, self.method)
         if permission is not _UNDECLARED:
             line = (
@@ -80,6 +85,23 @@ class ServiceAutoSchema(AutoSchema):
                     }
                 )
         return operation
+
+    def strictness_problems(self) -> list[str]:
+        """Why this operation's body or query serializers would coerce a wrong-typed value
+        (core.serializers); reported as schema errors so that ``make schema`` fails."""
+        problems: list[str] = []
+        if self.method in {"POST", "PUT", "PATCH"}:
+            request = self.get_request_serializer()
+            if isinstance(request, serializers.BaseSerializer) or (
+                isinstance(request, type) and issubclass(request, serializers.BaseSerializer)
+            ):
+                problems += strictness_problems(request)
+        for parameter in self.get_override_parameters():
+            if isinstance(parameter, serializers.BaseSerializer) or (
+                isinstance(parameter, type) and issubclass(parameter, serializers.BaseSerializer)
+            ):
+                problems += strictness_problems(parameter, query=True)
+        return problems
 
     def _handler_is_idempotent(self) -> bool:
         action = getattr(self.view, "action", None)

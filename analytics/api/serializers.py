@@ -5,6 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from analytics.reports import SORT_FIELDS
+from core import serializers as strict
 from core.fields import InstantField
 from platforms.base import Platform
 
@@ -12,7 +13,7 @@ PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000
 
 
-class WindowQuery(serializers.Serializer):
+class WindowQuery(strict.QuerySerializer):
     # "from" is a Python keyword: the field is declared under that name below.
     to = InstantField(help_text="End of the window (inclusive). A bare date means midnight UTC.")
     platforms = serializers.ListField(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from core import serializers as strict
 from core.fields import InstantField
 from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH
@@ -9,12 +10,12 @@ from media.models import AiJobStatus, AspectRatio
 from media.services import MAX_FILES_PER_REQUEST
 
 
-class UploadFileInput(serializers.Serializer):
+class UploadFileInput(strict.Serializer):
     fileName = serializers.CharField(max_length=MAX_FILE_NAME_LENGTH, trim_whitespace=False)
     mimeType = serializers.ChoiceField(choices=list(ALLOWED_MIME_TYPES))
 
 
-class UploadUrlsCreateInput(serializers.Serializer):
+class UploadUrlsCreateInput(strict.Serializer):
     files = UploadFileInput(many=True, allow_empty=False)
 
     def validate_files(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
@@ -35,7 +36,7 @@ class UploadUrlsOutput(serializers.Serializer):
     urls = UploadUrlItemOutput(many=True)
 
 
-class AiImageCreateInput(serializers.Serializer):
+class AiImageCreateInput(strict.Serializer):
     prompt = serializers.CharField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
     aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
     sessionId = serializers.CharField(max_length=SESSION_ID_MAX_LENGTH, required=False, allow_null=True)

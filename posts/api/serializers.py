@@ -7,6 +7,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from core import serializers as strict
 from core.fields import InstantField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
@@ -28,12 +29,12 @@ class PostListQuery(OffsetQuery):
         return attrs
 
 
-class PostPublishInput(serializers.Serializer):
+class PostPublishInput(strict.Serializer):
     timezone = serializers.CharField(required=False, max_length=64, validators=[validate_timezone])
     scheduledAt = InstantField(required=False, allow_null=True)
 
 
-class PostRetryInput(serializers.Serializer):
+class PostRetryInput(strict.Serializer):
     platformIds = serializers.ListField(
         child=serializers.CharField(max_length=255), required=False, allow_null=True, max_length=50
     )

@@ -9,6 +9,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core import serializers as strict
 from core.fields import InstantField
 from platforms.base import Platform
 from posts.models import ContentType
@@ -63,7 +64,7 @@ def _ids() -> serializers.ListField:
     return serializers.ListField(child=_id_field(), required=False, max_length=50)
 
 
-class _ConnectionConfig(serializers.Serializer):
+class _ConnectionConfig(strict.Serializer):
     connectionId = _id_field(required=False)
 
 
@@ -73,7 +74,7 @@ class InstagramConfigInput(_ConnectionConfig):
     audio = _id_field(required=False, allow_null=True)
 
 
-class FacebookConfigInput(serializers.Serializer):
+class FacebookConfigInput(strict.Serializer):
     pageId = _id_field(required=False)
     postType = choice(["FEED", "REEL", "STORY"], required=False)
     videoTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
@@ -145,7 +146,7 @@ CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
 }
 
 
-class PlatformTextInput(serializers.Serializer):
+class PlatformTextInput(strict.Serializer):
     platform = choice(PLATFORM_VALUES)
     text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
 
@@ -157,7 +158,7 @@ def validate_timezone(value: str) -> None:
         raise serializers.ValidationError("must be an IANA time zone name such as Europe/Paris") from None
 
 
-class PostContentInput(serializers.Serializer):
+class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
     contentType = choice(ContentType.values)
@@ -185,7 +186,7 @@ class PostContentInput(serializers.Serializer):
         return attrs
 
 
-class PostTargetsInput(serializers.Serializer):
+class PostTargetsInput(strict.Serializer):
     """Where a post goes: platforms, connection arrays and config arrays."""
 
     platforms = serializers.ListField(child=choice(PLATFORM_VALUES), min_length=1, max_length=12)

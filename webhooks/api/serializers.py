@@ -5,16 +5,17 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core import serializers as strict
 from core.fields import InstantField, format_instant
 from core.pagination import OffsetQuery
 from webhooks.models import Delivery, Webhook
 
 
-class WebhookCreateInput(serializers.Serializer):
+class WebhookCreateInput(strict.Serializer):
     url = serializers.CharField(trim_whitespace=False, allow_blank=True, help_text="A public http(s) endpoint.")
 
 
-class WebhookUpdateInput(serializers.Serializer):
+class WebhookUpdateInput(strict.Serializer):
     url = serializers.CharField(required=False, trim_whitespace=False, allow_blank=True)
     active = serializers.BooleanField(required=False, help_text="`true` re-enables and resets the failure count.")
 
