@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.drainage import error
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import is_list_serializer
 from rest_framework import serializers
 
+from core.fields import TIME_ZONE_COMPONENT, time_zone_names
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.idempotency import KEY_PATTERN as IDEMPOTENCY_KEY_PATTERN
 from core.serializers import strictness_problems
 from workspaces.permissions import _UNDECLARED, required_permission
 
@@ -40,6 +42,8 @@ RATE_HEADERS = {
     "RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Seconds until the window rolls over."},
     "X-Request-Id": {"schema": {"type": "string"}, "description": "Echo of the client's id, or a new one."},
 }
+MIN_PROPERTIES = "x-min-properties"  # OpenAPI extensions must start with x-; turned into minProperties
+IDEMPOTENCY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": IDEMPOTENCY_KEY_PATTERN}
 SHARED_ERRORS = {
     "400": "Validation error: `message` lists what is wrong, each naming its field.",
     "401": "API key is invalid or missing.",
@@ -80,7 +84,7 @@ class ServiceAutoSchema(AutoSchema):
                         "in": "header",
                         "name": IDEMPOTENCY_HEADER,
                         "required": False,
-                        "schema": {"type": "string", "maxLength": 255},
+                        "schema": dict(IDEMPOTENCY_KEY_SCHEMA),
                         "description": "Repeat within 24 h returns the first response and never acts twice.",
                     }
                 )
@@ -124,6 +128,32 @@ class ServiceAutoSchema(AutoSchema):
         return list(tags) if tags else super().get_tags()
 
 
+# What Django's URLValidator (behind every DRF URLField) accepts, as far as a portable pattern
+# says it: http(s)/ftp(s), a dotted host name whose last label is 2-63 letters, an optional
+# port, then no whitespace. (Django also takes IP addresses and non-ASCII host names; a pattern
+# describing a subset keeps generated clients' URLs acceptable.)
+URL_PATTERN = (
+    r"^([Hh][Tt][Tt][Pp][Ss]?|[Ff][Tt][Pp][Ss]?)://"
+    r"([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.){1,4}[A-Za-z]{2,63}\.?"
+    r"(:[0-9]{1,5})?([/?#][^\s]*)?$"
+)
+
+
+class URLFieldPattern(OpenApiSerializerFieldExtension):
+    """Every URLField of a request documents the pattern above; ``format: uri`` alone admits
+    URLs (``a:b``, ``http://x``) the validator refuses."""
+
+    target_class = "rest_framework.fields.URLField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        # The default mapping, as drf-spectacular's extension documentation says to obtain it.
+        schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["pattern"] = URL_PATTERN
+        return schema
+
+
 class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "workspaces.authentication.BearerAuthentication"
     name = "bearerAuth"
@@ -143,18 +173,34 @@ def only_public_api(endpoints: list[tuple[str, str, str, Any]], **kwargs: Any) -
 def add_shared_components(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     components = result.setdefault("components", {})
     components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    components["schemas"][TIME_ZONE_COMPONENT] = {
+        "type": "string",
+        "enum": sorted(time_zone_names()),
+        "description": "An IANA time zone name, as the tz database spells it (Europe/Paris, UTC).",
+    }
     responses = components.setdefault("responses", {})
     for status, description in SHARED_ERRORS.items():
         responses[f"Error{status}"] = {
             "description": description,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         }
+    for schema in components["schemas"].values():
+        # extend_schema_serializer(extensions={MIN_PROPERTIES: n}): a body that must name at least n fields.
+        if MIN_PROPERTIES in schema:
+            schema["minProperties"] = schema.pop(MIN_PROPERTIES)
     components.setdefault("headers", {}).update(RATE_HEADERS)
     header_refs = {name: {"$ref": f"#/components/headers/{name}"} for name in RATE_HEADERS}
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             if method not in {"get", "post", "put", "patch", "delete"}:
                 continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "header" and parameter.get("name") == IDEMPOTENCY_HEADER:
+                    parameter["schema"] = dict(IDEMPOTENCY_KEY_SCHEMA)  # however the view declared it
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            ref = body.get("$ref", "").rsplit("/", 1)[-1]
+            if components["schemas"].get(ref, {}).get("minProperties"):
+                operation["requestBody"]["required"] = True  # no body has no properties
             op_responses = operation.setdefault("responses", {})
             for code, response in op_responses.items():
                 if code.startswith("2"):

@@ -118,8 +118,9 @@ def _described(value: Any) -> str:
     return "a number" if kind in {INTEGER, NUMBER} else _ARTICLE.get(kind, kind)
 
 
+# No docstrings on the two bases: drf-spectacular would copy them into every input's description.
 class Serializer(serializers.Serializer):
-    """Base of every serializer that reads a JSON body: values must have their field's JSON type."""
+    # Base of every serializer that reads a JSON body: values must have their field's JSON type.
 
     reads_query_string = False
 
@@ -133,7 +134,22 @@ class Serializer(serializers.Serializer):
             raise
         if wrong:
             raise serializers.ValidationError(wrong)
+        missing = self.missing_in_nested_partial(data)
+        if missing:
+            raise serializers.ValidationError(missing)
         return value
+
+    def missing_in_nested_partial(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """A partial update (PATCH) leaves out fields of the resource, not of a nested object it
+        sends whole (an item of a list): DRF applies the root's ``partial`` to the whole tree,
+        so a nested serializer checks its own required fields here."""
+        if self.parent is None or not getattr(self.root, "partial", False):
+            return {}
+        return {
+            field.field_name: [field.error_messages["required"]]
+            for field in self.fields.values()
+            if field.required and not field.read_only and field.get_value(data) is empty
+        }
 
     def wrong_types(self, data: Mapping[str, Any]) -> dict[str, Any]:
         errors: dict[str, Any] = {}
@@ -150,8 +166,8 @@ class Serializer(serializers.Serializer):
 
 
 class QuerySerializer(Serializer):
-    """Base of every serializer that reads a query string: numbers and booleans must be written
-    as such (``limit=20``, not ``limit=2e1`` or ``limit= 20``)."""
+    # Base of every serializer that reads a query string: numbers and booleans must be written
+    # as such (``limit=20``, not ``limit=2e1`` or ``limit= 20``).
 
     reads_query_string = True
 

@@ -15,9 +15,12 @@ MAX_BUCKETS = 1000
 
 class WindowQuery(strict.QuerySerializer):
     # "from" is a Python keyword: the field is declared under that name below.
-    to = InstantField(help_text="End of the window (inclusive). A bare date means midnight UTC.")
+    to = InstantField(help_text="End of the window (inclusive), not before `from`. A bare date means midnight UTC.")
     platforms = serializers.ListField(
-        child=serializers.ChoiceField(choices=PLATFORM_CHOICES), required=False, default=list
+        child=serializers.ChoiceField(choices=PLATFORM_CHOICES),
+        required=False,
+        default=list,
+        help_text="Repeated. Omitted: every platform with analytics. MASTODON and TELEGRAM are ignored.",
     )
 
     def get_fields(self) -> dict[str, serializers.Field]:
@@ -32,13 +35,13 @@ class WindowQuery(strict.QuerySerializer):
 
 
 class BreakdownQuery(WindowQuery):
-    """``platforms`` is accepted and ignored here: older clients send it."""
+    """``platforms`` is accepted (and validated) but ignored here: older clients send it."""
 
 
 class TimeseriesQuery(WindowQuery):
     granularity = serializers.ChoiceField(choices=["DAILY", "WEEKLY", "MONTHLY"], required=False)
     interval = serializers.ChoiceField(
-        choices=["DAY", "WEEK", "MONTH"], required=False, help_text="Legacy alias of granularity."
+        choices=["DAY", "WEEK", "MONTH"], required=False, help_text="Deprecated: legacy alias of granularity."
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

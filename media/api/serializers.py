@@ -16,12 +16,10 @@ class UploadFileInput(strict.Serializer):
 
 
 class UploadUrlsCreateInput(strict.Serializer):
-    files = UploadFileInput(many=True, allow_empty=False)
-
-    def validate_files(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
-        if len(value) > MAX_FILES_PER_REQUEST:
-            raise serializers.ValidationError(f"Ensure this field has no more than {MAX_FILES_PER_REQUEST} elements.")
-        return value
+    # A ListField rather than many=True: drf-spectacular documents its minItems and maxItems.
+    files = serializers.ListField(
+        child=UploadFileInput(), allow_empty=False, min_length=1, max_length=MAX_FILES_PER_REQUEST
+    )
 
 
 class UploadUrlItemOutput(serializers.Serializer):

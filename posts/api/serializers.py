@@ -8,11 +8,11 @@ from typing import Any
 from rest_framework import serializers
 
 from core import serializers as strict
-from core.fields import InstantField
+from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
 from posts.rendering import LIST_CONFIG_FIELDS, PLATFORM_CONFIG_FIELDS, record_field_name
-from posts.services.payloads import PLATFORM_VALUES, choice, validate_timezone
+from posts.services.payloads import PLATFORM_VALUES, choice
 
 
 class PostListQuery(OffsetQuery):
@@ -30,7 +30,7 @@ class PostListQuery(OffsetQuery):
 
 
 class PostPublishInput(strict.Serializer):
-    timezone = serializers.CharField(required=False, max_length=64, validators=[validate_timezone])
+    timezone = TimeZoneField(required=False)
     scheduledAt = InstantField(required=False, allow_null=True)
 
 
