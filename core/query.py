@@ -94,7 +94,10 @@ def collect_query(
     for name, values in indexed.items():
         ordered = [value for _, _, value in sorted(values)]
         if fields[name]:
-            data[name] = [v for v in ordered if v != ""]
+            # An empty value is an item like any other (``statuses=`` is [""]), as the OpenAPI
+            # description's form-exploded arrays say; it was dropped, so a value outside the
+            # documented enum was accepted.
+            data[name] = ordered
         elif len(ordered) > 1:
             raise ValidationFailed([f"{name} must be given once"])
         else:

@@ -154,6 +154,22 @@ class URLFieldPattern(OpenApiSerializerFieldExtension):
         return schema
 
 
+NOT_ONLY_WHITESPACE = r"\S"
+
+
+class NonBlankCharFieldPattern(OpenApiSerializerFieldExtension):
+    """A CharField that trims whitespace and refuses a blank value refuses a value made of
+    whitespace alone (``"\\r"``), which ``minLength: 1`` admits: its requests say so."""
+
+    target_class = "rest_framework.fields.CharField"  # exactly CharField: subclasses describe themselves
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request" and self.target.trim_whitespace and not self.target.allow_blank:
+            schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
+        return schema
+
+
 class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "workspaces.authentication.BearerAuthentication"
     name = "bearerAuth"

@@ -20,14 +20,14 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
 DATABASE_NAME = "crosspost_schemathesis"
 REDIS_DB = 63  # the embedded Redis has 64 databases; tests use 1 + worker index
-RUN_TIMEOUT_SECONDS = 600  # a hard bound; a seeded run of -n 15 takes a few minutes
+RUN_TIMEOUT_SECONDS = 600  # a hard bound; a seeded run of -n 15 takes one to two minutes
 START_TIMEOUT_SECONDS = 60
 
 
@@ -55,8 +55,6 @@ def _recreate_database(url: str) -> None:
     import psycopg
 
     config = environ.Env.db_url_config(url)
-    from urllib.parse import unquote
-
     with psycopg.connect(
         host=unquote(config.get("HOST") or "") or None,
         port=config.get("PORT") or None,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core import serializers as strict
@@ -34,8 +35,13 @@ class UploadUrlsOutput(serializers.Serializer):
     urls = UploadUrlItemOutput(many=True)
 
 
+@extend_schema_field({"type": "string", "minLength": 1, "maxLength": PROMPT_MAX_LENGTH, "pattern": r"\S"})
+class _PromptField(serializers.CharField):
+    """Kept as sent (no trimming), but never whitespace alone (``validate_prompt``)."""
+
+
 class AiImageCreateInput(strict.Serializer):
-    prompt = serializers.CharField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
+    prompt = _PromptField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
     aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
     sessionId = serializers.CharField(max_length=SESSION_ID_MAX_LENGTH, required=False, allow_null=True)
 

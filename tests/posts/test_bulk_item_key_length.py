@@ -9,10 +9,16 @@ from typing import Any
 import pytest
 
 from posts.models import Post
+from tests.factories.posts import account
 from tests.posts.conftest import future, iso
-from tests.posts.test_bulk_validate import URL, batch, masto  # noqa: F401 (fixture)
+from tests.posts.test_bulk_validate import URL, batch
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def masto(workspace: Any) -> Any:
+    return account(workspace, "MASTODON")
 
 
 def test_the_longest_item_key_works_and_a_longer_one_fails_only_its_item(
