@@ -85,3 +85,20 @@ class TimeZoneField(serializers.CharField):
         if value not in time_zone_names():
             self.fail("unknown")
         return value
+
+
+class UntrimmedTextField(serializers.CharField):
+    """Text kept exactly as sent (no trimming) that must still hold more than whitespace; its
+    OpenAPI pattern says so (``core.schema``)."""
+
+    default_error_messages = {"blank_text": "must not be blank"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not self.allow_blank and not value.strip():
+            self.fail("blank_text")
+        return value

@@ -154,7 +154,10 @@ class URLFieldPattern(OpenApiSerializerFieldExtension):
         return schema
 
 
-NOT_ONLY_WHITESPACE = r"\S"
+# "Holds a character that is not whitespace", with whitespace as Python's str.strip() sees it
+# (it trims the value): spelled out, since regex engines disagree on \s (ECMA leaves out U+0085
+# and counts U+FEFF).
+NOT_ONLY_WHITESPACE = r"[^\t\n\u000b\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 
 
 class NonBlankCharFieldPattern(OpenApiSerializerFieldExtension):
@@ -166,6 +169,16 @@ class NonBlankCharFieldPattern(OpenApiSerializerFieldExtension):
     def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
         schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
         if direction == "request" and self.target.trim_whitespace and not self.target.allow_blank:
+            schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
+        return schema
+
+
+class UntrimmedTextFieldPattern(NonBlankCharFieldPattern):
+    target_class = "core.fields.UntrimmedTextField"
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request" and not self.target.allow_blank:
             schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
         return schema
 

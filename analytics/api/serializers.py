@@ -39,7 +39,12 @@ class BreakdownQuery(WindowQuery):
 
 
 class TimeseriesQuery(WindowQuery):
-    granularity = serializers.ChoiceField(choices=["DAILY", "WEEKLY", "MONTHLY"], required=False)
+    granularity = serializers.ChoiceField(
+        choices=["DAILY", "WEEKLY", "MONTHLY"],
+        required=False,
+        help_text=f"Default DAILY. The window may hold at most {MAX_BUCKETS} buckets of it (days, weeks of 7 days, "
+        "months of 28 days).",
+    )
     interval = serializers.ChoiceField(
         choices=["DAY", "WEEK", "MONTH"], required=False, help_text="Deprecated: legacy alias of granularity."
     )

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core import serializers as strict
-from core.fields import InstantField
+from core.fields import InstantField, UntrimmedTextField
 from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH
 from media.models import AiJobStatus, AspectRatio
@@ -12,7 +11,7 @@ from media.services import MAX_FILES_PER_REQUEST
 
 
 class UploadFileInput(strict.Serializer):
-    fileName = serializers.CharField(max_length=MAX_FILE_NAME_LENGTH, trim_whitespace=False)
+    fileName = UntrimmedTextField(max_length=MAX_FILE_NAME_LENGTH)
     mimeType = serializers.ChoiceField(choices=list(ALLOWED_MIME_TYPES))
 
 
@@ -35,20 +34,10 @@ class UploadUrlsOutput(serializers.Serializer):
     urls = UploadUrlItemOutput(many=True)
 
 
-@extend_schema_field({"type": "string", "minLength": 1, "maxLength": PROMPT_MAX_LENGTH, "pattern": r"\S"})
-class _PromptField(serializers.CharField):
-    """Kept as sent (no trimming), but never whitespace alone (``validate_prompt``)."""
-
-
 class AiImageCreateInput(strict.Serializer):
-    prompt = _PromptField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
+    prompt = UntrimmedTextField(min_length=1, max_length=PROMPT_MAX_LENGTH)
     aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
     sessionId = serializers.CharField(max_length=SESSION_ID_MAX_LENGTH, required=False, allow_null=True)
-
-    def validate_prompt(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("must not be blank")
-        return value
 
 
 class AiImageCreatedOutput(serializers.Serializer):

@@ -20,7 +20,7 @@ class PostListQuery(OffsetQuery):
     statuses = serializers.ListField(child=choice(PostStatus.values), required=False)
     platforms = serializers.ListField(child=choice(PLATFORM_VALUES), required=False)
     startDate = InstantField(required=False)
-    endDate = InstantField(required=False)
+    endDate = InstantField(required=False, help_text="Not before startDate.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("startDate"), attrs.get("endDate")

@@ -221,3 +221,11 @@ def test_an_empty_value_of_a_list_parameter_is_validated_like_any_other(admin):
     assert response.status_code == 400
     assert response.json()["message"] == ['statuses[0]: "" is not a valid choice.']
     assert admin.get("/api/v1/recurring-posts", {"statuses": "ACTIVE"}).status_code == 200
+
+
+def test_a_patch_still_needs_the_required_fields_of_each_item_it_sends(admin):
+    """PATCH applied ``partial`` to the list items too, so an item without ``platform`` reached
+    the duplicate check and raised a KeyError: a 500 (found by schemathesis)."""
+    response = admin.patch("/api/v1/social-posts/post_absent", {"platformTexts": [{"text": "x"}]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == ["platformTexts[0].platform: This field is required."]
