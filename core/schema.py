@@ -166,9 +166,12 @@ class NonBlankCharFieldPattern(OpenApiSerializerFieldExtension):
 
     target_class = "rest_framework.fields.CharField"  # exactly CharField: subclasses describe themselves
 
+    def refuses_whitespace_only(self) -> bool:
+        return bool(self.target.trim_whitespace and not self.target.allow_blank)
+
     def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
         schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
-        if direction == "request" and self.target.trim_whitespace and not self.target.allow_blank:
+        if direction == "request" and self.refuses_whitespace_only():
             schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
         return schema
 
@@ -176,11 +179,8 @@ class NonBlankCharFieldPattern(OpenApiSerializerFieldExtension):
 class UntrimmedTextFieldPattern(NonBlankCharFieldPattern):
     target_class = "core.fields.UntrimmedTextField"
 
-    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
-        schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
-        if direction == "request" and not self.target.allow_blank:
-            schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
-        return schema
+    def refuses_whitespace_only(self) -> bool:
+        return not self.target.allow_blank  # checked by the field itself, without trimming
 
 
 class BearerAuthenticationScheme(OpenApiAuthenticationExtension):

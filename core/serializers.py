@@ -146,14 +146,14 @@ class Serializer(serializers.Serializer):
         if self.parent is None or not getattr(self.root, "partial", False):
             return {}
         return {
-            field.field_name: [field.error_messages["required"]]
-            for field in self.fields.values()
+            name: [field.error_messages["required"]]
+            for name, field in self.fields.items()
             if field.required and not field.read_only and field.get_value(data) is empty
         }
 
     def wrong_types(self, data: Mapping[str, Any]) -> dict[str, Any]:
         errors: dict[str, Any] = {}
-        for field in self.fields.values():
+        for name, field in self.fields.items():
             if field.read_only:
                 continue
             value = field.get_value(data)
@@ -161,7 +161,7 @@ class Serializer(serializers.Serializer):
                 continue
             detail = type_errors(field, value, from_query=self.reads_query_string)
             if detail:
-                errors[field.field_name] = detail
+                errors[name] = detail
         return errors
 
 
