@@ -7,7 +7,7 @@ export PLATFORM_MODE ?= sandbox
 export DJANGO_SETTINGS_MODULE := config.settings
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-fast check lint typecheck schema migrations-check bench stop-embedded clean
+.PHONY: install run test test-fast check lint typecheck schema schemathesis migrations-check bench stop-embedded clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,12 @@ migrations-check: $(STAMP)
 schema: $(STAMP)
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
-check: lint typecheck migrations-check schema test
+# The OpenAPI description against the live service (a web process on a database of its own,
+# seeded schemathesis run, about a minute or two); SEED=n for another seed.
+schemathesis: $(STAMP)
+	$(PY) scripts/schemathesis_check.py $(if $(SEED),--seed $(SEED),)
+
+check: lint typecheck migrations-check schema test schemathesis
 
 bench: $(STAMP)
 	@# The load generator is wrk where it can be had (Debian's package; as root we install it);

@@ -292,7 +292,7 @@ WEBHOOK_RETRY_DELAYS = [
     float(x) for x in env.list("WEBHOOK_RETRY_DELAYS", default=["30", "120", "480", "1920", "7200"])
 ]
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
-WEBHOOK_MAX_PER_WORKSPACE = 10
+WEBHOOK_MAX_PER_WORKSPACE = env.int("WEBHOOK_MAX_PER_WORKSPACE", default=10)
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import zoneinfo
 from typing import Any
 
 from django.utils import timezone
@@ -27,6 +29,7 @@ class InstantField(serializers.Field):
     Rendered in UTC with ``Z``."""
 
     default_error_messages = {"invalid": "must be an ISO 8601 date-time or a date (YYYY-MM-DD)"}
+    json_type = "string"  # core.serializers: anything but a string is refused below
 
     def to_internal_value(self, data: Any) -> dt.datetime:
         if not isinstance(data, str) or not data.strip():
@@ -54,3 +57,48 @@ class InstantField(serializers.Field):
 
     def to_representation(self, value: dt.datetime) -> str | None:
         return format_instant(value)
+
+
+TIME_ZONE_COMPONENT = "TimeZone"
+
+
+@functools.cache
+def time_zone_names() -> frozenset[str]:
+    """The IANA names of this machine's tz database: what ``zoneinfo`` can load, and all that is
+    documented (the ``TimeZone`` enum of the OpenAPI description)."""
+    return frozenset(zoneinfo.available_timezones())
+
+
+@extend_schema_field({"$ref": f"#/components/schemas/{TIME_ZONE_COMPONENT}"})
+class TimeZoneField(serializers.CharField):
+    """An IANA time zone name such as ``Europe/Paris``, exactly as the tz database spells it."""
+
+    default_error_messages = {"unknown": "must be an IANA time zone name such as Europe/Paris"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if value not in time_zone_names():
+            self.fail("unknown")
+        return value
+
+
+class UntrimmedTextField(serializers.CharField):
+    """Text kept exactly as sent (no trimming) that must still hold more than whitespace; its
+    OpenAPI pattern says so (``core.schema``)."""
+
+    default_error_messages = {"blank_text": "must not be blank"}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value = super().to_internal_value(data)
+        if not self.allow_blank and not value.strip():
+            self.fail("blank_text")
+        return value

@@ -32,7 +32,8 @@ from core.models import IdempotencyRecord
 HEADER = "Idempotency-Key"
 REPLAY_HEADER = "Idempotent-Replayed"
 ABANDONED_AFTER = dt.timedelta(minutes=2)
-_KEY_SHAPE = re.compile(r"^[\x21-\x7e]{1,255}$")
+KEY_PATTERN = r"^[!-~]{1,255}$"  # printable ASCII (0x21-0x7e), no spaces; also in the OpenAPI description
+_KEY_SHAPE = re.compile(KEY_PATTERN)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ from typing import Any
 from django.db.models import QuerySet
 from rest_framework import serializers
 
+from core import serializers as strict
 
-class OffsetQuery(serializers.Serializer):
+
+class OffsetQuery(strict.QuerySerializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     offset = serializers.IntegerField(min_value=0, default=0, max_value=10_000_000)
 

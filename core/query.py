@@ -19,6 +19,7 @@ from typing import Any
 from django.http import QueryDict
 from rest_framework import serializers
 
+from core import serializers as strict
 from core.errors import ValidationFailed
 
 _BRACKET = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[(?P<index>\d*)\]$")
@@ -93,7 +94,10 @@ def collect_query(
     for name, values in indexed.items():
         ordered = [value for _, _, value in sorted(values)]
         if fields[name]:
-            data[name] = [v for v in ordered if v != ""]
+            # An empty value is an item like any other (``statuses=`` is [""]), as the OpenAPI
+            # description's form-exploded arrays say; it was dropped, so a value outside the
+            # documented enum was accepted.
+            data[name] = ordered
         elif len(ordered) > 1:
             raise ValidationFailed([f"{name} must be given once"])
         else:
@@ -107,5 +111,5 @@ def parse_query(
     return validated(serializer_class, collect_query(params, serializer_class, aliases))
 
 
-class NoQuery(serializers.Serializer):
+class NoQuery(strict.QuerySerializer):
     """For endpoints that take no query parameters: any parameter is a 400 naming it."""

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.drainage import error
+from drf_spectacular.extensions import OpenApiAuthenticationExtension, OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import is_list_serializer
+from rest_framework import serializers
 
+from core.fields import TIME_ZONE_COMPONENT, time_zone_names
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.idempotency import KEY_PATTERN as IDEMPOTENCY_KEY_PATTERN
+from core.serializers import strictness_problems
 from workspaces.permissions import _UNDECLARED, required_permission
 
 ERROR_SCHEMA = {
@@ -37,6 +42,8 @@ RATE_HEADERS = {
     "RateLimit-Reset": {"schema": {"type": "integer"}, "description": "Seconds until the window rolls over."},
     "X-Request-Id": {"schema": {"type": "string"}, "description": "Echo of the client's id, or a new one."},
 }
+MIN_PROPERTIES = "x-min-properties"  # OpenAPI extensions must start with x-; turned into minProperties
+IDEMPOTENCY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": IDEMPOTENCY_KEY_PATTERN}
 SHARED_ERRORS = {
     "400": "Validation error: `message` lists what is wrong, each naming its field.",
     "401": "API key is invalid or missing (`code: unauthorized`).",
@@ -61,6 +68,8 @@ class ServiceAutoSchema(AutoSchema):
         operation = super().get_operation(*args, **kwargs)
         if operation is None:
             return None
+        for problem in self.strictness_problems():
+            error(f"input is not strict: {problem}")
         permission = required_permission(self.view, self.method)
         if permission is not _UNDECLARED:
             line = (
@@ -80,11 +89,28 @@ class ServiceAutoSchema(AutoSchema):
                         "in": "header",
                         "name": IDEMPOTENCY_HEADER,
                         "required": False,
-                        "schema": {"type": "string", "maxLength": 255},
+                        "schema": dict(IDEMPOTENCY_KEY_SCHEMA),
                         "description": "Repeat within 24 h returns the first response and never acts twice.",
                     }
                 )
         return operation
+
+    def strictness_problems(self) -> list[str]:
+        """Why this operation's body or query serializers would coerce a wrong-typed value
+        (core.serializers); reported as schema errors so that ``make schema`` fails."""
+        problems: list[str] = []
+        if self.method in {"POST", "PUT", "PATCH"}:
+            request = self.get_request_serializer()
+            if isinstance(request, serializers.BaseSerializer) or (
+                isinstance(request, type) and issubclass(request, serializers.BaseSerializer)
+            ):
+                problems += strictness_problems(request)
+        for parameter in self.get_override_parameters():
+            if isinstance(parameter, serializers.BaseSerializer) or (
+                isinstance(parameter, type) and issubclass(parameter, serializers.BaseSerializer)
+            ):
+                problems += strictness_problems(parameter, query=True)
+        return problems
 
     def _handler_is_idempotent(self) -> bool:
         action = getattr(self.view, "action", None)
@@ -107,6 +133,61 @@ class ServiceAutoSchema(AutoSchema):
         return list(tags) if tags else super().get_tags()
 
 
+# What Django's URLValidator (behind every DRF URLField) accepts, as far as a portable pattern
+# says it: http(s)/ftp(s), a dotted host name whose last label is 2-63 letters, an optional
+# port, then no whitespace. (Django also takes IP addresses and non-ASCII host names; a pattern
+# describing a subset keeps generated clients' URLs acceptable.)
+URL_PATTERN = (
+    r"^([Hh][Tt][Tt][Pp][Ss]?|[Ff][Tt][Pp][Ss]?)://"
+    r"([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.){1,4}[A-Za-z]{2,63}\.?"
+    r"(:[0-9]{1,5})?([/?#][^\s]*)?$"
+)
+
+
+class URLFieldPattern(OpenApiSerializerFieldExtension):
+    """Every URLField of a request documents the pattern above; ``format: uri`` alone admits
+    URLs (``a:b``, ``http://x``) the validator refuses."""
+
+    target_class = "rest_framework.fields.URLField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        # The default mapping, as drf-spectacular's extension documentation says to obtain it.
+        schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["pattern"] = URL_PATTERN
+        return schema
+
+
+# "Holds a character that is not whitespace", with whitespace as Python's str.strip() sees it
+# (it trims the value): spelled out, since regex engines disagree on \s (ECMA leaves out U+0085
+# and counts U+FEFF).
+NOT_ONLY_WHITESPACE = r"[^\t\n\u000b\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+
+
+class NonBlankCharFieldPattern(OpenApiSerializerFieldExtension):
+    """A CharField that trims whitespace and refuses a blank value refuses a value made of
+    whitespace alone (``"\\r"``), which ``minLength: 1`` admits: its requests say so."""
+
+    target_class = "rest_framework.fields.CharField"  # exactly CharField: subclasses describe themselves
+
+    def refuses_whitespace_only(self) -> bool:
+        return bool(self.target.trim_whitespace and not self.target.allow_blank)
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request" and self.refuses_whitespace_only():
+            schema.setdefault("pattern", NOT_ONLY_WHITESPACE)
+        return schema
+
+
+class UntrimmedTextFieldPattern(NonBlankCharFieldPattern):
+    target_class = "core.fields.UntrimmedTextField"
+
+    def refuses_whitespace_only(self) -> bool:
+        return not self.target.allow_blank  # checked by the field itself, without trimming
+
+
 class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
     target_class = "workspaces.authentication.BearerAuthentication"
     name = "bearerAuth"
@@ -126,18 +207,34 @@ def only_public_api(endpoints: list[tuple[str, str, str, Any]], **kwargs: Any) -
 def add_shared_components(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
     components = result.setdefault("components", {})
     components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    components["schemas"][TIME_ZONE_COMPONENT] = {
+        "type": "string",
+        "enum": sorted(time_zone_names()),
+        "description": "An IANA time zone name, as the tz database spells it (Europe/Paris, UTC).",
+    }
     responses = components.setdefault("responses", {})
     for status, description in SHARED_ERRORS.items():
         responses[f"Error{status}"] = {
             "description": description,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         }
+    for schema in components["schemas"].values():
+        # extend_schema_serializer(extensions={MIN_PROPERTIES: n}): a body that must name at least n fields.
+        if MIN_PROPERTIES in schema:
+            schema["minProperties"] = schema.pop(MIN_PROPERTIES)
     components.setdefault("headers", {}).update(RATE_HEADERS)
     header_refs = {name: {"$ref": f"#/components/headers/{name}"} for name in RATE_HEADERS}
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             if method not in {"get", "post", "put", "patch", "delete"}:
                 continue
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "header" and parameter.get("name") == IDEMPOTENCY_HEADER:
+                    parameter["schema"] = dict(IDEMPOTENCY_KEY_SCHEMA)  # however the view declared it
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+            ref = body.get("$ref", "").rsplit("/", 1)[-1]
+            if components["schemas"].get(ref, {}).get("minProperties"):
+                operation["requestBody"]["required"] = True  # no body has no properties
             op_responses = operation.setdefault("responses", {})
             for code, response in op_responses.items():
                 if code.startswith("2"):

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from accounts.models import AccountStatus, SocialAccount
+from core import serializers as strict
 from core.fields import InstantField, format_instant
 from platforms.base import AudioItem, Board, Platform
 from platforms.instagram import AUDIO_QUERY_LIMIT
@@ -15,11 +16,11 @@ PLATFORM_VALUES = [p.value for p in Platform]
 STATUS_HELP = " or ".join(f"`{v}`" for v in AccountStatus.values)
 
 
-class NoQuery(serializers.Serializer):
+class NoQuery(strict.QuerySerializer):
     """An endpoint that takes no query parameters (any given is a 400 naming it)."""
 
 
-class InstagramAudioQuery(serializers.Serializer):
+class InstagramAudioQuery(strict.QuerySerializer):
     audioType = serializers.ChoiceField(choices=["music", "original_sound"])
     searchQuery = serializers.CharField(
         max_length=AUDIO_QUERY_LIMIT, required=False, allow_blank=True, trim_whitespace=True

@@ -5,6 +5,7 @@ from typing import Any
 from rest_framework import serializers
 
 from analytics.reports import SORT_FIELDS
+from core import serializers as strict
 from core.fields import InstantField
 from platforms.base import Platform
 from posts.services.payloads import choice as inline_choice
@@ -13,11 +14,14 @@ PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000
 
 
-class WindowQuery(serializers.Serializer):
+class WindowQuery(strict.QuerySerializer):
     # "from" is a Python keyword: the field is declared under that name below.
-    to = InstantField(help_text="End of the window (inclusive). A bare date means midnight UTC.")
+    to = InstantField(help_text="End of the window (inclusive), not before `from`. A bare date means midnight UTC.")
     platforms = serializers.ListField(
-        child=serializers.ChoiceField(choices=PLATFORM_CHOICES), required=False, default=list
+        child=serializers.ChoiceField(choices=PLATFORM_CHOICES),
+        required=False,
+        default=list,
+        help_text="Repeated. Omitted: every platform with analytics. MASTODON and TELEGRAM are ignored.",
     )
 
     def get_fields(self) -> dict[str, serializers.Field]:
@@ -32,13 +36,18 @@ class WindowQuery(serializers.Serializer):
 
 
 class BreakdownQuery(WindowQuery):
-    """``platforms`` is accepted and ignored here: older clients send it."""
+    """``platforms`` is accepted (and validated) but ignored here: older clients send it."""
 
 
 class TimeseriesQuery(WindowQuery):
-    granularity = serializers.ChoiceField(choices=["DAILY", "WEEKLY", "MONTHLY"], required=False)
+    granularity = serializers.ChoiceField(
+        choices=["DAILY", "WEEKLY", "MONTHLY"],
+        required=False,
+        help_text=f"Default DAILY. The window may hold at most {MAX_BUCKETS} buckets of it (days, weeks of 7 days, "
+        "months of 28 days).",
+    )
     interval = serializers.ChoiceField(
-        choices=["DAY", "WEEK", "MONTH"], required=False, help_text="Legacy alias of granularity."
+        choices=["DAY", "WEEK", "MONTH"], required=False, help_text="Deprecated: legacy alias of granularity."
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -31,19 +30,6 @@ from core.query import (
 from core.schema import NEEDS_REDIS
 from workspaces.authentication import access_of
 from workspaces.roles import Permission
-
-WINDOW_PARAMETERS = [
-    OpenApiParameter(
-        "from", OpenApiTypes.DATETIME, required=True, description="Start (inclusive); a date = midnight UTC"
-    ),
-    OpenApiParameter("to", OpenApiTypes.DATETIME, required=True, description="End (inclusive); not before `from`"),
-    OpenApiParameter(
-        "platforms",
-        OpenApiTypes.STR,
-        many=True,
-        description="Repeated. Omitted: every platform with analytics. MASTODON and TELEGRAM are ignored.",
-    ),
-]
 
 
 def _window(data: dict[str, Any]) -> reports.Window:
@@ -73,7 +59,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             "lists metrics that some selected platform cannot report, whose totals cover only the platforms "
             "that can."
         ),
-        parameters=WINDOW_PARAMETERS,
+        parameters=[WindowQuery],
         responses={200: OverviewOutput},
     )
     @action(detail=False, methods=["get"])
@@ -92,11 +78,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             "the latest known count at the bucket end. `interval=DAY|WEEK|MONTH` is a legacy alias of "
             "`granularity`."
         ),
-        parameters=[
-            *WINDOW_PARAMETERS,
-            OpenApiParameter("granularity", OpenApiTypes.STR, enum=["DAILY", "WEEKLY", "MONTHLY"]),
-            OpenApiParameter("interval", OpenApiTypes.STR, enum=["DAY", "WEEK", "MONTH"], deprecated=True),
-        ],
+        parameters=[TimeseriesQuery],
         responses={200: TimeseriesOutput},
     )
     @action(detail=False, methods=["get"])
@@ -118,7 +100,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         summary="The overview metrics per platform",
         description="One row per platform with analytics data in the workspace, with its `supportedMetrics`. "
         "A `platforms` parameter is tolerated and ignored.",
-        parameters=WINDOW_PARAMETERS[:2],
+        parameters=[BreakdownQuery],
         responses={200: BreakdownOutput},
     )
     @action(detail=False, methods=["get"], url_path="platform-breakdown")
@@ -138,12 +120,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             "and saves; LinkedIn impressions and reach; Facebook impressions and reach). Sorted descending by "
             "`sortBy` (nulls last)."
         ),
-        parameters=[
-            *WINDOW_PARAMETERS,
-            OpenApiParameter("page", OpenApiTypes.INT, description="≥ 1, default 1"),
-            OpenApiParameter("limit", OpenApiTypes.INT, description="1–100, default 20"),
-            OpenApiParameter("sortBy", OpenApiTypes.STR, enum=list(reports.SORT_FIELDS)),
-        ],
+        parameters=[PostsQuery],
         responses={200: PostsOutput},
     )
     @action(detail=False, methods=["get"])

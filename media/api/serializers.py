@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from core.fields import InstantField
+from core import serializers as strict
+from core.fields import InstantField, UntrimmedTextField
 from media.ai.captions import CAPTION_PLATFORM_VALUES
 from media.ai.captions import TEXT_MAX_LENGTH as CAPTION_TEXT_MAX_LENGTH
 from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
@@ -11,18 +12,16 @@ from media.models import AiJobStatus, AspectRatio
 from media.services import MAX_FILES_PER_REQUEST
 
 
-class UploadFileInput(serializers.Serializer):
-    fileName = serializers.CharField(max_length=MAX_FILE_NAME_LENGTH, trim_whitespace=False)
+class UploadFileInput(strict.Serializer):
+    fileName = UntrimmedTextField(max_length=MAX_FILE_NAME_LENGTH)
     mimeType = serializers.ChoiceField(choices=list(ALLOWED_MIME_TYPES))
 
 
-class UploadUrlsCreateInput(serializers.Serializer):
-    files = UploadFileInput(many=True, allow_empty=False)
-
-    def validate_files(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
-        if len(value) > MAX_FILES_PER_REQUEST:
-            raise serializers.ValidationError(f"Ensure this field has no more than {MAX_FILES_PER_REQUEST} elements.")
-        return value
+class UploadUrlsCreateInput(strict.Serializer):
+    # A ListField rather than many=True: drf-spectacular documents its minItems and maxItems.
+    files = serializers.ListField(
+        child=UploadFileInput(), allow_empty=False, min_length=1, max_length=MAX_FILES_PER_REQUEST
+    )
 
 
 class UploadUrlItemOutput(serializers.Serializer):
@@ -37,8 +36,8 @@ class UploadUrlsOutput(serializers.Serializer):
     urls = UploadUrlItemOutput(many=True)
 
 
-class AiImageCreateInput(serializers.Serializer):
-    prompt = serializers.CharField(min_length=1, max_length=PROMPT_MAX_LENGTH, trim_whitespace=False)
+class AiImageCreateInput(strict.Serializer):
+    prompt = UntrimmedTextField(min_length=1, max_length=PROMPT_MAX_LENGTH)
     aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
     sessionId = serializers.CharField(
         max_length=SESSION_ID_MAX_LENGTH,
@@ -47,11 +46,6 @@ class AiImageCreateInput(serializers.Serializer):
         help_text="Groups related generations: send back the `sessionId` of an earlier job. Omitted: a new "
         "session (a UUID). Ids issued before UUIDs (`sess_…`) keep working.",
     )
-
-    def validate_prompt(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("must not be blank")
-        return value
 
 
 class AiImageCreatedOutput(serializers.Serializer):
@@ -69,57 +63,36 @@ class AiImageJobOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
 
 
-class StrictTextField(serializers.CharField):
-    """A string field that refuses other JSON types (DRF's CharField would turn 42 into "42")."""
-
-    def to_internal_value(self, data: object) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return str(super().to_internal_value(data))
-
-
-def _not_blank(value: str) -> None:
-    if not value.strip():
-        raise serializers.ValidationError("must not be blank")
-
-
 _PLATFORM_HELP = (
     "The platform the caption is for; the caption then fits its text limit as post validation counts it "
     "(TWITTER: weighted length with every URL as 23; BLUESKY: graphemes). Omit for a general caption."
 )
 
 
-class AiCaptionCreateInput(serializers.Serializer):
-    prompt = StrictTextField(
+class AiCaptionCreateInput(strict.Serializer):
+    prompt = UntrimmedTextField(
         min_length=1,
         max_length=PROMPT_MAX_LENGTH,
-        trim_whitespace=False,
-        validators=[_not_blank],
         help_text="What the caption should say or be about: tone, audience, hashtags, a call to action.",
     )
     platform = serializers.ChoiceField(choices=CAPTION_PLATFORM_VALUES, required=False, help_text=_PLATFORM_HELP)
 
 
-class AiCaptionRefineInput(serializers.Serializer):
-    prompt = StrictTextField(
+class AiCaptionRefineInput(strict.Serializer):
+    prompt = UntrimmedTextField(
         min_length=1,
         max_length=PROMPT_MAX_LENGTH,
-        trim_whitespace=False,
-        validators=[_not_blank],
         help_text="How the caption should change, e.g. `shorter`, `more playful`, `add a question at the end`.",
     )
-    originalText = StrictTextField(
+    originalText = UntrimmedTextField(
         min_length=1,
         max_length=CAPTION_TEXT_MAX_LENGTH,
-        trim_whitespace=False,
-        validators=[_not_blank],
         help_text="The caption to rework.",
     )
-    partialText = StrictTextField(
+    partialText = UntrimmedTextField(
         max_length=CAPTION_TEXT_MAX_LENGTH,
         required=False,
         allow_blank=True,
-        trim_whitespace=False,
         help_text="A partly written caption to continue from; the result begins with it.",
     )
     platform = serializers.ChoiceField(choices=CAPTION_PLATFORM_VALUES, required=False, help_text=_PLATFORM_HELP)

@@ -10,6 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core import serializers as strict
 from core.fields import format_instant
 from core.idempotency import idempotent
 from core.pagination import OffsetQuery, paginate
@@ -37,7 +38,7 @@ class RecurringListQuery(OffsetQuery):
     statuses = serializers.ListField(child=_enum(RecurringStatus.values), required=False)
 
 
-class RecurringOccurrencesQuery(serializers.Serializer):
+class RecurringOccurrencesQuery(strict.QuerySerializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
 
 

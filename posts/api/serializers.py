@@ -7,11 +7,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-from core.fields import InstantField
+from core import serializers as strict
+from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
 from posts.rendering import CLIENT_ALIASES, LIST_CONFIG_FIELDS, PLATFORM_CONFIG_FIELDS, record_field_name
-from posts.services.payloads import PLATFORM_VALUES, choice, validate_timezone
+from posts.services.payloads import PLATFORM_VALUES, choice
 
 
 class PostListQuery(OffsetQuery):
@@ -19,7 +20,7 @@ class PostListQuery(OffsetQuery):
     statuses = serializers.ListField(child=choice(PostStatus.values), required=False)
     platforms = serializers.ListField(child=choice(PLATFORM_VALUES), required=False)
     startDate = InstantField(required=False)
-    endDate = InstantField(required=False)
+    endDate = InstantField(required=False, help_text="Not before startDate.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("startDate"), attrs.get("endDate")
@@ -28,12 +29,12 @@ class PostListQuery(OffsetQuery):
         return attrs
 
 
-class PostPublishInput(serializers.Serializer):
-    timezone = serializers.CharField(required=False, max_length=64, validators=[validate_timezone])
+class PostPublishInput(strict.Serializer):
+    timezone = TimeZoneField(required=False)
     scheduledAt = InstantField(required=False, allow_null=True)
 
 
-class PostRetryInput(serializers.Serializer):
+class PostRetryInput(strict.Serializer):
     platformIds = serializers.ListField(
         child=serializers.CharField(max_length=255), required=False, allow_null=True, max_length=50
     )

@@ -9,6 +9,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core import serializers as strict
 from posts.recurrence.rules import WEEKDAYS
 
 RECURRENCE_DESCRIPTION = (
@@ -33,7 +34,7 @@ def _choice(values: list[str], **kwargs: Any) -> serializers.ChoiceField:
     return field_class(choices=values, **kwargs)  # type: ignore[no-any-return]
 
 
-class RecurrenceInput(serializers.Serializer):
+class RecurrenceInput(strict.Serializer):
     frequency = _choice(["DAILY", "WEEKLY", "MONTHLY"])
     interval = serializers.IntegerField(min_value=1, max_value=30, default=1)
     weekdays = serializers.ListField(

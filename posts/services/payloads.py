@@ -3,13 +3,13 @@ that are not a platform's (those live in ``platforms.capabilities`` only)."""
 
 from __future__ import annotations
 
-import zoneinfo
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.fields import InstantField
+from core import serializers as strict
+from core.fields import InstantField, TimeZoneField
 from platforms.base import Platform
 from posts.models import ContentType
 from posts.recurrence.input import RECURRENCE_DESCRIPTION, RecurrenceInput
@@ -55,15 +55,16 @@ def _id_field(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(max_length=255, **kwargs)
 
 
-def _configs(serializer_class: type[serializers.Serializer]) -> serializers.ListSerializer[Any]:
-    return serializers.ListSerializer(child=serializer_class(), required=False, max_length=50)
+def _configs(serializer_class: type[serializers.Serializer]) -> serializers.ListField:
+    # A ListField rather than many=True: drf-spectacular documents its maxItems.
+    return serializers.ListField(child=serializer_class(), required=False, max_length=50)
 
 
 def _ids() -> serializers.ListField:
     return serializers.ListField(child=_id_field(), required=False, max_length=50)
 
 
-class _ConnectionConfig(serializers.Serializer):
+class _ConnectionConfig(strict.Serializer):
     connectionId = _id_field(required=False)
 
 
@@ -73,7 +74,7 @@ class InstagramConfigInput(_ConnectionConfig):
     audio = _id_field(required=False, allow_null=True)
 
 
-class FacebookConfigInput(serializers.Serializer):
+class FacebookConfigInput(strict.Serializer):
     pageId = _id_field(required=False)
     postType = choice(["FEED", "REEL", "STORY"], required=False)
     videoTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
@@ -157,26 +158,17 @@ CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
 }
 
 
-class PlatformTextInput(serializers.Serializer):
+class PlatformTextInput(strict.Serializer):
     platform = choice(PLATFORM_VALUES)
     text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
 
 
-def validate_timezone(value: str) -> None:
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise serializers.ValidationError("must be an IANA time zone name such as Europe/Paris") from None
-
-
-class PostContentInput(serializers.Serializer):
+class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
     contentType = choice(ContentType.values)
     text = serializers.CharField(required=False, allow_blank=True, max_length=100_000, trim_whitespace=False)
-    platformTexts: serializers.ListSerializer[Any] = serializers.ListSerializer(
-        child=PlatformTextInput(), required=False, max_length=12
-    )
+    platformTexts = serializers.ListField(child=PlatformTextInput(), required=False, max_length=12)
     mediaUrls = serializers.ListField(child=serializers.CharField(max_length=2000), required=False, max_length=35)
     mediaAltTexts = serializers.ListField(
         child=serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False),
@@ -196,7 +188,7 @@ class PostContentInput(serializers.Serializer):
         return attrs
 
 
-class PostTargetsInput(serializers.Serializer):
+class PostTargetsInput(strict.Serializer):
     """Where a post goes: platforms, connection arrays and config arrays."""
 
     platforms = serializers.ListField(child=choice(PLATFORM_VALUES), min_length=1, max_length=12)
@@ -222,7 +214,7 @@ class PostTargetsInput(serializers.Serializer):
 
 
 class PostCreateInput(PostContentInput, PostTargetsInput):
-    timezone = serializers.CharField(max_length=64, validators=[validate_timezone])
+    timezone = TimeZoneField()
     saveAsDraft = serializers.BooleanField(required=False, default=False)
     recurrence = RecurrenceInput(required=False, allow_null=True, help_text=RECURRENCE_DESCRIPTION)
 
@@ -247,7 +239,8 @@ class BulkItemInput(PostContentInput):
 
     contentType = choice([c for c in ContentType.values if c != ContentType.DOCUMENT])
     scheduledAt = InstantField()
-    idempotencyKey = serializers.CharField(required=False, max_length=255)
+    # Stored as "bulk-item:" + key in a 255-character column: a longer key was a database error.
+    idempotencyKey = serializers.CharField(required=False, max_length=255 - len("bulk-item:"))
     instagramConfigs = _configs(InstagramConfigInput)
     facebookConfigs = _configs(FacebookConfigInput)
     tiktokConfigs = _configs(TiktokConfigInput)
@@ -256,10 +249,16 @@ class BulkItemInput(PostContentInput):
     googleBusinessConfigs = _configs(GoogleBusinessConfigInput)
 
 
+@extend_schema_field(BulkItemInput)
+class _BulkItemField(serializers.JSONField):
+    """An item kept raw here (``posts.services.bulk`` validates it with BulkItemInput and reports
+    its errors in its result, with a 201); documented as the BulkItemInput it must be."""
+
+
 class BulkBatchInput(PostTargetsInput):
     """Batch-level fields (no ``linkedinConfigs``); ``posts`` is kept raw so that each item is
     validated on its own and one bad item never sinks the others."""
 
     linkedinConfigs = None  # type: ignore[assignment]
-    timezone = serializers.CharField(max_length=64, validators=[validate_timezone])
-    posts = serializers.ListField(child=serializers.JSONField(), min_length=1, max_length=100)
+    timezone = TimeZoneField()
+    posts = serializers.ListField(child=_BulkItemField(), min_length=1, max_length=100)

@@ -151,8 +151,8 @@ def test_a_platform_outside_the_list_is_400(api, path, platform):
         ({"prompt": ""}, ["prompt: This field may not be blank."]),
         ({"prompt": "  \n "}, ["prompt: must not be blank"]),
         ({"prompt": "x" * 2001}, ["prompt: Ensure this field has no more than 2000 characters."]),
-        ({"prompt": 42}, ["prompt: Not a valid string."]),
-        ({"prompt": ["a"]}, ["prompt: Not a valid string."]),
+        ({"prompt": 42}, ["prompt: must be a string, not a number"]),
+        ({"prompt": ["a"]}, ["prompt: must be a string, not an array"]),
         ({"prompt": None}, ["prompt: This field may not be null."]),
     ],
 )
@@ -183,9 +183,9 @@ def test_generate_validation(api, body, messages):
             ["partialText: Ensure this field has no more than 10000 characters."],
         ),
         ({"prompt": "x" * 2001, "originalText": "t"}, ["prompt: Ensure this field has no more than 2000 characters."]),
-        ({"prompt": 42, "originalText": "t"}, ["prompt: Not a valid string."]),
-        ({"prompt": "x", "originalText": 7}, ["originalText: Not a valid string."]),
-        ({"prompt": "x", "originalText": "t", "partialText": False}, ["partialText: Not a valid string."]),
+        ({"prompt": 42, "originalText": "t"}, ["prompt: must be a string, not a number"]),
+        ({"prompt": "x", "originalText": 7}, ["originalText: must be a string, not a number"]),
+        ({"prompt": "x", "originalText": "t", "partialText": False}, ["partialText: must be a string, not a boolean"]),
     ],
 )
 def test_refine_validation(api, body, messages):

@@ -2,20 +2,50 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.fields import empty
 
+from core import serializers as strict
 from core.fields import InstantField, format_instant
 from core.pagination import OffsetQuery
+from core.schema import MIN_PROPERTIES
 from webhooks.models import Delivery, Webhook
+from webhooks.url_safety import MAX_URL_LENGTH
 
 
-class WebhookCreateInput(serializers.Serializer):
-    url = serializers.CharField(trim_whitespace=False, allow_blank=True, help_text="A public http(s) endpoint.")
+@extend_schema_field(
+    {
+        "type": "string",
+        "format": "uri",
+        "minLength": 1,
+        "maxLength": MAX_URL_LENGTH,
+        "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://[^@/?#]+",
+    }
+)
+class _WebhookUrlField(serializers.CharField):
+    """Checked by ``webhooks.url_safety`` (its messages name the problem); the description states
+    the shape: an http(s) URL with a host and no credentials, at most MAX_URL_LENGTH characters."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def run_validation(self, data: Any = empty) -> Any:
+        if data == "":
+            return data  # refused by webhooks.url_safety, whose message and code clients know
+        return super().run_validation(data)
 
 
-class WebhookUpdateInput(serializers.Serializer):
-    url = serializers.CharField(required=False, trim_whitespace=False, allow_blank=True)
+class WebhookCreateInput(strict.Serializer):
+    url = _WebhookUrlField(
+        help_text="A public http(s) endpoint: its host must resolve to public addresses only (checked when "
+        "registered and before every delivery)."
+    )
+
+
+@extend_schema_serializer(extensions={MIN_PROPERTIES: 1})
+class WebhookUpdateInput(strict.Serializer):
+    url = _WebhookUrlField(required=False)
     active = serializers.BooleanField(required=False, help_text="`true` re-enables and resets the failure count.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

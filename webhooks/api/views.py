@@ -4,7 +4,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -137,10 +137,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(
         operation_id="listWebhookDeliveries",
         summary="List a webhook's deliveries with their attempts",
-        parameters=[
-            OpenApiParameter("limit", int, description="1 to 100, default 20"),
-            OpenApiParameter("offset", int, description="default 0"),
-        ],
+        parameters=[DeliveryListQuery],
         responses={200: DeliveryListOutput},
     )
     @action(detail=True, methods=["get"])
