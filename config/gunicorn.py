@@ -32,6 +32,15 @@ logger_class = RedactingAccessLogger
 access_log_format = "%(h)s"
 
 
+def on_starting(server: Any) -> None:
+    """Load the settings in the master too: they name the metrics directory (and export it), so
+    the workers inherit it and ``child_exit`` below marks their files in the same place."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from django.conf import settings
+
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = settings.PROMETHEUS_MULTIPROC_DIR
+
+
 def child_exit(server: Any, worker: Any) -> None:
     """A worker that exits (restarted, killed, timed out) leaves its metric files; marking it dead
     lets /metrics drop its live gauges while its counters stay in the sums."""
