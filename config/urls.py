@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from config.dashboard import dashboard_view
 from core import views as core_views
-from core.dashboard import dashboard_view
 from core.metrics import metrics_view
 
 API_APPS = ["workspaces", "accounts", "media", "webhooks", "posts", "analytics"]

@@ -3,8 +3,10 @@ and background machinery: each figure read on demand, each failure named instead
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis
@@ -87,19 +89,24 @@ def check_beat() -> Check:
     return Check("beat", True, "ok", critical=False)
 
 
+# The oldest due post that is still waiting to be claimed (None when none is): the publishing app
+# registers its query at start (posts/apps.py), since core imports no domain app.
+_oldest_due_post: Callable[[dt.datetime], dt.datetime | None] | None = None
+
+
+def register_oldest_due_post(query: Callable[[dt.datetime], dt.datetime | None]) -> None:
+    global _oldest_due_post
+    _oldest_due_post = query
+
+
 def scheduler_lag_seconds() -> float | None:
     """How long the oldest SCHEDULED post that is due has waited to be claimed (0 when none has);
     None when the database cannot be read. One indexed read (the partial index of due posts)."""
-    from posts.models import Post, PostStatus
-
+    if _oldest_due_post is None:
+        return 0.0  # no publishing app installed: nothing can be late
     now = timezone.now()
     try:
-        oldest = (
-            Post.objects.filter(status=PostStatus.SCHEDULED, scheduled_at__lte=now)
-            .order_by("scheduled_at")
-            .values_list("scheduled_at", flat=True)
-            .first()
-        )
+        oldest = _oldest_due_post(now)
     except DatabaseError:
         return None
     return 0.0 if oldest is None else (now - oldest).total_seconds()

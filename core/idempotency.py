@@ -27,6 +27,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.errors import BadRequest, Conflict, Unprocessable
+from core.exception_handler import handle_exception, to_application_error
 from core.models import IdempotencyRecord
 
 HEADER = "Idempotency-Key"
@@ -116,6 +117,14 @@ def _json_ready(data: Any) -> Any:
     return json.loads(JSONRenderer().render(data)) if data is not None else None
 
 
+def _workspace_id(request: Request) -> str:
+    """The workspace an authenticated request acts in: the principal the authentication put in
+    ``request.auth`` (the workspaces app's ``Access``) carries it."""
+    workspace = getattr(request.auth, "workspace", None)
+    assert workspace is not None, "view reached without authentication"
+    return str(workspace.id)
+
+
 def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
     """Decorate a DRF view method handling POST. Without the header it simply runs; the
     application errors it raises are rendered and stored like any other response."""
@@ -126,10 +135,6 @@ def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
         if raw_key is None:
             return view_method(view, request, *args, **kwargs)
         key = validate_key(raw_key.strip())
-        from core.exception_handler import handle_exception, to_application_error
-        from workspaces.authentication import access_of
-
-        access = access_of(request)
         fingerprint = fingerprint_of(request.method, request.path, request.data)
 
         def execute() -> tuple[int, Any]:
@@ -142,7 +147,7 @@ def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:
                 response = handle_exception(exc, {"view": view})
             return response.status_code, _json_ready(response.data)
 
-        outcome = run_once(workspace_id=access.workspace.id, key=key, fingerprint=fingerprint, execute=execute)
+        outcome = run_once(workspace_id=_workspace_id(request), key=key, fingerprint=fingerprint, execute=execute)
         response = Response(outcome.body, status=outcome.status)
         if outcome.replayed:
             response[REPLAY_HEADER] = "true"

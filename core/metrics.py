@@ -23,6 +23,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from core import health
+
 HTTP_REQUESTS = Counter(
     "crosspost_http_requests_total",
     "HTTP requests answered, by route, method and status",
@@ -122,8 +124,6 @@ class LiveStateCollector(Collector):
     """Queue depths per Celery queue and the scheduler's lag, read when scraped."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from core import health
-
         depths = GaugeMetricFamily("crosspost_queue_depth", "Messages waiting in each Celery queue", labels=["queue"])
         for queue, depth in health.queue_depths().items():
             if depth is not None:

@@ -14,7 +14,7 @@ from core.fields import TIME_ZONE_COMPONENT, time_zone_names
 from core.idempotency import HEADER as IDEMPOTENCY_HEADER
 from core.idempotency import KEY_PATTERN as IDEMPOTENCY_KEY_PATTERN
 from core.serializers import strictness_problems
-from workspaces.permissions import _UNDECLARED, required_permission
+from core.view_permissions import UNDECLARED, required_permission
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -71,7 +71,7 @@ class ServiceAutoSchema(AutoSchema):
         for problem in self.strictness_problems():
             error(f"input is not strict: {problem}")
         permission = required_permission(self.view, self.method)
-        if permission is not _UNDECLARED:
+        if permission is not UNDECLARED:
             line = (
                 f"**Permission:** `{permission}`."
                 if permission

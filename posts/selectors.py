@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connection, models
 
 from core.errors import NotFound
-from posts.models import Post, PostTarget
+from posts.models import Post, PostStatus, PostTarget
 from posts.rendering import POST_FIELDS, TARGET_FIELDS, TARGET_ORDER
 
 POST_NOT_FOUND = "Post not found or access denied"
@@ -183,3 +183,14 @@ def post_page(
     # No post on the page: the one row carries the total and NULLs.
     rows, targets = _split(records, 2)
     return PostPage(rows=rows, targets=targets, total=total, has_more=offset + len(rows) < total)
+
+
+def oldest_due_scheduled_at(now: dt.datetime) -> dt.datetime | None:
+    """When the oldest SCHEDULED post that is due at ``now`` was due (None when none is): what
+    /readyz and /metrics call the scheduler's lag. One read on the partial index of due posts."""
+    return (
+        Post.objects.filter(status=PostStatus.SCHEDULED, scheduled_at__lte=now)
+        .order_by("scheduled_at")
+        .values_list("scheduled_at", flat=True)
+        .first()
+    )

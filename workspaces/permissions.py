@@ -3,7 +3,7 @@
 ``required_permissions = {"list": Permission.POSTS_READ, "create": Permission.POSTS_DRAFT}`` on a
 viewset (keys are actions; on a plain APIView, lower-case HTTP methods; ``"*"`` for all). ``None``
 means any valid key. A view that declares nothing for an action refuses it: nothing is open by
-omission. The OpenAPI description reads the same mapping.
+omission. The OpenAPI description reads the same mapping (core.view_permissions).
 """
 
 from __future__ import annotations
@@ -13,24 +13,10 @@ from typing import Any
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
+from core.view_permissions import ANY_VALID_KEY, UNDECLARED, required_permission
 from workspaces.access import Access
 
-ANY_VALID_KEY = None
-_UNDECLARED = object()
-
-
-def required_permission(view: Any, method: str) -> Any:
-    mapping: dict[str, str | None] = getattr(view, "required_permissions", {})
-    method = method.lower()
-    if method == "options":
-        return ANY_VALID_KEY  # metadata only
-    if method == "head":
-        method = "get"
-    action = getattr(view, "action", None)
-    for key in (action, method.lower(), "*"):
-        if key is not None and key in mapping:
-            return mapping[key]
-    return _UNDECLARED
+__all__ = ["ANY_VALID_KEY", "IsAuthenticatedPrincipal", "required_permission"]
 
 
 def _handles(view: Any, method: str) -> bool:
@@ -50,7 +36,7 @@ class IsAuthenticatedPrincipal(BasePermission):
             # probe is declined and OPTIONS lists the route's methods and media types only.
             return False
         permission = required_permission(view, request.method or "get")
-        if permission is _UNDECLARED:
+        if permission is UNDECLARED:
             if not _handles(view, request.method or "get"):
                 return True  # DRF answers 405 next
             raise AssertionError(f"{view.__class__.__name__} declares no permission for {request.method}")

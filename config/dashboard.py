@@ -8,6 +8,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib import admin
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.http import HttpRequest, HttpResponse
@@ -195,8 +196,6 @@ def chart_geometry(bars: list[DayBar]) -> dict[str, Any]:
 
 
 def dashboard_view(request: HttpRequest) -> HttpResponse:
-    from django.contrib import admin
-
     workspace_id = request.GET.get("workspace", "").strip() or None
     workspace = Workspace.objects.filter(pk=workspace_id).first() if workspace_id else None
     context = {
