@@ -9,7 +9,7 @@ import textwrap
 
 from PIL import Image, ImageDraw, ImageFont
 
-from media.ai.providers import GeneratedImage, pixel_size
+from media.ai.interface import GeneratedImage, pixel_size
 
 _SHAPES = 12
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from media.ai.providers import CaptionTarget, GeneratedCaption
+from media.ai.interface import CaptionTarget, GeneratedCaption
 
 _CLOSERS = (
     "Tell us what you think!",

@@ -15,8 +15,8 @@ from typing import Any
 
 import requests
 
+from media.ai.interface import CaptionTarget, GeneratedCaption, ProviderError
 from media.ai.openai_compat import classify_error
-from media.ai.providers import CaptionTarget, GeneratedCaption, ProviderError
 
 logger = logging.getLogger(__name__)
 

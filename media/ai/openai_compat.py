@@ -13,7 +13,7 @@ from typing import Any
 import requests
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from media.ai.providers import RATIOS, GeneratedImage, ProviderError, pixel_size
+from media.ai.interface import RATIOS, GeneratedImage, ProviderError, pixel_size
 
 TIMEOUT_SECONDS = 120.0
 _MAX_MESSAGE = 300
