@@ -6,6 +6,8 @@ from django.http import HttpRequest
 
 from core.errors import ApplicationError
 from posts.models import Post, PostTarget, RecurringPost, RecurringStatus
+from posts.recurrence.services import series_pause, series_resume
+from posts.services.transitions import post_retry
 
 
 class PostTargetInline(admin.TabularInline):
@@ -41,8 +43,6 @@ class PostAdmin(admin.ModelAdmin):
 
     @admin.action(description="Retry the failed platform entries of the selected posts")
     def retry_failed_entries(self, request: HttpRequest, queryset: QuerySet[Post]) -> None:
-        from posts.services.transitions import post_retry
-
         retried, skipped = 0, []
         for post in queryset.only("id", "workspace_id"):
             try:
@@ -100,8 +100,6 @@ class RecurringPostAdmin(admin.ModelAdmin):
 
     @admin.action(description="Pause the selected series (deletes their upcoming posts)")
     def pause_series(self, request: HttpRequest, queryset: QuerySet[RecurringPost]) -> None:
-        from posts.recurrence import series_pause
-
         paused = 0
         for series in queryset.filter(status=RecurringStatus.ACTIVE):
             series_pause(workspace_id=series.workspace_id, series_id=series.id)
@@ -110,8 +108,6 @@ class RecurringPostAdmin(admin.ModelAdmin):
 
     @admin.action(description="Resume the selected series (from the next occurrence after now)")
     def resume_series(self, request: HttpRequest, queryset: QuerySet[RecurringPost]) -> None:
-        from posts.recurrence import series_resume
-
         resumed, failed = 0, []
         for series in queryset.filter(status=RecurringStatus.PAUSED):
             try:

@@ -17,7 +17,7 @@ from media.services import media_resolve
 from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES, text_length, validate_content
 from posts.models import ContentType
-from posts.services.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
+from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 
 NO_CONNECTION = "No valid connection found"
 TIKTOK_PRIVACY_REQUIRED = "Privacy level is required for TikTok posts"

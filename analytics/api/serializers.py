@@ -8,7 +8,7 @@ from analytics.reports import SORT_FIELDS
 from core import serializers as strict
 from core.fields import InstantField
 from platforms.base import Platform
-from posts.services.payloads import choice as inline_choice
+from posts.payloads import choice as inline_choice
 
 PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000

@@ -16,12 +16,12 @@ from core.idempotency import idempotent
 from core.pagination import OffsetQuery, paginate
 from core.query import parse_query
 from posts.models import Frequency, PauseReason, RecurringStatus
+from posts.payloads import PLATFORM_VALUES
 from posts.recurrence.input import RECURRENCE_DESCRIPTION
 from posts.recurrence.rendering import recurring_record
 from posts.recurrence.rules import WEEKDAYS
 from posts.recurrence.selectors import series_get, series_list, series_upcoming
 from posts.recurrence.services import series_delete, series_pause, series_resume
-from posts.services.payloads import PLATFORM_VALUES
 from workspaces.authentication import access_of
 from workspaces.roles import Permission
 

@@ -11,8 +11,8 @@ from core import serializers as strict
 from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
+from posts.payloads import PLATFORM_VALUES, choice
 from posts.rendering import CLIENT_ALIASES, LIST_CONFIG_FIELDS, PLATFORM_CONFIG_FIELDS, record_field_name
-from posts.services.payloads import PLATFORM_VALUES, choice
 
 
 class PostListQuery(OffsetQuery):

@@ -26,6 +26,7 @@ from posts.api.serializers import (
     PostRetryOutput,
     PostValidateOutput,
 )
+from posts.payloads import BulkBatchInput, PostCreateInput, PostUpdateInput
 from posts.rendering import entry_record, post_record, post_records_from_rows
 from posts.selectors import post_get, post_page, post_row
 from posts.services import (
@@ -42,7 +43,6 @@ from posts.services import (
     timing_of,
 )
 from posts.services.creation import DRAFT
-from posts.services.payloads import BulkBatchInput, PostCreateInput, PostUpdateInput
 from posts.validation import Issue, build_plan
 from workspaces.authentication import access_of
 from workspaces.roles import Permission

@@ -4,7 +4,7 @@
 The posts services call :func:`series_start` while creating the first post of a series and
 :func:`upcoming_post_deleted` before deleting a post of a series; the pipeline hooks call
 :func:`series_occurrences_claimed` and :func:`series_post_finished`; accounts call
-:func:`series_account_removed`. The names resolve lazily, so that ``posts.services.payloads``
+:func:`series_account_removed`. The names resolve lazily, so that ``posts.payloads``
 can import ``posts.recurrence.input`` without importing the services (which import it back)."""
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from posts.recurrence.occurrences import (
 )
 from posts.recurrence.rules import Rule, effective_weekdays, local_date
 
-if TYPE_CHECKING:  # posts.validation imports posts.services, which imports this module lazily
+if TYPE_CHECKING:  # a type only: posts.validation reads the payload shapes, which include the recurrence's
     from posts.validation import PostPlan
 
 logger = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from core.exception_handler import flatten_validation_detail
 from core.fields import format_instant
 from core.idempotency import fingerprint_of, run_once, validate_key
 from posts.models import PostStatus
+from posts.payloads import CONFIG_FIELDS, BulkItemInput
 from posts.services.creation import NOW, post_create, require_for_timing, timing_of
-from posts.services.payloads import CONFIG_FIELDS, BulkItemInput
 from posts.validation import build_plan
 from workspaces.access import Access
 

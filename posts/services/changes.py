@@ -11,9 +11,9 @@ from django.utils import timezone
 from core.errors import BadRequest, ValidationFailed
 from media.services import media_mark_referenced
 from posts.models import Post, PostStatus, PostTarget
+from posts.payloads import CONNECTION_FIELDS
 from posts.selectors import post_get_for_update
 from posts.services.creation import build_targets, payload_of
-from posts.services.payloads import CONNECTION_FIELDS
 from posts.validation import PostPlan, build_plan
 
 PAST_TOLERANCE = dt.timedelta(minutes=1)

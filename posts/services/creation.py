@@ -12,9 +12,10 @@ from core.errors import ValidationFailed
 from core.fields import format_instant
 from media.services import media_mark_referenced
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
+from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.pipeline.enqueue import enqueue_targets
+from posts.recurrence.services import series_start
 from posts.rendering import post_record
-from posts.services.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.validation import Issue, PostPlan, TargetPlan, build_plan
 from webhooks.events import emit_event
 from workspaces.access import Access
@@ -128,8 +129,6 @@ def post_validate(*, workspace_id: str, data: dict[str, Any]) -> PostPlan:
 def _start_series(post: Post, plan: PostPlan) -> None:
     """The recurrence engine validates ``plan.recurrence`` against the post (400 otherwise),
     creates the RecurringPost and links ``post`` as its first occurrence."""
-    from posts.recurrence import series_start
-
     series_start(post=post, plan=plan)
 
 

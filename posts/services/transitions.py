@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import BadRequest, Conflict
+from core.fields import format_instant
 from platforms.base import Platform
 from posts.models import FINAL_POST_STATUSES, Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline.enqueue import enqueue_targets
@@ -78,8 +79,6 @@ class PublishOutcome:
     plan: PostPlan
 
     def body(self) -> dict[str, Any]:
-        from core.fields import format_instant
-
         return {
             "postId": self.post.id,
             "queuedPlatforms": [t.platform for t in self.plan.targets],

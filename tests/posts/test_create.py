@@ -328,7 +328,7 @@ def test_media_not_found(api: Any, workspace: Any, other_workspace: Any, enqueue
 def test_platform_rules(
     api: Any, workspace: Any, enqueued: list, platform: str, content_type: str, kinds: list, config: Any, message: str
 ) -> None:
-    from posts.services.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
+    from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 
     target = account(workspace, platform)
     payload = body(contentType=content_type, platforms=[platform], mediaUrls=[uploaded(workspace, k) for k in kinds])
