@@ -27,6 +27,7 @@ from accounts.errors import (
 )
 from accounts.models import AccountStatus, SocialAccount
 from accounts.selectors import account_by_id_or_page_id, account_get
+from config.celery import app
 from core.errors import BadRequest
 from platforms.base import (
     AccountProfile,
@@ -42,6 +43,8 @@ from platforms.base import (
 )
 from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
+from posts.recurrence.services import series_account_removed
+from webhooks.events import emit_event
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +83,6 @@ def account_mark_unauthorized(*, account_id: str, reason: str) -> bool:
     if not changed:
         return False
     account = SocialAccount.objects.get(id=account_id)
-    from webhooks.events import emit_event
-
     emit_event(workspace_id=account.workspace_id, name="account.unauthorized", data=account_event_data(account))
     logger.info("account %s (%s) marked unauthorized", account.id, account.platform)
     return True
@@ -245,8 +246,6 @@ def account_check(*, workspace_id: str, id_or_page_id: str) -> dict[str, Any]:
 
 
 def _enqueue_history_import(account_id: str) -> None:
-    from config.celery import app
-
     app.send_task(HISTORY_IMPORT_TASK, args=[account_id])
 
 
@@ -302,8 +301,6 @@ def account_disconnect(*, workspace_id: str, account_id: str) -> None:
     """Delete the account (404 for other workspaces). Posts keep their entries (the account
     reference becomes empty); analytics rows are removed by the analytics app's cascade."""
     account = account_get(workspace_id=workspace_id, account_id=account_id)
-    from posts.recurrence import series_account_removed
-
     # Recurring series publishing to this account pause themselves (CONNECTION_REMOVED).
     series_account_removed(workspace_id=workspace_id, account_id=account.id)
     account.delete()

@@ -7,22 +7,20 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import SocialAccount
+from accounts.services import account_fresh_credentials, account_mark_unauthorized
 from analytics.models import AccountSyncState, FollowerSnapshot, SyncStatus, TrackedPost
 from config.celery import app
 from core.redis import get_redis
 from platforms.base import AuthError, Metrics, NotSupported, Platform, PlatformError, RemotePost
 from platforms.capabilities import ANALYTICS_PLATFORMS
 from platforms.registry import get_client
-
-if TYPE_CHECKING:  # posts imports analytics at run time: only the type here
-    from posts.models import PostTarget
+from posts.models import PostTarget
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +37,6 @@ def has_analytics(platform: str) -> bool:
 def track_published_target(*, target_id: str) -> None:
     """Start tracking a target that has just been published (figures stay NULL until the first
     refresh). Idempotent: tracking the same target twice keeps one row."""
-    from posts.models import PostTarget
-
     target = PostTarget.objects.select_related("post").filter(id=target_id).first()
     if target is None or target.account_id is None or not target.platform_post_id:
         return
@@ -68,8 +64,6 @@ def track_published_targets(*, target_ids: list[str]) -> None:
     """:func:`track_published_target` for several targets in two statements: one read, one
     ``INSERT … ON CONFLICT (account, platform_post_id) DO UPDATE`` (so the rollup triggers run once
     for the batch, not once per target). Same rows, same idempotence."""
-    from posts.models import PostTarget
-
     now = timezone.now()
     rows: dict[tuple[str, str], TrackedPost] = {}
     for target in PostTarget.objects.select_related("post").filter(id__in=target_ids).order_by("id"):
@@ -150,8 +144,6 @@ def _record_followers(account: SocialAccount, count: int | None) -> None:
 
 
 def _upsert_remote_posts(account: SocialAccount, remote: list[RemotePost]) -> int:
-    from posts.models import PostTarget
-
     if not remote:
         return 0
     ids = [r.platform_post_id for r in remote]
@@ -194,8 +186,6 @@ def _upsert_remote_posts(account: SocialAccount, remote: list[RemotePost]) -> in
 
 def _run_sync(account_id: str, *, import_history: bool) -> SyncOutcome | None:
     """Import (the last 180 days) or refresh (rows still inside their 180 days) one account."""
-    from accounts.services import account_fresh_credentials, account_mark_unauthorized
-
     account = SocialAccount.objects.filter(id=account_id).first()
     if account is None or not has_analytics(account.platform):
         return None

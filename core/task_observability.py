@@ -5,13 +5,15 @@ process records a heartbeat each time it sends a task. Connected by ``config/cel
 
 from __future__ import annotations
 
+import logging
+import logging.config
 import time
 from typing import Any
 
 from celery.signals import beat_init, before_task_publish, setup_logging, task_postrun, task_prerun
+from django.conf import settings
 
-# core's modules are imported inside the handlers: this module is imported with the Celery app,
-# before Django's settings exist (and prometheus-client must not be imported before them).
+from core import health, logs
 
 _started: dict[str, tuple[float, list[Any]]] = {}
 _in_beat = False
@@ -21,11 +23,6 @@ _in_beat = False
 def _use_the_service_logging(loglevel: Any = None, **kwargs: Any) -> None:
     """Workers and beat log exactly as the web does (settings.LOGGING: JSON, redacted, with the
     context) instead of through Celery's own plain handlers; ``--loglevel`` still sets the level."""
-    import logging
-    import logging.config
-
-    from django.conf import settings
-
     logging.config.dictConfig(settings.LOGGING)
     if loglevel:
         logging.getLogger().setLevel(loglevel)
@@ -39,8 +36,6 @@ def _mark_beat_process(**kwargs: Any) -> None:
 
 @before_task_publish.connect
 def _carry_context(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
-    from core import health, logs
-
     if headers is not None:
         headers.update(logs.context_headers())
     if _in_beat:
@@ -49,8 +44,6 @@ def _carry_context(headers: dict[str, Any] | None = None, **kwargs: Any) -> None
 
 @task_prerun.connect
 def _task_started(task_id: str = "", task: Any = None, **kwargs: Any) -> None:
-    from core import logs
-
     request = getattr(task, "request", None)
     tokens = logs.enter_task_context(lambda name: getattr(request, name, None))
     _started[task_id] = (time.perf_counter(), tokens)
@@ -58,7 +51,9 @@ def _task_started(task_id: str = "", task: Any = None, **kwargs: Any) -> None:
 
 @task_postrun.connect
 def _task_finished(task_id: str = "", task: Any = None, state: str | None = None, **kwargs: Any) -> None:
-    from core import logs, metrics
+    # prometheus-client reads its directory when first imported: core.metrics may load only
+    # after the settings, which import this module (through config.celery) before setting it.
+    from core import metrics  # noqa: PLC0415 -- see above
 
     started = _started.pop(task_id, None)
     seconds = None

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 from django.core.files.base import File
 from django.core.files.storage import FileSystemStorage, Storage
+from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 UPLOAD_URL_TTL = dt.timedelta(hours=1)
@@ -118,7 +119,7 @@ class S3MediaStorage:
         secret_key: str,
         public_base_url: str,
     ) -> None:
-        from storages.backends.s3 import S3Storage
+        from storages.backends.s3 import S3Storage  # noqa: PLC0415 -- boto3 loads only when STORAGE=s3
 
         options: dict[str, Any] = {
             "bucket_name": bucket,
@@ -140,8 +141,6 @@ class S3MediaStorage:
         return self.files.connection.meta.client
 
     def upload_url(self, *, key: str, content_type: str, expires_at: dt.datetime) -> str:
-        from django.utils import timezone
-
         client = self._client  # built lazily (slow the first time): measure the expiry after
         expires_in = max(1, math.ceil((expires_at - timezone.now()).total_seconds()))
         url: str = client.generate_presigned_url(

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
+from oauth2_provider.models import get_access_token_model
 
 from workspaces.models import ApiKey, Membership, Workspace
 from workspaces.services import hash_secret, split_key
@@ -93,8 +94,6 @@ def _from_api_key(token: str) -> Principal | None:
 
 
 def _from_oauth(token: str) -> Principal | None:
-    from oauth2_provider.models import get_access_token_model
-
     access_token_model = get_access_token_model()
     checksum = hashlib.sha256(token.encode()).hexdigest()
     access = access_token_model.objects.select_related("user").filter(token_checksum=checksum).first()
