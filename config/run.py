@@ -14,6 +14,10 @@ import threading
 import time
 from pathlib import Path
 
+import django
+
+from config import embedded
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -27,14 +31,12 @@ def _env() -> dict[str, str]:
 
 def _demo_key() -> str:
     """Reuse the demo key kept under var/ while it is still valid; otherwise mint a new one."""
-    import django
-
     django.setup()
-    from config.embedded import VAR_DIR
-    from workspaces.principal import resolve_principal
-    from workspaces.services import api_key_create, workspace_get_or_create
+    # The apps' modules load their models, which needs the set-up above.
+    from workspaces.principal import resolve_principal  # noqa: PLC0415 -- see above
+    from workspaces.services import api_key_create, workspace_get_or_create  # noqa: PLC0415 -- see above
 
-    key_file = VAR_DIR / "demo-api-key"
+    key_file = embedded.VAR_DIR / "demo-api-key"
     if key_file.exists():
         saved = key_file.read_text().strip()
         if resolve_principal(f"Bearer {saved}") is not None:
@@ -49,8 +51,6 @@ def _demo_key() -> str:
 def fresh_metrics_dir(env: dict[str, str]) -> Path:
     """The run's Prometheus directory, emptied: files of an earlier run's processes would be
     added to this run's figures."""
-    from config import embedded
-
     directory = Path(env.get("PROMETHEUS_MULTIPROC_DIR") or embedded.VAR_DIR / "metrics" / "run")
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
@@ -110,8 +110,6 @@ def supervise(
 
 
 def main() -> int:
-    from config import embedded
-
     env = _env()
     already_up = embedded.running()
     configured = embedded.ensure_services()

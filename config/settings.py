@@ -18,9 +18,11 @@ environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 TESTING = "pytest" in sys.modules or flag(env, "TESTING", default=False)
 
-# With no DATABASE_URL / REDIS_URL, run on the embedded PostgreSQL and Redis under var/.
-embedded.ensure_services()
-EMBEDDED = embedded.serves(os.environ["DATABASE_URL"]) or embedded.serves(os.environ["REDIS_URL"])
+# With no DATABASE_URL / REDIS_URL, the embedded PostgreSQL and Redis under var/. Reading the
+# settings starts nothing: `make run`, manage.py and the test set-up start them (config.embedded).
+DATABASE_URL = env.str("DATABASE_URL", default="") or embedded.database_url()
+REDIS_URL = env.str("REDIS_URL", default="") or embedded.redis_url()
+EMBEDDED = embedded.serves(DATABASE_URL) or embedded.serves(REDIS_URL)
 
 DEBUG = flag(env, "DEBUG", default=False)
 # The embedded default is a local checkout, never production (which always configures its
@@ -96,7 +98,7 @@ TEMPLATES = [
     }
 ]
 
-DATABASES = {"default": env.db_url("DATABASE_URL")}
+DATABASES = {"default": env.db_url_config(DATABASE_URL)}
 # A unix-socket directory arrives percent-encoded in the host part of the URL.
 DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST") or "")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
@@ -116,7 +118,6 @@ def _redis_url_for_db(url: str, db: int) -> str:
     return f"{scheme}://{host}/{db}"
 
 
-REDIS_URL = env.str("REDIS_URL")
 # Parallel test workers each get a Redis database of their own.
 _xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
 if TESTING:

@@ -14,10 +14,18 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from rest_framework.test import APIClient
 
+from config import embedded
 from core.redis import get_redis
 from tests.factories import WorkspaceFactory
 from workspaces.models import Workspace
 from workspaces.services import api_key_create
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With no DATABASE_URL / REDIS_URL, the embedded servers under var/ (the settings only name
+    them). Before any test connects; under xdist the controller runs this before it starts the
+    workers, which then find the servers up (and inherit the URLs it exports)."""
+    embedded.ensure_services()
 
 
 @pytest.fixture(autouse=True)

@@ -45,6 +45,8 @@ import psycopg
 import pytest
 import requests
 
+from config import embedded
+
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 if not Path(PYTHON).exists():
@@ -151,7 +153,7 @@ def _admin_dsn() -> tuple[str, str]:
     if db.get("PASSWORD"):
         params["password"] = db["PASSWORD"]
     dsn = " ".join(f"{k}={v}" for k, v in params.items() if v)
-    return dsn, os.environ["DATABASE_URL"]
+    return dsn, settings.DATABASE_URL
 
 
 _TEMPLATES: dict[str, str] = {}
@@ -447,6 +449,7 @@ def _read_from(path: Path, offset: int) -> bytes:
 def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
     """Create the database and Redis servers, start web + sandbox + worker + beat, mint an admin
     key; on exit stop everything and drop the database."""
+    embedded.ensure_services()  # the test set-up's servers (a no-op when they are up or configured)
     workdir = Path(tempfile.mkdtemp(prefix="crosspost-e2e-"))
     admin_dsn, url_template = _admin_dsn()
     db_name = f"crosspost_e2e_{secrets.token_hex(4)}"
