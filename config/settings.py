@@ -261,6 +261,14 @@ FERNET_KEYS = env.list("FERNET_KEYS", default=[_sandbox_fernet] if SANDBOX else 
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default=f"http://127.0.0.1:{PORT}/sandbox").rstrip("/")
 SANDBOX_LATENCY_MS = env.int("SANDBOX_LATENCY_MS", default=0)
 PLATFORM_HTTP_TIMEOUT = env.float("PLATFORM_HTTP_TIMEOUT", default=30.0)
+# Per platform NAME (platforms.base.Platform: FACEBOOK … GOOGLE_BUSINESS), as
+# {"PLATFORM_<NAME>_<KEY>": value}: _BASE_URL points its client at another host (a proxy),
+# _CLIENT_ID, _CLIENT_SECRET and any other key are the app's credentials (platforms.registry).
+PLATFORM_APP_ENV = {
+    name: value
+    for name, value in os.environ.items()
+    if name.startswith("PLATFORM_") and name not in ("PLATFORM_MODE", "PLATFORM_HTTP_TIMEOUT")
+}
 
 # --- Media -------------------------------------------------------------------------------
 STORAGE = choice(env, "STORAGE", ("local", "s3"), "local")

@@ -1,11 +1,10 @@
 """Builds the client of a platform: its module is ``platforms/<slug>.py`` with a ``Client``
 class and a ``LIVE_BASE_URL``; sandbox mode points it at ``<SANDBOX_BASE_URL>/<slug>``.
-App credentials come from ``PLATFORM_<NAME>_CLIENT_ID`` / ``_CLIENT_SECRET`` in the environment."""
+App credentials come from ``PLATFORM_<NAME>_CLIENT_ID`` / ``_CLIENT_SECRET`` (``settings.PLATFORM_APP_ENV``)."""
 
 from __future__ import annotations
 
 import importlib
-import os
 import threading
 
 import requests
@@ -31,8 +30,14 @@ def http_session() -> requests.Session:
     return session
 
 
+def _app_env(platform: Platform) -> dict[str, str]:
+    """This platform's ``PLATFORM_<NAME>_<KEY>`` settings, by lower-case key."""
+    prefix = f"PLATFORM_{platform.value}_"
+    return {k[len(prefix) :].lower(): v for k, v in settings.PLATFORM_APP_ENV.items() if k.startswith(prefix)}
+
+
 def base_url(platform: Platform) -> str:
-    override = os.environ.get(f"PLATFORM_{platform.value}_BASE_URL")
+    override = _app_env(platform).get("base_url")
     if override:
         return override
     if settings.SANDBOX:
@@ -42,8 +47,7 @@ def base_url(platform: Platform) -> str:
 
 
 def app_credentials(platform: Platform) -> AppCredentials:
-    prefix = f"PLATFORM_{platform.value}_"
-    extra = {k[len(prefix) :].lower(): v for k, v in os.environ.items() if k.startswith(prefix)}
+    extra = _app_env(platform)
     client_id = extra.pop("client_id", "")
     client_secret = extra.pop("client_secret", "")
     if settings.SANDBOX:

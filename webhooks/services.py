@@ -54,7 +54,7 @@ def webhook_create(*, workspace: Workspace, url: str) -> Webhook:
     encrypted, shown only now). At most WEBHOOK_MAX_PER_WORKSPACE per workspace, exact under
     concurrency; 409 when the normalized URL is already registered here."""
     normalized = _checked_url(url)
-    limit = int(getattr(settings, "WEBHOOK_MAX_PER_WORKSPACE", 10))
+    limit = settings.WEBHOOK_MAX_PER_WORKSPACE
     try:
         with transaction.atomic():
             _lock_workspace_webhooks(workspace.pk)

@@ -87,7 +87,7 @@ class Target:
 
 
 def _private_allowed() -> bool:
-    return bool(getattr(settings, "WEBHOOK_ALLOW_PRIVATE_URLS", False))
+    return bool(settings.WEBHOOK_ALLOW_PRIVATE_URLS)
 
 
 def parse_numeric_ipv4(host: str) -> ipaddress.IPv4Address | None:
@@ -252,7 +252,7 @@ def _lookup(host: str, port: int, *, timeout: float | None = None) -> list[Any]:
         except BaseException as exc:  # handed to the caller, which raises or reports it
             outcome.append(exc)
 
-    seconds = float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 10.0)) if timeout is None else timeout
+    seconds = settings.WEBHOOK_TIMEOUT_SECONDS if timeout is None else timeout
     worker = threading.Thread(target=run, name="webhook-dns", daemon=True)
     worker.start()
     worker.join(max(seconds, 0.0))

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -349,7 +350,7 @@ def test_an_unreachable_platform_is_a_502_that_changes_nothing(
     pinner = connect_account("PINTEREST", workspace)
     reels = connect_account("INSTAGRAM", workspace)
     for platform in ("FACEBOOK", "PINTEREST", "INSTAGRAM"):
-        monkeypatch.setenv(f"PLATFORM_{platform}_BASE_URL", "http://127.0.0.1:9")
+        monkeypatch.setitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform}_BASE_URL", "http://127.0.0.1:9")
 
     for response, platform in (
         (_check(api, page.page_id), "FACEBOOK"),
@@ -404,7 +405,7 @@ def test_a_board_request_the_platform_refuses_is_a_400_that_keeps_the_account(
     refusing_server: str,
 ) -> None:
     account = connect_account("PINTEREST", workspace)
-    monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", refusing_server)
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", refusing_server)
 
     response = _boards(api, account.id)
 

@@ -275,8 +275,8 @@ def test_live_mode_sends_the_user_to_the_real_consent_page_or_the_credentials_fo
 ) -> None:
     settings.SANDBOX = False
     settings.PUBLIC_BASE_URL = "https://crosspost.example.com"
-    monkeypatch.setenv(f"PLATFORM_{platform}_CLIENT_ID", "live-client-id")
-    monkeypatch.setenv(f"PLATFORM_{platform}_CLIENT_SECRET", "live-client-secret")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform}_CLIENT_ID", "live-client-id")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform}_CLIENT_SECRET", "live-client-secret")
     url = connect_link_create(workspace_id=workspace.id).url
     path = urlsplit(url).path
 

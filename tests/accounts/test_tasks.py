@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from accounts import tasks
@@ -73,7 +74,7 @@ def test_check_account_tolerates_an_unreachable_platform_and_a_deleted_account(
     site: str, workspace: Workspace, connect_account: Callable[..., SocialAccount], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     account = connect_account("FACEBOOK", workspace)
-    monkeypatch.setenv("PLATFORM_FACEBOOK_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_FACEBOOK_BASE_URL", "http://127.0.0.1:9")
     tasks.check_account(account.id)
     account.refresh_from_db()
     assert account.status == "active"
@@ -137,7 +138,7 @@ def test_refresh_account_token_leaves_the_account_active_when_the_platform_is_un
     account = connect_account("PINTEREST", workspace)
     for expires_in in (dt.timedelta(minutes=20), -dt.timedelta(minutes=1)):  # about to expire, then expired
         SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + expires_in)
-        monkeypatch.setenv("PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")  # connection refused
+        monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")  # connection refused
 
         tasks.refresh_account_token(account.id)
         tasks.refresh_account_token(account.id)
@@ -146,7 +147,7 @@ def test_refresh_account_token_leaves_the_account_active_when_the_platform_is_un
         assert (account.status, account.unauthorized_reason) == ("active", "")
         assert unauthorized_events(workspace.id) == []
     # The platform is back: the next beat run refreshes the token.
-    monkeypatch.delenv("PLATFORM_PINTEREST_BASE_URL")
+    monkeypatch.delitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", raising=False)
     before = SocialAccount.objects.get(id=account.id).access_token
     tasks.refresh_account_token(account.id)
     account.refresh_from_db()
@@ -200,7 +201,7 @@ def test_a_platform_answering_503_to_the_refresh_never_marks_the_account(
 ) -> None:
     account = connect_account(platform, workspace)
     SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + dt.timedelta(minutes=10))
-    monkeypatch.setenv(f"PLATFORM_{platform}_BASE_URL", f"http://127.0.0.1:{failing_server.server_address[1]}")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform}_BASE_URL", f"http://127.0.0.1:{failing_server.server_address[1]}")
 
     assert tasks.refresh_expiring_tokens() == 1
     tasks.refresh_account_token(account.id)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_live_mode_points_at_the_real_host_and_sandbox_mode_at_the_simulator(
     platform: Platform, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(f"PLATFORM_{platform.value}_BASE_URL", raising=False)
+    monkeypatch.delitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform.value}_BASE_URL", raising=False)
     live = importlib.import_module(f"platforms.{platform.slug}").LIVE_BASE_URL
     assert live.startswith("https://") and "127.0.0.1" not in live and "sandbox" not in live
     settings.SANDBOX = False
@@ -31,19 +31,19 @@ def test_live_mode_points_at_the_real_host_and_sandbox_mode_at_the_simulator(
     settings.SANDBOX = True
     settings.SANDBOX_BASE_URL = "http://127.0.0.1:8123/sandbox"
     assert base_url(platform) == f"http://127.0.0.1:8123/sandbox/{platform.slug}"
-    monkeypatch.setenv(f"PLATFORM_{platform.value}_BASE_URL", "https://proxy.example/api")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform.value}_BASE_URL", "https://proxy.example/api")
     assert base_url(platform) == "https://proxy.example/api"
 
 
 def test_app_credentials_come_from_the_environment(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLATFORM_TIKTOK_CLIENT_ID", "aw1234")
-    monkeypatch.setenv("PLATFORM_TIKTOK_CLIENT_SECRET", "s3cret")
-    monkeypatch.setenv("PLATFORM_TIKTOK_REDIRECT_NOTE", "extra")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_TIKTOK_CLIENT_ID", "aw1234")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_TIKTOK_CLIENT_SECRET", "s3cret")
+    monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_TIKTOK_REDIRECT_NOTE", "extra")
     settings.SANDBOX = False
     app = app_credentials(Platform.TIKTOK)
     assert (app.client_id, app.client_secret, app.extra) == ("aw1234", "s3cret", {"redirect_note": "extra"})
-    monkeypatch.delenv("PLATFORM_PINTEREST_CLIENT_ID", raising=False)
-    monkeypatch.delenv("PLATFORM_PINTEREST_CLIENT_SECRET", raising=False)
+    monkeypatch.delitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_CLIENT_ID", raising=False)
+    monkeypatch.delitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_CLIENT_SECRET", raising=False)
     assert app_credentials(Platform.PINTEREST).client_id == ""  # live: nothing invented
     settings.SANDBOX = True
     assert app_credentials(Platform.PINTEREST).client_id == "sandbox-pinterest-app"
