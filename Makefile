@@ -28,6 +28,8 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	@# The import contracts of pyproject's [tool.importlinter]: layers, no cycles, tasks above services.
+	$(VENV)/bin/lint-imports
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy .
