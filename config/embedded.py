@@ -96,10 +96,10 @@ def ensure_redis() -> str:
 
 def ensure_postgres() -> str:
     """Start the embedded PostgreSQL if it is not running; return a URL for our database."""
+    _give_pgserver_a_runtime_dir()  # before pgserver is imported: it reads the directory then
     # Loaded only where the embedded PostgreSQL starts: a deployment with DATABASE_URL never needs it.
     import pgserver  # noqa: PLC0415 -- see above
 
-    _give_pgserver_a_runtime_dir()
     PG_DIR.parent.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(str(PG_DIR), cleanup_mode=None)
     exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
@@ -146,9 +146,8 @@ def stop(only: set[str] | None = None) -> None:
         with contextlib.suppress(redis.RedisError):
             redis.Redis(unix_socket_path=str(REDIS_SOCKET)).shutdown(save=True)
     if "postgres" in only and (PG_DIR / "postmaster.pid").exists():
-        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # noqa: PLC0415 -- as in ensure_postgres
-
         _give_pgserver_a_runtime_dir()
+        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # noqa: PLC0415 -- as in ensure_postgres
 
         # As root, pgserver runs PostgreSQL as its own system user; pg_ctl must run as that user.
         system_user = "pgserver" if os.geteuid() == 0 else None

@@ -138,7 +138,9 @@ def test_refresh_account_token_leaves_the_account_active_when_the_platform_is_un
     account = connect_account("PINTEREST", workspace)
     for expires_in in (dt.timedelta(minutes=20), -dt.timedelta(minutes=1)):  # about to expire, then expired
         SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + expires_in)
-        monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")  # connection refused
+        monkeypatch.setitem(
+            settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9"
+        )  # connection refused
 
         tasks.refresh_account_token(account.id)
         tasks.refresh_account_token(account.id)
@@ -201,7 +203,11 @@ def test_a_platform_answering_503_to_the_refresh_never_marks_the_account(
 ) -> None:
     account = connect_account(platform, workspace)
     SocialAccount.objects.filter(id=account.id).update(token_expires_at=timezone.now() + dt.timedelta(minutes=10))
-    monkeypatch.setitem(settings.PLATFORM_APP_ENV, f"PLATFORM_{platform}_BASE_URL", f"http://127.0.0.1:{failing_server.server_address[1]}")
+    monkeypatch.setitem(
+        settings.PLATFORM_APP_ENV,
+        f"PLATFORM_{platform}_BASE_URL",
+        f"http://127.0.0.1:{failing_server.server_address[1]}",
+    )
 
     assert tasks.refresh_expiring_tokens() == 1
     tasks.refresh_account_token(account.id)

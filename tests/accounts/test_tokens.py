@@ -161,7 +161,9 @@ def test_a_transient_refresh_failure_never_marks_the_account(
 ) -> None:
     account = connect_account("PINTEREST", workspace)
     _expiring(account)
-    monkeypatch.setitem(settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9")  # nothing listens: connection refused
+    monkeypatch.setitem(
+        settings.PLATFORM_APP_ENV, "PLATFORM_PINTEREST_BASE_URL", "http://127.0.0.1:9"
+    )  # nothing listens: connection refused
 
     still_valid = account_fresh_credentials(account_id=account.id)
     assert still_valid.access_token == account.access_token  # the current token is still good for a minute
