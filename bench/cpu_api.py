@@ -33,8 +33,8 @@ def _configure() -> None:
     os.environ.update(DEBUG="0", LOG_LEVEL="WARNING", RATE_LIMIT_DEFAULT="100000000")
     from config import embedded
 
-    url = os.environ.get("DATABASE_URL") or embedded.ensure_postgres()
-    os.environ["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + DB_NAME
+    embedded.ensure_services()  # the embedded PostgreSQL and Redis where no URL is set
+    os.environ["DATABASE_URL"] = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + DB_NAME
     import django
     import psycopg
     from django.conf import settings
