@@ -4,8 +4,10 @@
 The posts services call :func:`series_start` while creating the first post of a series and
 :func:`upcoming_post_deleted` before deleting a post of a series; the pipeline hooks call
 :func:`series_occurrences_claimed` and :func:`series_post_finished`; accounts call
-:func:`series_account_removed`. The names resolve lazily, so that ``posts.payloads``
-can import ``posts.recurrence.input`` without importing the services (which import it back)."""
+:func:`series_account_removed`, each imported from ``posts.recurrence.services``. The names
+below resolve lazily from the package for the pipeline hooks (``posts/pipeline/hooks.py``), so
+that loading ``posts.recurrence.input`` for the payload shapes loads no service; they go when
+the engine branch imports the services directly."""
 
 from __future__ import annotations
 
