@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
+from functools import partial
 from typing import IO
 
 import imageio_ffmpeg
@@ -16,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from media.enqueue import MAKE_PREVIEW, enqueue_each
 from media.files import preview_key_of
 from media.models import MediaFile, MediaKind, PreviewStatus
 from media.storage import get_media_storage
@@ -36,17 +38,7 @@ def previews_enqueue(*, media_file_ids: list[str]) -> None:
     MediaFile.objects.filter(id__in=media_file_ids, preview_status=PreviewStatus.NONE).update(
         preview_status=PreviewStatus.QUEUED, preview_queued_at=timezone.now()
     )
-    _enqueue_after_commit(list(media_file_ids))
-
-
-def _enqueue_after_commit(media_file_ids: list[str]) -> None:
-    from media.tasks import make_preview
-
-    def send() -> None:
-        for media_file_id in media_file_ids:
-            make_preview.delay(media_file_id)
-
-    transaction.on_commit(send, robust=True)
+    transaction.on_commit(partial(enqueue_each, MAKE_PREVIEW, list(media_file_ids)), robust=True)
 
 
 def render_preview(original: bytes) -> bytes:
