@@ -132,9 +132,11 @@ def _record_params(items: list[Published | Failed], *, now: dt.datetime) -> dict
     names = ("statuses", "remote_ids", "urls", "published_at", "draft_fallback", "error_codes", "messages", "states")
     columns: dict[str, list[Any]] = {name: [] for name in names}
     for item in items:
+        row: tuple[Any, ...]
         if isinstance(item, Published):
-            row = (TargetStatus.PUBLISHED.value, item.platform_post_id, item.url, item.published_at or now)
-            row += (item.draft_fallback, "", "", "{}")
+            published_at = item.published_at or now
+            row = (TargetStatus.PUBLISHED.value, item.platform_post_id, item.url, published_at, item.draft_fallback)
+            row += ("", "", "{}")
         else:
             state = None if item.remote_state is None else json.dumps(item.remote_state, cls=DjangoJSONEncoder)
             row = (TargetStatus.FAILED.value, None, None, None, None, item.error_code, item.message[:4000], state)

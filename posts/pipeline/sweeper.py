@@ -79,6 +79,8 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
     )
     interrupted: list[outcomes.Published | outcomes.Failed] = []
     for row in expired:
+        if row["lease_until"] is None:  # cannot be: the filter asked for an expired lease
+            continue
         claim = Claim(
             target_id=row["id"], post_id=row["post_id"], lease_until=row["lease_until"], attempts=row["attempts"]
         )
