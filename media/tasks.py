@@ -9,6 +9,7 @@ from celery import shared_task
 from django.db.models import Q
 from django.utils import timezone
 
+from core import work
 from media.ai.services import ai_image_job_run
 from media.lifecycle import collect_garbage as garbage_sweep
 from media.lifecycle import collect_orphans as orphans_sweep
@@ -47,7 +48,7 @@ def resume_image_jobs() -> int:
     the job's own claim makes a duplicate run harmless."""
     now = timezone.now()
     stale = Q(status=AiJobStatus.QUEUED, updated_at__lt=now - STALE_QUEUED_JOB) | Q(
-        status=AiJobStatus.PROCESSING, lease_until__lt=now
+        work.lease_expired(now), status=AiJobStatus.PROCESSING
     )
     job_ids = list(AiImageJob.objects.filter(stale).values_list("id", flat=True)[:200])
     for job_id in job_ids:
