@@ -11,7 +11,10 @@ import os
 from typing import Any
 
 from celery import Celery
+from celery.signals import worker_process_init, worker_process_shutdown
 from kombu import Queue
+
+from core import work
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -52,6 +55,17 @@ app.autodiscover_tasks()
 @app.on_after_finalize.connect
 def _install_beat_schedule(sender: Celery, **kwargs: Any) -> None:
     sender.conf.beat_schedule = collect_beat_schedule()
+
+
+@worker_process_init.connect
+def _start_work_threads(**kwargs: Any) -> None:
+    """Each worker process owns the threads its tasks run remote calls on (``core.work``)."""
+    work.start_worker_pool()
+
+
+@worker_process_shutdown.connect
+def _stop_work_threads(**kwargs: Any) -> None:
+    work.stop_worker_pool()
 
 
 # Request context into tasks, task metrics, beat's heartbeat (signal handlers; importing connects them).

@@ -297,11 +297,44 @@ AI_MONTHLY_UNITS = env.int("AI_MONTHLY_UNITS", default=None)
 WEBHOOK_ALLOW_PRIVATE_URLS = flag(env, "WEBHOOK_ALLOW_PRIVATE_URLS", default=False)
 if WEBHOOK_ALLOW_PRIVATE_URLS and not SANDBOX:
     raise environ.ImproperlyConfigured("WEBHOOK_ALLOW_PRIVATE_URLS=1 is refused unless PLATFORM_MODE=sandbox")
+WEBHOOK_MAX_PER_WORKSPACE = env.int("WEBHOOK_MAX_PER_WORKSPACE", default=10)
+
+# --- Work engine (core/work.py): publishing, webhook delivery, AI image jobs ------------------
+# Every tunable of the background work, read here and only here (code reads settings.NAME); each is
+# listed in .env.example. The e2e harness shrinks some of them through the environment.
+# Threads of one worker process for remote calls run side by side (made at worker_process_init).
+WORK_THREADS = env.int("WORK_THREADS", default=25)
+# Publishing (posts/pipeline/). The lease must exceed the longest single publish call (several
+# HTTP calls of PLATFORM_HTTP_TIMEOUT); the sweeper treats a holder past it as dead.
+PUBLISH_LEASE_SECONDS = env.float("PUBLISH_LEASE_SECONDS", default=180.0)
+PUBLISH_MAX_ATTEMPTS = env.int("PUBLISH_MAX_ATTEMPTS", default=5)
+# Due posts claimed per dispatcher transaction, and claim transactions per dispatcher run (a
+# burst spills into the next tick).
+PUBLISH_DISPATCH_BATCH = env.int("PUBLISH_DISPATCH_BATCH", default=500)
+PUBLISH_DISPATCH_MAX_BATCHES = env.int("PUBLISH_DISPATCH_MAX_BATCHES", default=40)
+# Posts due within this many seconds are claimed early and queued with a countdown.
+PUBLISH_STAGE_AHEAD_SECONDS = env.float("PUBLISH_STAGE_AHEAD_SECONDS", default=2.0)
+# Targets per posts.publish_targets task: what a batch costs besides its calls (the task, claim,
+# read, credentials, recording transaction) is paid once for all of them; 25 instead of 10 cut the
+# worker's CPU per target by about a third and PostgreSQL's by about 40 %.
+PUBLISH_TASK_BATCH = env.int("PUBLISH_TASK_BATCH", default=25)
+# Platform calls of one batch in flight at once (the rest of a batch waits for a free slot).
+PUBLISH_ATTEMPT_THREADS = max(1, env.int("PUBLISH_ATTEMPT_THREADS", default=25))
+# A PENDING target this long past its due time with no lease has lost its task: re-queued.
+PUBLISH_LOST_TASK_SECONDS = env.float("PUBLISH_LOST_TASK_SECONDS", default=60.0)
+# Retries due later than this are not queued with a countdown; the sweeper queues them when due.
+PUBLISH_MAX_COUNTDOWN_SECONDS = env.float("PUBLISH_MAX_COUNTDOWN_SECONDS", default=600.0)
+PUBLISH_SWEEP_INTERVAL_SECONDS = env.float("PUBLISH_SWEEP_INTERVAL_SECONDS", default=15.0)
+PUBLISH_DISPATCH_INTERVAL_SECONDS = env.float("PUBLISH_DISPATCH_INTERVAL_SECONDS", default=1.0)
+# Webhook delivery (webhooks/delivery/). A failed attempt is retried after each delay in turn
+# (± 20 % jitter); one attempt plus one per delay in all.
 WEBHOOK_RETRY_DELAYS = [
     float(x) for x in env.list("WEBHOOK_RETRY_DELAYS", default=["30", "120", "480", "1920", "7200"])
 ]
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
-WEBHOOK_MAX_PER_WORKSPACE = env.int("WEBHOOK_MAX_PER_WORKSPACE", default=10)
+# Deliveries per webhooks.deliver_many task, and POSTs of one task in flight at once.
+WEBHOOK_DELIVERY_BATCH = max(1, env.int("WEBHOOK_DELIVERY_BATCH", default=10))
+# Not a tunable: the documented contract (a webhook is disabled after 20 failures in a row).
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------

@@ -1,25 +1,20 @@
-"""How the media app's services queue its Celery tasks: by task name, after the caller's
-transaction commits. ``media.tasks`` imports the services it wraps; the services never import
-it back, and this is their one way to reach it."""
+"""The one way media work is queued: by task name, so no service imports the tasks module (which
+imports the services) and there is no import cycle. Call it from ``transaction.on_commit`` only:
+the rows must be committed before a worker looks for them. Every media task re-checks its row, so
+a duplicate message is harmless and a lost one is picked up by the resumers."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
-
-from django.db import transaction
+from collections.abc import Iterable
 
 from config.celery import app
 
+GENERATE_IMAGE = "media.generate_image"
+MAKE_PREVIEW = "media.make_preview"
 
-def enqueue_after_commit(task_name: str, args_per_call: Iterable[Sequence[Any]]) -> None:
-    """Send ``task_name`` (``media.<task>``) once per argument list once the current transaction
-    commits (at once outside one). A broker error is logged and the rest are still sent:
-    the sweepers re-queue what was lost."""
-    calls = [list(args) for args in args_per_call]
 
-    def send() -> None:
-        for args in calls:
-            app.send_task(task_name, args=args)
-
-    transaction.on_commit(send, robust=True)
+def enqueue_each(task_name: str, ids: Iterable[str]) -> None:
+    """One ``task_name`` message per id (``GENERATE_IMAGE`` for AI image jobs, ``MAKE_PREVIEW``
+    for media files)."""
+    for object_id in ids:
+        app.send_task(task_name, args=[object_id])

@@ -9,13 +9,15 @@ import shutil
 import subprocess
 import tempfile
 import warnings
+from functools import partial
 from typing import IO
 
 import imageio_ffmpeg
+from django.db import transaction
 from django.utils import timezone
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from media.enqueue import enqueue_after_commit
+from media.enqueue import MAKE_PREVIEW, enqueue_each
 from media.files import preview_key_of
 from media.models import MediaFile, MediaKind, PreviewStatus
 from media.storage import get_media_storage
@@ -26,7 +28,6 @@ PREVIEW_MAX_SIDE = 720
 PREVIEW_QUALITY = 80
 FRAME_TIMEOUT_SECONDS = 60
 PREVIEWED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
-MAKE_PREVIEW_TASK = "media.make_preview"
 
 
 def previews_enqueue(*, media_file_ids: list[str]) -> None:
@@ -37,7 +38,7 @@ def previews_enqueue(*, media_file_ids: list[str]) -> None:
     MediaFile.objects.filter(id__in=media_file_ids, preview_status=PreviewStatus.NONE).update(
         preview_status=PreviewStatus.QUEUED, preview_queued_at=timezone.now()
     )
-    enqueue_after_commit(MAKE_PREVIEW_TASK, [[media_file_id] for media_file_id in media_file_ids])
+    transaction.on_commit(partial(enqueue_each, MAKE_PREVIEW, list(media_file_ids)), robust=True)
 
 
 def render_preview(original: bytes) -> bytes:

@@ -9,36 +9,33 @@ from celery import shared_task
 from django.db.models import Q
 from django.utils import timezone
 
+from core import work
+from media.ai.services import ai_image_job_run
+from media.lifecycle import collect_garbage as garbage_sweep
+from media.lifecycle import collect_orphans as orphans_sweep
 from media.models import AiImageJob, AiJobStatus
+from media.previews import preview_make
 
 STALE_QUEUED_JOB = dt.timedelta(minutes=5)
 
 
 @shared_task(name="media.make_preview")
 def make_preview(media_file_id: str) -> str:
-    from media.previews import preview_make
-
     return preview_make(media_file_id=media_file_id)
 
 
 @shared_task(name="media.collect_garbage")
 def collect_garbage() -> int:
-    from media.lifecycle import collect_garbage as sweep
-
-    return sweep().deleted
+    return garbage_sweep().deleted
 
 
 @shared_task(name="media.collect_orphans")
 def collect_orphans() -> int:
-    from media.lifecycle import collect_orphans as sweep
-
-    return sweep()
+    return orphans_sweep()
 
 
 @shared_task(name="media.generate_image", bind=True, max_retries=5)
 def generate_image(self: Any, job_id: str) -> str:
-    from media.ai.services import ai_image_job_run
-
     run = ai_image_job_run(job_id=job_id)
     if run.retry_in_seconds is not None:
         raise self.retry(countdown=run.retry_in_seconds)
@@ -51,7 +48,7 @@ def resume_image_jobs() -> int:
     the job's own claim makes a duplicate run harmless."""
     now = timezone.now()
     stale = Q(status=AiJobStatus.QUEUED, updated_at__lt=now - STALE_QUEUED_JOB) | Q(
-        status=AiJobStatus.PROCESSING, lease_until__lt=now
+        work.lease_expired(now), status=AiJobStatus.PROCESSING
     )
     job_ids = list(AiImageJob.objects.filter(stale).values_list("id", flat=True)[:200])
     for job_id in job_ids:

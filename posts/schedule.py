@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from posts.pipeline import config
+from django.conf import settings
 
 # Both run on the "default" queue: behind thousands of queued publish tasks (a burst, or a queue
 # refilled after an outage) they would come too late to claim the next posts or recover lost work.
@@ -13,13 +13,13 @@ from posts.pipeline import config
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "posts.dispatch_due": {
         "task": "posts.dispatch_due",
-        "schedule": config.dispatch_interval_seconds(),
-        "options": {"queue": "default", "expires": max(config.dispatch_interval_seconds() * 2, 2.0)},
+        "schedule": settings.PUBLISH_DISPATCH_INTERVAL_SECONDS,
+        "options": {"queue": "default", "expires": max(settings.PUBLISH_DISPATCH_INTERVAL_SECONDS * 2, 2.0)},
     },
     "posts.sweep": {
         "task": "posts.sweep",
-        "schedule": config.sweep_interval_seconds(),
-        "options": {"queue": "default", "expires": max(config.sweep_interval_seconds() * 2, 10.0)},
+        "schedule": settings.PUBLISH_SWEEP_INTERVAL_SECONDS,
+        "options": {"queue": "default", "expires": max(settings.PUBLISH_SWEEP_INTERVAL_SECONDS * 2, 10.0)},
     },
     # A recurring series left ACTIVE without its upcoming post (a failed hook) gets it back.
     "posts.repair_stalled_series": {

@@ -8,16 +8,20 @@ from celery import shared_task
 from posts.pipeline.dispatcher import dispatch_due
 from posts.pipeline.publisher import publish_targets
 from posts.pipeline.sweeper import sweep
-
-
-@shared_task(name="posts.publish_target", ignore_result=True)
-def publish_target_task(target_id: str) -> int:
-    return publish_targets([target_id])
+from posts.recurrence.services import series_repair_stalled
 
 
 @shared_task(name="posts.publish_targets", ignore_result=True)
 def publish_targets_task(target_ids: list[str]) -> int:
+    """One attempt of each due target among ``target_ids``, sent side by side (one is a batch of one)."""
     return publish_targets(list(target_ids))
+
+
+@shared_task(name="posts.publish_target", ignore_result=True)
+def publish_target_task(target_id: str) -> int:
+    """Alias kept registered for messages queued before every publish became a batch (nothing sends
+    this name any more): the same path as ``posts.publish_targets`` with a batch of one."""
+    return publish_targets([target_id])
 
 
 @shared_task(name="posts.dispatch_due", ignore_result=True)
@@ -32,6 +36,4 @@ def sweep_task() -> None:
 
 @shared_task(name="posts.repair_stalled_series", ignore_result=True)
 def repair_stalled_series_task() -> int:
-    from posts.recurrence.services import series_repair_stalled
-
     return series_repair_stalled()

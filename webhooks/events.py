@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from core.fields import format_instant
 from core.ids import new_id
+from webhooks.enqueue import enqueue_deliveries
+from webhooks.models import Delivery, Event, Webhook
 
 EVENT_NAMES = (
     "post.published",
@@ -48,8 +50,6 @@ def emit_events(events: list[tuple[str, str, dict[str, Any]]]) -> None:
     guarantees: the active webhooks of their workspaces read in one query, the events inserted in
     one statement and their deliveries in one more, each event's deliveries enqueued after commit
     as its own task(s), exactly as one by one."""
-    from webhooks.models import Delivery, Event, Webhook
-
     if not events:
         return
     for _, name, _ in events:
@@ -85,20 +85,3 @@ def emit_events(events: list[tuple[str, str, dict[str, Any]]]) -> None:
             by_event.setdefault(delivery.event_id, []).append(delivery.id)
         for delivery_ids in by_event.values():
             transaction.on_commit(partial(enqueue_deliveries, delivery_ids), robust=True)
-
-
-def enqueue_deliveries(delivery_ids: list[str], *, countdown: float | None = None) -> None:
-    """Hand deliveries to the worker; call only after the rows are committed. Several go as
-    ``webhooks.deliver_many`` tasks of up to ``WEBHOOK_DELIVERY_BATCH`` (one event's deliveries
-    are sent together: one broker message instead of one per webhook); one alone as ``deliver``."""
-    from webhooks.delivery.engine import batch_size
-    from webhooks.tasks import deliver, deliver_many
-
-    options: dict[str, Any] = {} if countdown is None else {"countdown": countdown}
-    size = batch_size()
-    for start in range(0, len(delivery_ids), size):
-        chunk = list(delivery_ids[start : start + size])
-        if len(chunk) == 1:
-            deliver.apply_async(args=(chunk[0],), **options)
-        else:
-            deliver_many.apply_async(args=(chunk,), **options)

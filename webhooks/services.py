@@ -11,10 +11,11 @@ from django.utils import timezone
 
 from core.errors import BadRequest, Conflict, ValidationFailed
 from core.ids import new_id
-from webhooks.delivery.engine import drop_pending_deliveries, timeout_seconds
+from webhooks.delivery.engine import drop_pending_deliveries
 from webhooks.delivery.signing import signed_headers
 from webhooks.delivery.transport import SendResult, post
-from webhooks.events import EVENT_NAMES, enqueue_deliveries, serialize_envelope
+from webhooks.enqueue import enqueue_deliveries
+from webhooks.events import EVENT_NAMES, serialize_envelope
 from webhooks.models import Delivery, DeliveryStatus, Webhook
 from webhooks.selectors import delivery_get, webhook_get
 from webhooks.url_safety import UnsafeUrl, check_url
@@ -116,7 +117,7 @@ def webhook_send_test(*, workspace: Workspace, webhook_id: str) -> SendResult:
     )
     body = payload.encode("utf-8")
     headers = signed_headers(secret=webhook.secret, webhook_id=webhook.pk, event_name="webhook.test", body=body)
-    return post(url=webhook.url, body=body, headers=headers, timeout=timeout_seconds())
+    return post(url=webhook.url, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
 
 
 def delivery_redeliver(*, workspace: Workspace, webhook_id: str, delivery_id: str) -> Delivery:

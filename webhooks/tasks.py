@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from webhooks.delivery.engine import deliveries_attempt, deliveries_sweep, delivery_attempt
-
-
-@shared_task(name="webhooks.deliver", acks_late=True, ignore_result=True)
-def deliver(delivery_id: str) -> None:
-    """One attempt of a delivery; a second run (or a run before it is due) sends nothing."""
-    delivery_attempt(delivery_id=delivery_id)
+from webhooks.delivery.engine import deliveries_attempt, deliveries_sweep
 
 
 @shared_task(name="webhooks.deliver_many", acks_late=True, ignore_result=True)
 def deliver_many(delivery_ids: list[str]) -> None:
-    """One attempt of each of several deliveries, sent side by side; idempotent like ``deliver``."""
+    """The next attempt of each due delivery, sent side by side (one is a batch of one); a second
+    run, or a run before they are due, sends nothing."""
     deliveries_attempt(delivery_ids=list(delivery_ids))
+
+
+@shared_task(name="webhooks.deliver", acks_late=True, ignore_result=True)
+def deliver(delivery_id: str) -> None:
+    """Alias kept registered for messages queued before every delivery became a batch (nothing
+    sends this name any more): the same path as ``webhooks.deliver_many`` with a batch of one."""
+    deliveries_attempt(delivery_ids=[delivery_id])
 
 
 @shared_task(name="webhooks.sweep", ignore_result=True)

@@ -7,14 +7,17 @@ import io
 import logging
 import uuid
 from dataclasses import dataclass
+from functools import partial
 
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from core import work
 from core.errors import ValidationFailed
 from media.ai.providers import RATIOS, GeneratedImage, ProviderError, get_provider
 from media.ai.usage import Charge, UsageMember, usage_charge, usage_refund
+from media.enqueue import GENERATE_IMAGE, enqueue_each
 from media.files import new_key
 from media.models import AiImageJob, AiJobStatus, AiUsageKind, MediaFile, MediaKind, MediaSource
 from media.previews import previews_enqueue
@@ -27,6 +30,8 @@ PROMPT_MAX_LENGTH = 2000
 SESSION_ID_MAX_LENGTH = 200
 MAX_ATTEMPTS = 3
 LEASE = dt.timedelta(minutes=10)
+# Waits before the 2nd and 3rd attempts after a retryable provider error (± 20 % jitter).
+RETRY_SECONDS = (30.0, 60.0)
 # "referenced-pending": a generated image is not collected for this long even if unused.
 KEEP_GENERATED_FOR = dt.timedelta(days=7)
 _UNEXPECTED_ERROR = "AI image generation failed unexpectedly"
@@ -64,44 +69,44 @@ def ai_image_job_create(
         usage_id=charge.usage_id if charge else None,
         charged_units=charge.units if charge else 0,
     )
-    from media.tasks import generate_image
-
-    transaction.on_commit(lambda: generate_image.delay(job.id), robust=True)
+    transaction.on_commit(partial(enqueue_each, GENERATE_IMAGE, [job.id]), robust=True)
     return job
 
 
 @dataclass(frozen=True)
 class JobRun:
     status: str
-    retry_in_seconds: int | None = None
+    retry_in_seconds: float | None = None
 
 
 def ai_image_job_run(*, job_id: str) -> JobRun:
-    """Claim the job (queued, or processing with an expired lease) with a conditional UPDATE,
-    call the provider outside any transaction, then finalize in one transaction that also
-    emits exactly one event: ``image.completed`` (the image stored as an uploaded MediaFile of
-    the workspace, kept at least 7 days) or ``image.failed``. A retryable provider error puts the
-    job back to ``queued`` and asks for a retry, up to 3 attempts. Running it again on a finished
-    job changes nothing."""
+    """Claim the job (queued, or processing with an expired lease) with a lease (``core.work``),
+    call the provider outside any transaction, then finalize in one transaction, fenced by that
+    lease, that also emits exactly one event: ``image.completed`` (the image stored as an uploaded
+    MediaFile of the workspace, kept at least 7 days) or ``image.failed``. A retryable provider
+    error puts the job back to ``queued`` and asks for a retry after a jittered backoff, up to 3
+    attempts. Running it again on a finished job, or on one another worker holds, changes
+    nothing."""
     now = timezone.now()
-    claimed = (
-        AiImageJob.objects.filter(id=job_id)
-        .filter(Q(status=AiJobStatus.QUEUED) | Q(status=AiJobStatus.PROCESSING, lease_until__lt=now))
-        .update(status=AiJobStatus.PROCESSING, lease_until=now + LEASE, attempts=F("attempts") + 1, updated_at=now)
+    lease_until = now + LEASE
+    claimable = AiImageJob.objects.filter(id=job_id).filter(
+        Q(status=AiJobStatus.QUEUED) | Q(work.lease_expired(now), status=AiJobStatus.PROCESSING)
+    )
+    claimed = work.claim(
+        claimable, lease_until=lease_until, status=AiJobStatus.PROCESSING, attempts=F("attempts") + 1, updated_at=now
     )
     job = AiImageJob.objects.filter(id=job_id).first()
     if job is None:
         return JobRun(status="gone")
-    if not claimed:
+    if not claimed or job.lease_until != lease_until:
         return JobRun(status=job.status)
     try:
         image = get_provider().generate(prompt=job.prompt, aspect_ratio=job.aspect_ratio)
     except ProviderError as exc:
         if exc.retryable and job.attempts < MAX_ATTEMPTS:
-            AiImageJob.objects.filter(id=job.id, status=AiJobStatus.PROCESSING, attempts=job.attempts).update(
-                status=AiJobStatus.QUEUED, lease_until=None, updated_at=timezone.now()
-            )
-            return JobRun(status=AiJobStatus.QUEUED, retry_in_seconds=30 * job.attempts)
+            processing = AiImageJob.objects.filter(id=job.id, status=AiJobStatus.PROCESSING)
+            work.release(processing, lease_until=lease_until, status=AiJobStatus.QUEUED, updated_at=timezone.now())
+            return JobRun(status=AiJobStatus.QUEUED, retry_in_seconds=work.backoff_seconds(job.attempts, RETRY_SECONDS))
         return JobRun(status=_finish_failed(job, exc.message))
     except Exception:
         logger.exception("AI image job %s: provider crashed", job.id)
@@ -110,10 +115,10 @@ def ai_image_job_run(*, job_id: str) -> JobRun:
 
 
 def _still_ours(job: AiImageJob) -> AiImageJob | None:
-    current = AiImageJob.objects.select_for_update().get(id=job.id)
-    if current.status != AiJobStatus.PROCESSING or current.attempts != job.attempts:
-        return None
-    return current
+    """The job locked, if this run's claim (its lease, read back right after the claim) still
+    holds it; None once another worker took it over."""
+    processing = AiImageJob.objects.select_for_update().filter(id=job.id, status=AiJobStatus.PROCESSING)
+    return work.fenced(processing, lease_until=job.lease_until).first()
 
 
 def _finish_failed(job: AiImageJob, error: str) -> str:

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from posts.models import Post, PostStatus, PostTarget, TargetStatus
+from posts.models import PostStatus, TargetStatus
 
-POST_TABLE = Post._meta.db_table
-TARGET_TABLE = PostTarget._meta.db_table
 # A target is only ever sent while its post has left DRAFT/SCHEDULED (claimed, queued or retried).
 UNSENDABLE_POST_STATUSES = [PostStatus.DRAFT.value, PostStatus.SCHEDULED.value]
 
@@ -32,15 +30,17 @@ class Claim:
     attempts: int
 
 
-_CLAIM_SQL = f"""
+# The statements of the pipeline name the tables of posts.models (posts_post, posts_posttarget)
+# literally: written out, with parameters only, never assembled from strings.
+_CLAIM_SQL = """
 WITH live AS (
-    SELECT p.id FROM {POST_TABLE} p
-    WHERE p.id IN (SELECT post_id FROM {TARGET_TABLE} WHERE id = ANY(%(ids)s))
+    SELECT p.id FROM posts_post p
+    WHERE p.id IN (SELECT post_id FROM posts_posttarget WHERE id = ANY(%(ids)s))
       AND p.status <> ALL(%(unsendable)s)
     FOR KEY SHARE
 ),
 claimed AS (
-    UPDATE {TARGET_TABLE} t
+    UPDATE posts_posttarget t
     SET status = %(publishing)s, attempts = t.attempts + 1, lease_until = %(lease)s, updated_at = %(now)s
     FROM live
     WHERE t.post_id = live.id AND t.id = ANY(%(ids)s) AND t.status = %(pending)s
@@ -48,7 +48,7 @@ claimed AS (
     RETURNING t.id, t.post_id, t.attempts
 ),
 bumped AS (
-    UPDATE {POST_TABLE} p SET status = %(post_publishing)s, updated_at = %(now)s
+    UPDATE posts_post p SET status = %(post_publishing)s, updated_at = %(now)s
     WHERE p.id IN (SELECT post_id FROM claimed) AND p.status <> %(post_publishing)s
 )
 SELECT id, post_id, attempts FROM claimed

@@ -6,34 +6,34 @@ import datetime as dt
 import math
 from collections import defaultdict
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
 from posts.models import PostStatus, TargetStatus
-from posts.pipeline import config, hooks
-from posts.pipeline.claims import POST_TABLE, TARGET_TABLE
-from posts.pipeline.enqueue import enqueue_target_batches
+from posts.pipeline import hooks
+from posts.pipeline.enqueue import enqueue_targets
 
 # Posts due up to ``stage_ahead`` from now, oldest first, that no other dispatcher holds.
-_CLAIM_POSTS_SQL = f"""
+_CLAIM_POSTS_SQL = """
 WITH due AS (
-    SELECT id FROM {POST_TABLE}
+    SELECT id FROM posts_post
     WHERE status = %(scheduled)s AND scheduled_at <= %(horizon)s
     ORDER BY scheduled_at, id
     LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED
 )
-UPDATE {POST_TABLE} p SET status = %(pending)s, updated_at = %(now)s
+UPDATE posts_post p SET status = %(pending)s, updated_at = %(now)s
 FROM due WHERE p.id = due.id
 RETURNING p.id, p.scheduled_at
 """
 
-# Their entries become due at the post's time: the claim in publish_target reads that column and
+# Their entries become due at the post's time: the claim in publish_targets reads that column and
 # never acts early, however early the task arrives.
-_STAGE_TARGETS_SQL = f"""
-UPDATE {TARGET_TABLE} t
+_STAGE_TARGETS_SQL = """
+UPDATE posts_posttarget t
 SET next_attempt_at = p.scheduled_at, lease_until = NULL, updated_at = %(now)s
-FROM {POST_TABLE} p
+FROM posts_post p
 WHERE t.post_id = p.id AND p.id = ANY(%(ids)s) AND t.status = %(pending)s
 RETURNING t.id, p.scheduled_at
 """
@@ -45,16 +45,16 @@ def dispatch_due(*, now: dt.datetime | None = None) -> int:
     number of concurrent dispatchers (SKIP LOCKED; each post is claimed once). Returns how many
     posts were claimed."""
     claimed = 0
-    for _ in range(config.dispatch_max_batches()):
+    for _ in range(settings.PUBLISH_DISPATCH_MAX_BATCHES):
         count = _dispatch_batch(now or timezone.now())
         claimed += count
-        if count < config.dispatch_batch_size():
+        if count < settings.PUBLISH_DISPATCH_BATCH:
             break
     return claimed
 
 
 def _dispatch_batch(now: dt.datetime) -> int:
-    horizon = now + dt.timedelta(seconds=config.stage_ahead_seconds())
+    horizon = now + dt.timedelta(seconds=settings.PUBLISH_STAGE_AHEAD_SECONDS)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             _CLAIM_POSTS_SQL,
@@ -62,7 +62,7 @@ def _dispatch_batch(now: dt.datetime) -> int:
                 "scheduled": PostStatus.SCHEDULED.value,
                 "pending": PostStatus.PENDING.value,
                 "horizon": horizon,
-                "limit": config.dispatch_batch_size(),
+                "limit": settings.PUBLISH_DISPATCH_BATCH,
                 "now": now,
             },
         )
@@ -81,8 +81,7 @@ def _dispatch_batch(now: dt.datetime) -> int:
 
 def _enqueue(by_due: dict[float, list[str]]) -> None:
     """Targets falling due in the same 100 ms go together, as ``publish_targets`` tasks of up to
-    ``PUBLISH_TASK_BATCH`` (a post's entries are sent side by side by one task; one target alone
-    is still a ``publish_target``)."""
+    ``PUBLISH_TASK_BATCH`` (a post's entries are sent side by side by one task)."""
     now = timezone.now().timestamp()
     for due_at, target_ids in sorted(by_due.items()):
-        enqueue_target_batches(target_ids, batch_size=config.task_batch_size(), countdown=due_at - now)
+        enqueue_targets(target_ids, countdown=due_at - now)

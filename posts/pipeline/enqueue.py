@@ -9,33 +9,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from django.conf import settings
+
 from config.celery import QUEUE_BY_APP, app
 
 logger = logging.getLogger(__name__)
 
-PUBLISH_TARGET = "posts.publish_target"
 PUBLISH_TARGETS = "posts.publish_targets"
 PUBLISH_QUEUE = QUEUE_BY_APP["posts"]
 
 
 def enqueue_targets(target_ids: Iterable[str], *, countdown: float | None = None) -> None:
-    """One ``posts.publish_target`` task per target."""
-    for target_id in target_ids:
-        app.send_task(PUBLISH_TARGET, args=[target_id], countdown=_countdown(countdown))
-
-
-def enqueue_target_batches(target_ids: list[str], *, batch_size: int, countdown: float | None = None) -> None:
-    """``posts.publish_targets`` tasks of up to ``batch_size`` targets each (same claim rules):
-    fewer broker round trips when thousands of targets fall due at once."""
-    if batch_size <= 1:
-        enqueue_targets(target_ids, countdown=countdown)
-        return
-    for start in range(0, len(target_ids), batch_size):
-        chunk = target_ids[start : start + batch_size]
-        if len(chunk) == 1:
-            app.send_task(PUBLISH_TARGET, args=[chunk[0]], countdown=_countdown(countdown))
-        else:
-            app.send_task(PUBLISH_TARGETS, args=[chunk], countdown=_countdown(countdown))
+    """``posts.publish_targets`` tasks of up to ``PUBLISH_TASK_BATCH`` targets each (one target is
+    a batch of one): fewer broker round trips when thousands of targets fall due at once, and the
+    targets of one task are sent side by side."""
+    ids = list(target_ids)
+    size = settings.PUBLISH_TASK_BATCH
+    for start in range(0, len(ids), size):
+        app.send_task(PUBLISH_TARGETS, args=[ids[start : start + size]], countdown=_countdown(countdown))
 
 
 def _countdown(countdown: float | None) -> float | None:

@@ -1,37 +1,26 @@
-"""The two places other features plug into the pipeline. Both run inside the pipeline's own
-transaction, so what they write commits (or rolls back) with the state change that caused it.
+"""The places other features plug into the pipeline. Each runs inside the pipeline's own
+transaction, so what it writes commits (or rolls back) with the state change that caused it.
 They must not call platforms or other slow services."""
 
 from __future__ import annotations
 
-
-def on_target_published(*, target_id: str) -> None:
-    """A target has just become PUBLISHED. Wiring point for analytics: it turns the entry into a
-    tracked post (``analytics.services.track_published_target(target_id=...)``)."""
-    from analytics.services import track_published_target
-
-    track_published_target(target_id=target_id)
+from analytics.services import track_published_targets
+from posts.recurrence import series_occurrences_claimed, series_post_finished
 
 
 def on_targets_published(*, target_ids: list[str]) -> None:
-    """:func:`on_target_published` for several targets at once (one statement for all of them:
-    ``analytics.services.track_published_targets``)."""
-    from analytics.services import track_published_targets
-
+    """These targets have just become PUBLISHED. Wiring point for analytics: it turns each entry
+    into a tracked post, one statement for all of them (``analytics.services``)."""
     track_published_targets(target_ids=target_ids)
 
 
 def on_posts_claimed(*, post_ids: list[str]) -> None:
     """The dispatcher has just claimed these due SCHEDULED posts. Wiring point for recurrence:
     claiming an occurrence of a series creates the next one (``posts.recurrence``)."""
-    from posts.recurrence import series_occurrences_claimed
-
     series_occurrences_claimed(post_ids=post_ids)
 
 
 def on_post_finished(*, post_id: str, status: str) -> None:
     """The post has just become COMPLETED, PARTIAL_FAILURE or FAILED (finalize, under its row lock).
     Wiring point for recurrence: a series pauses itself after 3 failed occurrences in a row."""
-    from posts.recurrence import series_post_finished
-
     series_post_finished(post_id=post_id, status=status)

@@ -5,18 +5,22 @@ final status (with its one event) share one transaction, under the post's row lo
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Count, F, Q, prefetch_related_objects
-from django.db.models.sql import UpdateQuery
 from django.utils import timezone
 
-from core import metrics
+from core import metrics, work
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import hooks
-from posts.pipeline.claims import TARGET_TABLE, Claim
+from posts.pipeline.claims import Claim
+from posts.rendering import post_record
+from webhooks.events import emit_events
 
 FINAL_EVENT = {
     PostStatus.COMPLETED: "post.published",
@@ -24,35 +28,6 @@ FINAL_EVENT = {
     PostStatus.FAILED: "post.failed",
 }
 TERMINAL_TARGET_STATUSES = (TargetStatus.PUBLISHED, TargetStatus.FAILED)
-
-
-def _owned(claim: Claim) -> Any:
-    return PostTarget.objects.filter(id=claim.target_id, status=TargetStatus.PUBLISHING, lease_until=claim.lease_until)
-
-
-def record_published(
-    claim: Claim,
-    *,
-    platform_post_id: str,
-    url: str,
-    published_at: dt.datetime | None,
-    draft_fallback: bool = False,
-) -> bool:
-    """PUBLISHING → PUBLISHED with the remote id, and finalize the post if it was the last entry.
-    False when this attempt no longer owns the target."""
-    changes: dict[str, Any] = {
-        "status": TargetStatus.PUBLISHED,
-        "platform_post_id": platform_post_id,
-        "post_url": url,
-        "published_at": published_at or timezone.now(),
-        "tiktok_draft_fallback": draft_fallback,
-        "error_message": "",
-        "error_code": "",
-        "lease_until": None,
-        "next_attempt_at": None,
-        "remote_state": {},
-    }
-    return _finish(claim, changes, published=True)
 
 
 @dataclass(frozen=True)
@@ -66,35 +41,63 @@ class Published:
     draft_fallback: bool = False
 
 
-# The fenced update and, in the same statement, the entry counts of the posts it touched as they
-# are after it (the caller holds those posts' row locks, so no sibling entry changes in between).
-_PUBLISH_MANY_SQL = f"""
-WITH done AS (
-    UPDATE {TARGET_TABLE} t
-    SET status = %s, platform_post_id = v.platform_post_id, post_url = v.post_url, published_at = v.published_at,
-        tiktok_draft_fallback = v.draft_fallback, error_message = '', error_code = '', lease_until = NULL,
-        next_attempt_at = NULL, remote_state = '{{}}'::jsonb, updated_at = %s
-    FROM (VALUES {{values}}) AS v(id, lease_until, platform_post_id, post_url, published_at, draft_fallback)
-    WHERE t.id = v.id AND t.status = %s AND t.lease_until = v.lease_until
-    RETURNING t.id, t.post_id, t.status, t.platform
+@dataclass(frozen=True)
+class Failed:
+    """An attempt of ``claim`` that ends the target as FAILED with the platform's message and the
+    normalized errorCode; ``remote_state`` (when given) is kept for whoever looks at it next."""
+
+    claim: Claim
+    error_code: str
+    message: str
+    remote_state: dict[str, Any] | None = None
+
+
+# The fenced update of every target of the batch (one row per target, passed as parallel arrays)
+# and, in the same statement, the entry counts of the posts it touched as they are after it (the
+# caller holds those posts' row locks, so no sibling entry changes in between). A published row
+# takes the remote id and clears the error; a failed one keeps what it had besides its error and,
+# when given, its remote state.
+_RECORD_SQL = """
+WITH v AS (
+    SELECT * FROM unnest(
+        %(ids)s::text[], %(leases)s::timestamptz[], %(statuses)s::text[], %(remote_ids)s::text[], %(urls)s::text[],
+        %(published_at)s::timestamptz[], %(draft_fallback)s::boolean[], %(error_codes)s::text[],
+        %(messages)s::text[], %(states)s::text[]
+    ) AS v(id, lease_until, status, platform_post_id, post_url, published_at, draft_fallback, error_code,
+           error_message, remote_state)
+),
+done AS (
+    UPDATE posts_posttarget t
+    SET status = v.status,
+        platform_post_id = COALESCE(v.platform_post_id, t.platform_post_id),
+        post_url = COALESCE(v.post_url, t.post_url),
+        published_at = COALESCE(v.published_at, t.published_at),
+        tiktok_draft_fallback = COALESCE(v.draft_fallback, t.tiktok_draft_fallback),
+        error_code = v.error_code, error_message = v.error_message,
+        remote_state = COALESCE(v.remote_state::jsonb, t.remote_state),
+        lease_until = NULL, next_attempt_at = NULL, updated_at = %(now)s
+    FROM v
+    WHERE t.id = v.id AND t.status = %(publishing)s AND t.lease_until = v.lease_until
+    RETURNING t.id, t.post_id, t.status, t.platform, t.error_code
 )
 SELECT t.post_id, array_agg(done.id) FILTER (WHERE done.id IS NOT NULL), count(*),
-       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s),
-       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %s),
-       array_agg(done.platform) FILTER (WHERE done.id IS NOT NULL)
-FROM {TARGET_TABLE} t LEFT JOIN done ON done.id = t.id
+       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %(published)s),
+       count(*) FILTER (WHERE COALESCE(done.status, t.status) = %(failed)s),
+       array_agg(done.platform) FILTER (WHERE done.status = %(published)s),
+       array_agg(ARRAY[done.platform, done.error_code]) FILTER (WHERE done.status = %(failed)s)
+FROM posts_posttarget t LEFT JOIN done ON done.id = t.id
 WHERE t.post_id IN (SELECT post_id FROM done)
 GROUP BY t.post_id
 """
-_VALUES_ROW = "(%s, %s::timestamptz, %s, %s, %s::timestamptz, %s::boolean)"
 
 
-def record_published_many(items: list[Published]) -> set[str]:
-    """:func:`record_published` for several attempts in one transaction: their posts locked in id
-    order (the pipeline's lock order, post before targets), one fenced UPDATE for every target that
-    also returns the entry counts of the posts it touched, each post finalized once and their
-    events written together. A target whose lease was taken over changes nothing, exactly as
-    alone. Returns the ids of the targets written."""
+def record(items: Sequence[Published | Failed]) -> set[str]:
+    """End the attempts of ``items`` (one or many: one path) in one transaction: their posts locked
+    in id order (the pipeline's lock order, post before targets), one fenced UPDATE for every
+    target (PUBLISHING → PUBLISHED or FAILED, conditioned on its claim's lease) that also returns
+    the entry counts of the posts it touched, each post finalized once with its one event through
+    the outbox, and the published targets handed to analytics. A target whose lease was taken
+    over changes nothing. Returns the ids of the targets written."""
     if not items:
         return set()
     post_ids = sorted({item.claim.post_id for item in items})
@@ -105,92 +108,55 @@ def record_published_many(items: list[Published]) -> set[str]:
         live = [item for item in items if item.claim.post_id in posts]
         if not live:
             return set()
-        now = timezone.now()
-        params: list[Any] = [TargetStatus.PUBLISHED.value, now]
-        for item in live:
-            params += [
-                item.claim.target_id,
-                item.claim.lease_until,
-                item.platform_post_id,
-                item.url,
-                item.published_at or now,
-                item.draft_fallback,
-            ]
-        params += [TargetStatus.PUBLISHING.value, TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value]
-        sql = _PUBLISH_MANY_SQL.replace("{values}", ", ".join([_VALUES_ROW] * len(live)))
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            cursor.execute(_RECORD_SQL, _record_params(live, now=timezone.now()))
             rows = sorted(cursor.fetchall())
         owned = {target_id for row in rows for target_id in row[1] or ()}
         if not owned:
             return owned
-        platforms = [platform for row in rows for platform in row[5] or ()]
-        transaction.on_commit(lambda: metrics.publishes_recorded(platforms=platforms))
+        published_on = [platform for row in rows for platform in row[5] or ()]
+        failed_with = [(pair[0], pair[1]) for row in rows for pair in row[6] or ()]
+        transaction.on_commit(lambda: _count_recorded(published_on, failed_with))
         _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
-        # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
-        # platform and day, shared by every publisher), so their lock is held the shortest time.
-        hooks.on_targets_published(target_ids=sorted(owned))
+        published = sorted(item.claim.target_id for item in live if isinstance(item, Published))
+        published = [target_id for target_id in published if target_id in owned]
+        if published:
+            # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
+            # platform and day, shared by every publisher), so their lock is held the shortest time.
+            hooks.on_targets_published(target_ids=published)
     return owned
 
 
-def record_failed(claim: Claim, *, error_code: str, message: str, remote_state: dict[str, Any] | None = None) -> bool:
-    """PUBLISHING → FAILED with the platform's message and the normalized errorCode; finalize."""
-    changes: dict[str, Any] = {
-        "status": TargetStatus.FAILED,
-        "error_code": error_code,
-        "error_message": message[:4000],
-        "lease_until": None,
-        "next_attempt_at": None,
+def _record_params(items: list[Published | Failed], *, now: dt.datetime) -> dict[str, Any]:
+    """The rows of :data:`_RECORD_SQL` as parallel arrays (NULL: the target keeps its value)."""
+    names = ("statuses", "remote_ids", "urls", "published_at", "draft_fallback", "error_codes", "messages", "states")
+    columns: dict[str, list[Any]] = {name: [] for name in names}
+    for item in items:
+        row: tuple[Any, ...]
+        if isinstance(item, Published):
+            published_at = item.published_at or now
+            row = (TargetStatus.PUBLISHED.value, item.platform_post_id, item.url, published_at, item.draft_fallback)
+            row += ("", "", "{}")
+        else:
+            state = None if item.remote_state is None else json.dumps(item.remote_state, cls=DjangoJSONEncoder)
+            row = (TargetStatus.FAILED.value, None, None, None, None, item.error_code, item.message[:4000], state)
+        for name, value in zip(names, row, strict=True):
+            columns[name].append(value)
+    return {
+        **columns,
+        "ids": [item.claim.target_id for item in items],
+        "leases": [item.claim.lease_until for item in items],
+        "now": now,
+        "publishing": TargetStatus.PUBLISHING.value,
+        "published": TargetStatus.PUBLISHED.value,
+        "failed": TargetStatus.FAILED.value,
     }
-    if remote_state is not None:
-        changes["remote_state"] = remote_state
-    return _finish(claim, changes, published=False)
 
 
-def _finish(claim: Claim, changes: dict[str, Any], *, published: bool) -> bool:
-    with transaction.atomic():
-        post = Post.objects.select_for_update(no_key=True).filter(id=claim.post_id).first()
-        if post is None:
-            return False
-        changes["updated_at"] = timezone.now()
-        counts = _update_owned_and_count(claim, changes)
-        if counts is None:
-            return False
-        platform, error_code = counts[3], str(changes.get("error_code", ""))
-        transaction.on_commit(lambda: metrics.publish_recorded(platform=platform, error_code=error_code))
-        if published:
-            hooks.on_target_published(target_id=claim.target_id)
-        finalize_locked(post, counts=counts[:3])
-    return True
-
-
-_COUNT_AFTER_UPDATE_SQL = """
-WITH done AS ({update} RETURNING id, status, platform)
-SELECT (SELECT count(*) FROM done), (SELECT min(platform) FROM done),
-       count(t.id),
-       count(t.id) FILTER (WHERE COALESCE(done.status, t.status) = %s),
-       count(t.id) FILTER (WHERE COALESCE(done.status, t.status) = %s)
-FROM {table} t LEFT JOIN done ON done.id = t.id
-WHERE t.post_id = %s
-"""
-
-
-def _update_owned_and_count(claim: Claim, changes: dict[str, Any]) -> tuple[int, int, int, str] | None:
-    """The fenced update of ``_owned(claim)`` and the post's entry counts after it, in one round
-    trip (the caller holds the post's row lock, so no sibling entry changes in between). None when
-    this attempt no longer owns the target; else (total, published, failed, the target's platform)."""
-    query = UpdateQuery(PostTarget)
-    query.add_update_values(changes)
-    query.add_q(Q(id=claim.target_id, status=TargetStatus.PUBLISHING, lease_until=claim.lease_until))
-    update_sql, update_params = query.get_compiler(connection=connection).as_sql()
-    sql = _COUNT_AFTER_UPDATE_SQL.format(update=update_sql, table=PostTarget._meta.db_table)
-    params = (*update_params, TargetStatus.PUBLISHED.value, TargetStatus.FAILED.value, claim.post_id)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        owned, platform, total, published, failed = cursor.fetchone()
-    if not owned:
-        return None
-    return total, published, failed, platform
+def _count_recorded(published_on: list[str], failed_with: list[tuple[str, str]]) -> None:
+    metrics.publishes_recorded(platforms=published_on)
+    for platform, error_code in failed_with:
+        metrics.publish_recorded(platform=platform, error_code=error_code)
 
 
 def finalize_locked(post: Post, *, counts: tuple[int, int, int] | None = None) -> str | None:
@@ -260,9 +226,6 @@ def finalize_post(post_id: str) -> str | None:
 
 def _emit_post_events(finished: list[tuple[Post, str]]) -> None:
     """Each finished post's one event, written together (one query per table, not per post)."""
-    from posts.rendering import post_record
-    from webhooks.events import emit_events
-
     emit_events([(str(post.workspace_id), name, {"post": post_record(post)}) for post, name in finished])
 
 
@@ -280,7 +243,6 @@ def release_for_retry(
     back: polling rounds do not use up the retry budget."""
     changes: dict[str, Any] = {
         "status": TargetStatus.PENDING,
-        "lease_until": None,
         "next_attempt_at": next_attempt_at,
         "remote_state": remote_state,
         "error_code": error_code,
@@ -289,4 +251,5 @@ def release_for_retry(
     }
     if not count_attempt:
         changes["attempts"] = F("attempts") - 1
-    return bool(_owned(claim).update(**changes))
+    publishing = PostTarget.objects.filter(id=claim.target_id, status=TargetStatus.PUBLISHING)
+    return bool(work.release(publishing, lease_until=claim.lease_until, **changes))

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import os
 import random
-import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import AccountStatus
+from accounts.services import account_fresh_credentials, account_mark_unauthorized
+from core import work
 from core.errors import ApplicationError
+from media.services import media_resolve
 from platforms import registry
 from platforms.base import (
     AuthError,
@@ -34,7 +36,7 @@ from platforms.base import (
 )
 from platforms.capabilities import CAPABILITIES
 from posts.models import PostTarget
-from posts.pipeline import config, outcomes
+from posts.pipeline import outcomes
 from posts.pipeline.claims import Claim, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 
@@ -42,9 +44,8 @@ logger = logging.getLogger(__name__)
 
 # Our own bookkeeping inside ``remote_state``; stripped before the client sees the state.
 BOOK_KEY = "_pipeline"
+# Waits before each retry (± 20 % jitter): the first retry comes within 30 s (10 s ± 2 s).
 BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
-# How long the first answer of a batch waits for the others before they are written together.
-GATHER_SECONDS = 0.025
 UNKNOWN_OUTCOME_MESSAGE = (
     "The platform did not confirm whether the post was created ({detail}). Check the platform before retrying."
 )
@@ -55,7 +56,7 @@ def publish_targets(target_ids: list[str]) -> int:
     for each claimed. Safe to run any number of times: what is not claimed is left alone.
     Returns how many targets this call attempted."""
     ids = list(dict.fromkeys(target_ids))
-    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=config.lease_seconds()))
+    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
     if len(claims) < len(ids):
         requeue_early(ids, claims)
     run_attempts(claims)
@@ -64,69 +65,19 @@ def publish_targets(target_ids: list[str]) -> int:
 
 def run_attempts(claims: list[Claim]) -> None:
     """Run the attempts of ``claims``: their targets (with post and account) read in one query and
-    each account's credentials once, then the platform calls side by side on up to
-    ``PUBLISH_ATTEMPT_THREADS`` threads that do nothing but call the platform (no database). What
-    comes back is written by this thread as it arrives: the successes that arrived together in one
-    fenced statement and one transaction (``outcomes.record_published_many``, each post finalized
-    once), anything else through the same per-target paths as one attempt alone. Each attempt is
-    still fenced by its own claim, so this changes no guarantee. Inside a caller's transaction, or
-    for one claim, the calls run one after the other. Every attempt runs even if another raises;
-    the first error is re-raised at the end."""
+    each account's credentials once, then the platform calls side by side (``core.work.gather``, up
+    to ``PUBLISH_ATTEMPT_THREADS`` at once, on threads that do nothing but call the platform). What
+    comes back is written on this thread as it arrives: the successes that arrived together in one
+    fenced statement and one transaction (``outcomes.record``, each post finalized once), anything
+    else through the per-target paths below. Each attempt is fenced by its own claim. Every attempt
+    runs even if another raises; the first error is re-raised at the end."""
     if not claims:
         return
     errors: list[BaseException] = []
     calls = _prepare_calls(claims, errors)
-    workers = min(len(calls), config.attempt_threads())
-    if workers <= 1 or connection.in_atomic_block:
-        for call in calls:
-            _write_outcomes([(call, _call_platform(call))], errors)
-    else:
-        pool = _attempt_pool(workers)
-        waiting = iter(calls)
-        pending: dict[Future[_Outcome], _Call] = {}
-        for call in waiting:
-            pending[pool.submit(_call_in_thread, call)] = call
-            if len(pending) >= workers:
-                break
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            if len(done) < len(pending):
-                # The answers of calls sent together come back within milliseconds of each other:
-                # a moment's wait writes them in one transaction instead of one per straggler.
-                done, _ = wait(pending, timeout=GATHER_SECONDS)
-            arrived: list[tuple[_Call, _Outcome]] = []
-            for future in done:
-                call = pending.pop(future)
-                try:
-                    arrived.append((call, future.result()))
-                except Exception as exc:  # the thread itself failed: nothing came back to write
-                    errors.append(exc)
-                following = next(waiting, None)
-                if following is not None:
-                    pending[pool.submit(_call_in_thread, following)] = following
-            _write_outcomes(arrived, errors)
+    work.gather(calls, _call_platform, partial(_write_outcomes, errors=errors), width=settings.PUBLISH_ATTEMPT_THREADS)
     if errors:
         raise errors[0]
-
-
-_pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-_pool_owner = 0  # the pid that started the pool's threads (a forked child starts its own)
-_pool_size = 0
-
-
-def _attempt_pool(size: int) -> ThreadPoolExecutor:
-    """The attempt threads of this process, kept from one batch to the next: each thread keeps its
-    HTTP session, so its keep-alive connection to the platform is reused instead of a new thread,
-    session and TCP connection for every call. Callers cap what they have in flight themselves."""
-    global _pool, _pool_owner, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_owner != os.getpid() or _pool_size < size:
-            # A smaller pool this replaces is not shut down: a batch still running on it finishes
-            # there, and its idle threads end once the last reference to it is gone.
-            _pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="publish-attempt")
-            _pool_owner, _pool_size = os.getpid(), size
-        return _pool
 
 
 class _Unsendable(Exception):
@@ -149,14 +100,13 @@ class _Call:
     request: PublishRequest
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Outcome:
-    """What the platform call of a :class:`_Call` ended with: a result (``found`` when the verify
-    lookup found the post), or the exception it raised."""
+    """What the platform call of a :class:`_Call` answered (``found`` when the verify lookup found
+    the post)."""
 
-    result: PublishResult | None = None
+    result: PublishResult
     found: bool = False
-    error: BaseException | None = None
 
 
 def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Call]:
@@ -175,7 +125,7 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
         try:
             creds, request = _prepare(target, credentials)
         except _Unsendable as exc:
-            outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+            _record_failed(claim, error_code=exc.error_code, message=exc.message)
             continue
         except AuthError as exc:
             _on_auth_error(claim, target, exc)
@@ -194,74 +144,57 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
 
 def _call_platform(call: _Call) -> _Outcome:
     """The platform side of one attempt; never touches the database itself."""
-    try:
-        if call.book.get("verify"):
-            # The last attempt may have created the post (worker lost mid-call): look before sending.
-            found = call.client.lookup(call.creds, call.request)
-            if found is not None and found.platform_post_id:
-                return _Outcome(result=found, found=True)
-            call.book.pop("verify", None)
-        return _Outcome(result=call.client.publish(call.creds, call.request, call.state))
-    except Exception as exc:
-        return _Outcome(error=exc)
+    if call.book.get("verify"):
+        # The last attempt may have created the post (worker lost mid-call): look before sending.
+        found = call.client.lookup(call.creds, call.request)
+        if found is not None and found.platform_post_id:
+            return _Outcome(result=found, found=True)
+        call.book.pop("verify", None)
+    return _Outcome(result=call.client.publish(call.creds, call.request, call.state))
 
 
-def _call_in_thread(call: _Call) -> _Outcome:
-    try:
-        return _call_platform(call)
-    finally:
-        connection.close()  # a client that touched the database opened this thread's own connection
-
-
-def _write_outcomes(arrived: list[tuple[_Call, _Outcome]], errors: list[BaseException]) -> None:
+def _write_outcomes(arrived: list[work.Arrived[_Call, _Outcome]], *, errors: list[BaseException]) -> None:
     """Write what the platform calls in ``arrived`` ended with: the successes in one go, the rest
     one by one."""
     published = [
-        (call.claim, outcome.result)
-        for call, outcome in arrived
-        if outcome.error is None
-        and outcome.result is not None
-        and (outcome.found or outcome.result.done)
-        and outcome.result.platform_post_id
+        outcomes.Published(
+            claim=answer.item.claim,
+            platform_post_id=answer.value.result.platform_post_id,
+            url=answer.value.result.url,
+            published_at=answer.value.result.published_at,
+            draft_fallback=answer.value.result.draft_fallback,
+        )
+        for answer in arrived
+        if answer.value is not None
+        and (answer.value.found or answer.value.result.done)
+        and answer.value.result.platform_post_id
     ]
     if published:
         try:
-            outcomes.record_published_many(
-                [
-                    outcomes.Published(
-                        claim=claim,
-                        platform_post_id=result.platform_post_id,
-                        url=result.url,
-                        published_at=result.published_at,
-                        draft_fallback=result.draft_fallback,
-                    )
-                    for claim, result in published
-                ]
-            )
+            outcomes.record(published)
         except Exception as exc:
             logger.exception("recording %d published targets raised", len(published))
             errors.append(exc)
-    written = {claim.target_id for claim, _ in published}
-    for call, outcome in arrived:
-        if call.claim.target_id in written:
+    written = {item.claim.target_id for item in published}
+    for answer in arrived:
+        if answer.item.claim.target_id in written:
             continue
         try:
-            _finish_attempt(call, outcome)
+            _finish_attempt(answer.item, answer.value, answer.error)
         except Exception as exc:
-            logger.exception("publish attempt of %s raised", call.claim.target_id)
+            logger.exception("publish attempt of %s raised", answer.item.claim.target_id)
             errors.append(exc)
 
 
-def _finish_attempt(call: _Call, outcome: _Outcome) -> None:
+def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | None) -> None:
     """Every path of one attempt after its platform call ends in a fenced write."""
     claim, target, state, book = call.claim, call.target, call.state, call.book
     client, creds, request = call.client, call.creds, call.request
-    exc = outcome.error
     if isinstance(exc, PlatformError):
         _on_error(claim, target, exc, state, book, client, creds, request)
         return
     if isinstance(exc, NotSupported):
-        outcomes.record_failed(
+        _record_failed(
             claim,
             error_code=ErrorCode.INVALID_REQUEST,
             message=f"Publishing is not available on {target.platform}",
@@ -282,8 +215,8 @@ def _finish_attempt(call: _Call, outcome: _Outcome) -> None:
             request,
         )
         return
+    assert outcome is not None
     result = outcome.result
-    assert result is not None
     if outcome.found or result.done:
         _record_result(claim, result)
         return
@@ -298,16 +231,9 @@ def _finish_attempt(call: _Call, outcome: _Outcome) -> None:
         _requeue(claim.target_id, delay)
 
 
-def attempt(claim: Claim) -> None:
-    """Run one attempt of a claimed target; every path ends in a fenced write."""
-    run_attempts([claim])
-
-
 def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[Credentials, PublishRequest]:
     """The credentials and the request of ``target``; ``credentials`` keeps each account's for the
     rest of the batch (read, and refreshed when due, once per account)."""
-    from accounts.services import account_fresh_credentials
-
     post = target.post
     account = target.account
     if account is None:
@@ -324,8 +250,6 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
         credentials[account.id] = creds
     media: tuple[MediaItem, ...] = ()
     if post.media_urls:
-        from media.services import media_resolve
-
         try:
             infos = media_resolve(workspace_id=str(post.workspace_id), urls=list(post.media_urls))
         except ApplicationError as exc:
@@ -357,25 +281,31 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
 
 def _record_result(claim: Claim, result: PublishResult) -> None:
     if not result.platform_post_id:
-        outcomes.record_failed(
+        _record_failed(
             claim,
             error_code=ErrorCode.UNKNOWN_OUTCOME,
             message=UNKNOWN_OUTCOME_MESSAGE.format(detail="the platform answered without a post id"),
         )
         return
-    outcomes.record_published(
-        claim,
-        platform_post_id=result.platform_post_id,
-        url=result.url,
-        published_at=result.published_at,
-        draft_fallback=result.draft_fallback,
+    outcomes.record(
+        [
+            outcomes.Published(
+                claim,
+                platform_post_id=result.platform_post_id,
+                url=result.url,
+                published_at=result.published_at,
+                draft_fallback=result.draft_fallback,
+            )
+        ]
     )
 
 
-def _on_auth_error(claim: Claim, target: PostTarget, exc: PlatformError) -> None:
-    from accounts.services import account_mark_unauthorized
+def _record_failed(claim: Claim, *, error_code: str, message: str, remote_state: dict[str, Any] | None = None) -> None:
+    outcomes.record([outcomes.Failed(claim, error_code=error_code, message=message, remote_state=remote_state)])
 
-    outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+
+def _on_auth_error(claim: Claim, target: PostTarget, exc: PlatformError) -> None:
+    _record_failed(claim, error_code=exc.error_code, message=exc.message)
     if target.account_id:
         account_mark_unauthorized(account_id=target.account_id, reason=exc.message)
 
@@ -395,7 +325,7 @@ def _on_error(
     elif isinstance(exc, UnknownOutcome):
         _on_unknown_outcome(claim, target, exc, state, book, client, creds, request)
     elif isinstance(exc, Permanent) or type(exc) is PlatformError:
-        outcomes.record_failed(claim, error_code=exc.error_code, message=exc.message)
+        _record_failed(claim, error_code=exc.error_code, message=exc.message)
     else:  # RateLimited, QuotaExhausted, Transient
         _retry_or_fail(claim, exc, state, book)
 
@@ -419,7 +349,7 @@ def _on_unknown_outcome(
     try:
         found = client.lookup(creds, request)
     except NotSupported:
-        outcomes.record_failed(
+        _record_failed(
             claim,
             error_code=ErrorCode.UNKNOWN_OUTCOME,
             message=UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message),
@@ -433,7 +363,7 @@ def _on_unknown_outcome(
     if found is not None and found.platform_post_id:
         _record_result(claim, found)
     elif book.get("unknown_retried"):
-        outcomes.record_failed(
+        _record_failed(
             claim,
             error_code=ErrorCode.UNKNOWN_OUTCOME,
             message=UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message),
@@ -447,14 +377,14 @@ def _on_unknown_outcome(
 def _retry_or_fail(claim: Claim, exc: PlatformError, state: dict[str, Any], book: dict[str, Any]) -> None:
     """Back to PENDING with backoff and jitter (never before the platform's ``retry_at``), or
     FAILED with the platform's words once the attempts are used up."""
-    if claim.attempts >= config.max_attempts():
+    if claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
         message = exc.message
         if isinstance(exc, UnknownOutcome):
             message = UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message)
-        outcomes.record_failed(claim, error_code=exc.error_code, message=message, remote_state=_with_book(state, book))
+        _record_failed(claim, error_code=exc.error_code, message=message, remote_state=_with_book(state, book))
         return
     now = timezone.now()
-    delay = backoff_seconds(claim.attempts)
+    delay = work.backoff_seconds(claim.attempts, BACKOFF_SECONDS)
     if exc.retry_at is not None:
         delay = max(delay, (exc.retry_at - now).total_seconds() + random.uniform(0.0, 1.0))
     if outcomes.release_for_retry(
@@ -467,13 +397,6 @@ def _retry_or_fail(claim: Claim, exc: PlatformError, state: dict[str, Any], book
         _requeue(claim.target_id, delay)
 
 
-def backoff_seconds(attempts: int) -> float:
-    """Delay before the next attempt after ``attempts`` attempts: exponential, ±20 % jitter.
-    The first retry comes within 30 s (10 s ± 2 s)."""
-    base = BACKOFF_SECONDS[min(max(attempts, 1), len(BACKOFF_SECONDS)) - 1]
-    return base * random.uniform(0.8, 1.2)
-
-
 def _with_book(state: dict[str, Any], book: dict[str, Any]) -> dict[str, Any]:
     return {**state, BOOK_KEY: book} if book else dict(state)
 
@@ -481,7 +404,7 @@ def _with_book(state: dict[str, Any], book: dict[str, Any]) -> dict[str, Any]:
 def _requeue(target_id: str, delay: float) -> None:
     """Queue the next attempt with a countdown; a wait longer than the countdown limit is left to
     the sweeper, which queues PENDING targets once they are due (no long ETA tasks)."""
-    if delay <= config.max_countdown_seconds():
+    if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
         transaction.on_commit(lambda: enqueue_targets([target_id], countdown=delay), robust=True)
 
 
@@ -500,5 +423,5 @@ def requeue_early(target_ids: list[str], claimed: list[Claim]) -> None:
         if due_at is None:
             continue
         delay = (due_at - now).total_seconds() + 0.05
-        if delay <= config.max_countdown_seconds():
+        if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
             enqueue_targets([target_id], countdown=delay)

@@ -18,18 +18,21 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from core import work
 from platforms.base import ErrorCode, Platform
 from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
-from posts.pipeline import config, outcomes
-from posts.pipeline.claims import POST_TABLE, TARGET_TABLE, UNSENDABLE_POST_STATUSES, Claim
-from posts.pipeline.enqueue import enqueue_target_batches, publish_backlog
+from posts.pipeline import outcomes
+from posts.pipeline.claims import UNSENDABLE_POST_STATUSES, Claim
+from posts.pipeline.enqueue import enqueue_targets, publish_backlog
 from posts.pipeline.publisher import BOOK_KEY
 
 logger = logging.getLogger(__name__)
@@ -70,40 +73,38 @@ def sweep(*, now: dt.datetime | None = None) -> SweepReport:
 
 def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
     expired = list(
-        PostTarget.objects.filter(status=TargetStatus.PUBLISHING, lease_until__lt=now).values(
+        PostTarget.objects.filter(work.lease_expired(now), status=TargetStatus.PUBLISHING).values(
             "id", "post_id", "platform", "lease_until", "attempts", "remote_state"
         )[:SWEEP_LIMIT]
     )
+    interrupted: list[outcomes.Published | outcomes.Failed] = []
     for row in expired:
-        if row["lease_until"] is None:
+        if row["lease_until"] is None:  # cannot be: the filter asked for an expired lease
             continue
         claim = Claim(
             target_id=row["id"], post_id=row["post_id"], lease_until=row["lease_until"], attempts=row["attempts"]
         )
         mode = CAPABILITIES[Platform(row["platform"])].idempotent_publish
-        if mode == "none" or claim.attempts >= config.max_attempts():
-            if outcomes.record_failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE):
-                report.failed.append(claim.target_id)
+        if mode == "none" or claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
+            interrupted.append(
+                outcomes.Failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE)
+            )
             continue
         state: dict[str, Any] = dict(row["remote_state"] or {})
         if mode == "lookup":
             state[BOOK_KEY] = {**(state.get(BOOK_KEY) or {}), "verify": True}
         if outcomes.release_for_retry(claim, next_attempt_at=now, remote_state=state, message="", error_code=""):
             (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
+    failed = outcomes.record(interrupted)
+    report.failed.extend(item.claim.target_id for item in interrupted if item.claim.target_id in failed)
     ids = report.requeued + report.to_lookup
     if ids:
-        transaction.on_commit(lambda: _enqueue(ids), robust=True)
+        transaction.on_commit(partial(enqueue_targets, ids), robust=True)
 
 
-def _enqueue(ids: list[str]) -> None:
-    """Recovered work goes out in ``posts.publish_targets`` batches: after a broker outage thousands
-    of lost targets come back at once, and a batch runs its attempts side by side."""
-    enqueue_target_batches(ids, batch_size=config.task_batch_size())
-
-
-_LOST_SQL = f"""
-UPDATE {TARGET_TABLE} t SET next_attempt_at = %(now)s, updated_at = %(now)s
-FROM {POST_TABLE} p
+_LOST_SQL = """
+UPDATE posts_posttarget t SET next_attempt_at = %(now)s, updated_at = %(now)s
+FROM posts_post p
 WHERE t.post_id = p.id AND t.status = %(pending)s AND t.lease_until IS NULL
   AND p.status <> ALL(%(unsendable)s)
   AND COALESCE(t.next_attempt_at, t.updated_at) < %(cutoff)s
@@ -112,7 +113,7 @@ RETURNING t.id
 
 
 def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:
-    waited = config.lost_task_seconds() * (BACKLOG_PATIENCE if publish_backlog() else 1)
+    waited = settings.PUBLISH_LOST_TASK_SECONDS * (BACKLOG_PATIENCE if publish_backlog() else 1)
     cutoff = now - dt.timedelta(seconds=waited)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
@@ -126,7 +127,7 @@ def _requeue_lost(now: dt.datetime, report: SweepReport) -> None:
         )
         ids = [row[0] for row in cursor.fetchall()]
         if ids:
-            transaction.on_commit(lambda: _enqueue(ids), robust=True)
+            transaction.on_commit(partial(enqueue_targets, ids), robust=True)
     report.lost.extend(ids)
 
 
@@ -134,7 +135,7 @@ def _finalize_stragglers(report: SweepReport) -> None:
     targets = PostTarget.objects.filter(post_id=OuterRef("id"))
     open_posts = (
         Post.objects.exclude(status__in=[*FINAL_POST_STATUSES, *UNSENDABLE_POST_STATUSES])
-        .filter(updated_at__lt=timezone.now() - dt.timedelta(seconds=config.lost_task_seconds()))
+        .filter(updated_at__lt=timezone.now() - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS))
         .filter(Exists(targets))
         .exclude(Exists(targets.filter(status__in=[TargetStatus.PENDING, TargetStatus.PUBLISHING])))
         .values_list("id", flat=True)[:SWEEP_LIMIT]

@@ -12,7 +12,6 @@ from django.db import connection
 
 from platforms.base import Credentials, Platform, PlatformClient, PublishRequest, PublishResult, Transient
 from posts.models import PostStatus, TargetStatus
-from posts.pipeline import publisher
 from posts.pipeline.publisher import publish_targets
 from tests.pipeline.helpers import events_of, fake_account, make_post, targets_of
 
@@ -118,20 +117,22 @@ def test_inside_a_transaction_the_attempts_run_on_the_callers_connection(workspa
     assert [t.status for t in targets_of(post)] == [TargetStatus.PUBLISHED] * 2
 
 
-def test_attempt_threads_setting_defaults_to_the_task_batch(settings):
-    settings.PUBLISH_ATTEMPT_THREADS = None
-    settings.PUBLISH_TASK_BATCH = None
-    from posts.pipeline import config
+def test_attempt_threads_setting_defaults_to_the_task_batch():
+    from django.conf import settings
 
     # A whole batch in flight at once: its calls overlap instead of queueing behind each other.
-    assert config.attempt_threads() == config.task_batch_size() == 25
-    assert publisher.config is config
+    assert settings.PUBLISH_ATTEMPT_THREADS == settings.PUBLISH_TASK_BATCH == 25
+    assert settings.WORK_THREADS >= settings.PUBLISH_ATTEMPT_THREADS
 
 
 def test_the_attempt_threads_are_kept_from_one_batch_to_the_next(workspace, use_client, settings):
-    """A thread (and its HTTP session, so its keep-alive connection) serves the next batch too; a
-    batch is still capped at PUBLISH_ATTEMPT_THREADS calls in flight on a bigger kept pool."""
+    """In a worker process (its threads made at worker_process_init) a thread, and its HTTP
+    session, so its keep-alive connection, serves the next batch too; a batch is still capped at
+    PUBLISH_ATTEMPT_THREADS calls in flight on the bigger pool."""
+    from celery.signals import worker_process_init, worker_process_shutdown
+
     settings.PUBLISH_ATTEMPT_THREADS = 3
+    settings.WORK_THREADS = 5
     seen: list[set[int]] = []
 
     class ThreadNoting(SlowClient):
@@ -142,24 +143,29 @@ def test_the_attempt_threads_are_kept_from_one_batch_to_the_next(workspace, use_
     client = use_client(ThreadNoting(Platform.MASTODON, delay=0.05))
     accounts = [fake_account(workspace, Platform.MASTODON, f"k{i}") for i in range(3)]
     kept: list[set[int]] = []
-    for round_ in range(2):
-        seen.append(set())
-        post = make_post(workspace, accounts, text=f"kept {round_}")
-        assert publish_targets([t.id for t in targets_of(post)]) == 3
-        kept.append({t.ident for t in threading.enumerate() if t.name.startswith("publish-attempt") and t.ident})
-    assert threading.get_ident() not in seen[0] | seen[1]  # the calls ran on the pool, not here
-    assert seen[1] <= kept[0]  # the second batch ran on threads already there after the first
-    assert kept[1] == kept[0]  # and started none
+    worker_process_init.send(sender=None)
+    try:
+        for round_ in range(2):
+            seen.append(set())
+            post = make_post(workspace, accounts, text=f"kept {round_}")
+            assert publish_targets([t.id for t in targets_of(post)]) == 3
+            kept.append({t.ident for t in threading.enumerate() if t.name.startswith("work_") and t.ident})
+        assert threading.get_ident() not in seen[0] | seen[1]  # the calls ran on the pool, not here
+        assert seen[1] <= kept[0]  # the second batch ran on threads already there after the first
+        assert kept[1] == kept[0]  # and started none
 
-    settings.PUBLISH_ATTEMPT_THREADS = 2
-    client.max_in_flight = 0
-    post = make_post(workspace, accounts, text="capped")
-    assert publish_targets([t.id for t in targets_of(post)]) == 3
-    assert client.max_in_flight == 2
+        settings.PUBLISH_ATTEMPT_THREADS = 2
+        client.max_in_flight = 0
+        post = make_post(workspace, accounts, text="capped")
+        assert publish_targets([t.id for t in targets_of(post)]) == 3
+        assert client.max_in_flight == 2
+    finally:
+        worker_process_shutdown.send(sender=None, pid=0, exitcode=0)
+    assert not any(t.name.startswith("work_") for t in threading.enumerate())  # ended with the process
 
 
 def test_results_written_together_stay_fenced_per_target(workspace):
-    """record_published_many: one statement for the batch, yet a target whose lease was taken over
+    """outcomes.record: one statement for the batch, yet a target whose lease was taken over
     (the sweeper recovered it) is left alone while its siblings are written; the post is finalized
     only once every entry is terminal, with one event."""
     import datetime as dt
@@ -182,8 +188,8 @@ def test_results_written_together_stay_fenced_per_target(workspace):
     items = [
         outcomes.Published(claim=c, platform_post_id=f"r-{c.target_id}", url="", published_at=None) for c in claims
     ]
-    assert outcomes.record_published_many(items) == {claims[0].target_id, claims[1].target_id}
-    assert outcomes.record_published_many(items) == set()  # written once: the leases are spent
+    assert outcomes.record(items) == {claims[0].target_id, claims[1].target_id}
+    assert outcomes.record(items) == set()  # written once: the leases are spent
 
     statuses = {t.id: (t.status, t.platform_post_id, t.lease_until) for t in targets_of(post)}
     assert statuses[claims[0].target_id] == (TargetStatus.PUBLISHED, f"r-{claims[0].target_id}", None)
@@ -193,7 +199,7 @@ def test_results_written_together_stay_fenced_per_target(workspace):
 
     # The attempt that now owns the last entry finishes it: the post is finalized, one event.
     PostTarget.objects.filter(id=taken_over.target_id).update(lease_until=taken_over.lease_until)
-    assert outcomes.record_published_many(items[2:]) == {taken_over.target_id}
+    assert outcomes.record(items[2:]) == {taken_over.target_id}
     post.refresh_from_db()
     assert post.status == PostStatus.COMPLETED
     assert [e["event"] for e in events_of(post.id)] == ["post.published"]

@@ -107,7 +107,7 @@ def test_dispatcher_stages_posts_due_in_a_moment_but_they_wait_for_their_time(wo
     assert dispatch_due() == 1
 
     [(task, ids, countdown)] = queued_publish_tasks([target.id])
-    assert (task, ids) == ("posts.publish_target", [target.id])
+    assert (task, ids) == ("posts.publish_targets", [target.id])
     assert countdown is not None and 0.5 < countdown <= 1.6
     assert publish_targets([target.id]) == 0  # arrived early: nothing happens…
     assert client.sent[target.id] == 0

@@ -102,7 +102,7 @@ def test_flaky_platform_is_retried_within_30_seconds_and_then_publishes(sandbox,
     assert before < target.next_attempt_at <= before + dt.timedelta(seconds=30)
     assert post.status == PostStatus.PUBLISHING  # still being sent
     [(task, ids, countdown)] = queued_publish_tasks([target.id])
-    assert task == "posts.publish_target" and ids == [target.id]
+    assert task == "posts.publish_targets" and ids == [target.id]
     assert countdown is not None and 0 < countdown <= 30
     assert publish_targets([target.id]) == 0  # not due yet: the early task does nothing
 

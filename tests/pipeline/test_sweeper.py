@@ -139,8 +139,9 @@ def test_late_write_of_a_recovered_attempt_changes_nothing(workspace, use_client
     sweep()
     publish_targets([stale.target_id])  # the recovered attempt publishes
 
-    assert outcomes.record_published(stale, platform_post_id="first-worker", url="", published_at=None) is False
-    assert outcomes.record_failed(stale, error_code="platform_unavailable", message="late") is False
+    late = outcomes.Published(stale, platform_post_id="first-worker", url="", published_at=None)
+    assert outcomes.record([late]) == set()
+    assert outcomes.record([outcomes.Failed(stale, error_code="platform_unavailable", message="late")]) == set()
 
     target = PostTarget.objects.get(id=stale.target_id)
     assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, "second-worker")
@@ -190,7 +191,7 @@ def test_many_lost_targets_are_requeued_in_batches(workspace, settings):
 
     tasks = queued_publish_tasks(ids)
     assert sorted(len(batch) for _, batch, _ in tasks) == [1, 2]
-    assert sorted(name for name, _, _ in tasks) == ["posts.publish_target", "posts.publish_targets"]
+    assert sorted(name for name, _, _ in tasks) == ["posts.publish_targets", "posts.publish_targets"]
     assert sorted(queued_target_ids(ids)) == sorted(ids)
 
 

@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from webhooks.delivery.engine import deliveries_attempt
+from webhooks.delivery.transport import SendResult
+
 
 @dataclass
 class Received:
@@ -122,6 +125,12 @@ def receiver() -> Iterator[Receiver]:
     server = Receiver()
     yield server
     server.close()
+
+
+def attempt_one(delivery_id: str) -> SendResult | None:
+    """The next attempt of one delivery (``deliveries_attempt`` with a batch of one): what it got
+    back, or None when nothing was sent (not due, held by another worker, closed)."""
+    return deliveries_attempt(delivery_ids=[delivery_id]).get(delivery_id)
 
 
 @pytest.fixture

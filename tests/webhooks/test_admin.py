@@ -10,8 +10,7 @@ from django.contrib.admin.utils import quote
 from django.utils import timezone
 
 from tests.factories.webhooks import WebhookFactory
-from tests.webhooks.conftest import Receiver
-from webhooks.delivery.engine import delivery_attempt
+from tests.webhooks.conftest import Receiver, attempt_one
 from webhooks.events import emit_event
 from webhooks.models import Delivery, Webhook
 
@@ -37,9 +36,9 @@ def test_change_page_shows_recent_attempts(admin_client: Any, receiver: Receiver
     webhook = WebhookFactory(url=receiver.url("/hook"))
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
     delivery = Delivery.objects.get(webhook=webhook)
-    delivery_attempt(delivery_id=delivery.pk)
+    attempt_one(delivery.pk)
     receiver.behave("/hook", status=200)
-    delivery_attempt(delivery_id=delivery.pk)
+    attempt_one(delivery.pk)
     page = admin_client.get(f"{URL}{quote(webhook.id)}/change/")
     assert page.status_code == 200
     content = page.content.decode()
@@ -59,7 +58,7 @@ def test_recent_attempts_are_capped(admin_client: Any, receiver: Receiver) -> No
         emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
     for delivery in Delivery.objects.filter(webhook=webhook):
         for _ in range(5):
-            delivery_attempt(delivery_id=delivery.pk)
+            attempt_one(delivery.pk)
     page = admin_client.get(f"{URL}{quote(webhook.id)}/change/")
     assert page.status_code == 200, (page.status_code, page.get("Location"))
     assert page.content.decode().count("HTTP 500") == 20

@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from core.fields import format_instant
 from tests.factories.webhooks import WebhookFactory
-from tests.webhooks.conftest import Receiver
-from webhooks.delivery.engine import delivery_attempt
+from tests.webhooks.conftest import Receiver, attempt_one
 from webhooks.events import EVENT_NAMES, emit_event
 from webhooks.models import Delivery, Webhook
 
@@ -348,10 +347,10 @@ def test_deliveries_listing_and_pagination(
     for name in ("post.published", "post.failed", "image.completed"):
         emit_event(workspace_id=workspace.id, name=name, data={})
     first, second, third = Delivery.objects.order_by("created_at")
-    delivery_attempt(delivery_id=first.pk)
-    delivery_attempt(delivery_id=first.pk)
+    attempt_one(first.pk)
+    attempt_one(first.pk)
     receiver.behave("/hook", status=200)
-    delivery_attempt(delivery_id=second.pk)
+    attempt_one(second.pk)
     response = api.get(f"/api/v1/webhooks/{webhook.id}/deliveries")
     assert response.status_code == 200
     assert response.json() == {
@@ -391,13 +390,13 @@ def test_redeliver_creates_a_new_delivery_of_the_same_event(
     webhook = WebhookFactory(workspace=workspace, url=receiver.url("/hook"))
     emit_event(workspace_id=workspace.id, name="post.published", data={"x": "😀"})
     original = Delivery.objects.get()
-    delivery_attempt(delivery_id=original.pk)
+    attempt_one(original.pk)
     response = api.post(f"/api/v1/webhooks/{webhook.id}/deliveries/{original.id}/redeliver")
     assert response.status_code == 201
     new = Delivery.objects.exclude(pk=original.pk).get()
     assert response.json() == _delivery_body(new)
     assert new.event_id == original.event_id and new.status == "pending" and new.attempt_count == 0
-    delivery_attempt(delivery_id=new.pk)
+    attempt_one(new.pk)
     first, again = receiver.to("/hook")
     assert first.body == again.body
     assert api.post(f"/api/v1/webhooks/{webhook.id}/deliveries/dlv_nope/redeliver").status_code == 404

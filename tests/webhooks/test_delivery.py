@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from tests.factories import WorkspaceFactory
 from tests.factories.webhooks import WebhookFactory
-from tests.webhooks.conftest import Receiver
-from webhooks.delivery.engine import deliveries_sweep, delivery_attempt
+from tests.webhooks.conftest import Receiver, attempt_one
+from webhooks import enqueue
+from webhooks.delivery.engine import deliveries_sweep
 from webhooks.events import emit_event
 from webhooks.models import Attempt, Delivery, Event, Webhook
 from webhooks.tasks import deliver
@@ -37,7 +38,7 @@ def _drain(delivery: Delivery, limit: int = 50) -> None:
         delivery.refresh_from_db()
         if delivery.status != "pending":
             return
-        delivery_attempt(delivery_id=delivery.pk)
+        attempt_one(delivery.pk)
     raise AssertionError("delivery never finished")
 
 
@@ -46,7 +47,7 @@ def test_the_raw_body_received_is_the_signed_body(receiver: Receiver) -> None:
     data = {"post": {"id": "post_1", "text": 'Launch 🚀 line\u2028separator\u2029 and "quotes" é'}}
     emit_event(workspace_id=webhook.workspace_id, name="post.published", data=data)
     delivery = _delivery_of(webhook)
-    result = delivery_attempt(delivery_id=delivery.pk)
+    result = attempt_one(delivery.pk)
     assert result is not None and result.ok
     [request] = receiver.to("/hook")
     event = Event.objects.get()
@@ -93,7 +94,7 @@ def test_failing_receiver_gets_one_plus_five_attempts_then_failed(receiver: Rece
     # Every attempt re-signs, the body and id never change.
     bodies = {r.body for r in receiver.to("/hook")}
     assert len(bodies) == 1
-    assert delivery_attempt(delivery_id=delivery.pk) is None
+    assert attempt_one(delivery.pk) is None
     assert len(receiver.to("/hook")) == 6
 
 
@@ -104,12 +105,12 @@ def test_retry_waits_for_the_jittered_delay(receiver: Receiver, settings: Any) -
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
     delivery = _delivery_of(webhook)
     before = timezone.now()
-    delivery_attempt(delivery_id=delivery.pk)
+    attempt_one(delivery.pk)
     delivery.refresh_from_db()
     assert delivery.status == "pending" and delivery.next_attempt_at is not None
     wait = (delivery.next_attempt_at - before).total_seconds()
     assert 24 <= wait <= 36.5
-    assert delivery_attempt(delivery_id=delivery.pk) is None  # not due yet: nothing sent
+    assert attempt_one(delivery.pk) is None  # not due yet: nothing sent
     assert len(receiver.to("/hook")) == 1
 
 
@@ -119,11 +120,11 @@ def test_recovery_resets_the_failure_counter(receiver: Receiver) -> None:
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
     delivery = _delivery_of(webhook)
     for _ in range(3):
-        delivery_attempt(delivery_id=delivery.pk)
+        attempt_one(delivery.pk)
     webhook.refresh_from_db()
     assert webhook.consecutive_failures == 3 and webhook.last_failure_at is not None
     receiver.behave("/hook", status=204, body=b"")
-    delivery_attempt(delivery_id=delivery.pk)
+    attempt_one(delivery.pk)
     webhook.refresh_from_db()
     delivery.refresh_from_db()
     assert webhook.consecutive_failures == 0 and webhook.last_success_at is not None
@@ -137,7 +138,7 @@ def _attempt_one(workspace_id: str) -> bool:
     )
     if delivery is None:
         return False
-    delivery_attempt(delivery_id=delivery.pk)
+    attempt_one(delivery.pk)
     return True
 
 
@@ -159,7 +160,7 @@ def test_auto_disable_after_exactly_twenty_consecutive_failed_posts(receiver: Re
     assert not Delivery.objects.filter(webhook=webhook, status="pending").exists()
     assert not _attempt_one(webhook.workspace_id)
     for delivery in Delivery.objects.filter(webhook=webhook):
-        assert delivery_attempt(delivery_id=delivery.pk) is None
+        assert attempt_one(delivery.pk) is None
     # Events emitted while inactive are never delivered to it.
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={"late": True})
     assert Delivery.objects.filter(webhook=webhook).count() == 5
@@ -198,7 +199,7 @@ def test_reenable_resets_and_later_events_are_delivered(receiver: Receiver) -> N
     webhook.refresh_from_db()
     assert (webhook.active, webhook.consecutive_failures, webhook.disabled_at) == (True, 0, None)
     emit_event(workspace_id=webhook.workspace_id, name="post.published", data={"while": "on"})
-    delivery_attempt(delivery_id=_delivery_of(webhook).pk)
+    attempt_one(_delivery_of(webhook).pk)
     [request] = receiver.to("/hook")
     assert json.loads(request.body)["data"] == {"while": "on"}
 
@@ -218,7 +219,7 @@ def test_total_deadline_for_slow_silent_and_dripping_receivers(receiver: Receive
     webhook = _hook(receiver)
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
     started = time.monotonic()
-    result = delivery_attempt(delivery_id=_delivery_of(webhook).pk)
+    result = attempt_one(_delivery_of(webhook).pk)
     elapsed = time.monotonic() - started
     assert result is not None and not result.ok
     assert result.error == "timed out: no complete response within 1 s"
@@ -235,7 +236,7 @@ def test_redirect_is_not_followed_and_counts_as_failure(receiver: Receiver) -> N
     receiver.behave("/hook", status=302, headers={"Location": receiver.url("/target")})
     webhook = _hook(receiver)
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
-    result = delivery_attempt(delivery_id=_delivery_of(webhook).pk)
+    result = attempt_one(_delivery_of(webhook).pk)
     assert result is not None
     assert (result.ok, result.status_code, result.error) == (False, 302, "redirect not followed (HTTP 302)")
     assert receiver.to("/target") == []
@@ -246,7 +247,7 @@ def test_redirect_is_not_followed_and_counts_as_failure(receiver: Receiver) -> N
 def test_connection_refused_is_a_recorded_failure(receiver: Receiver) -> None:
     webhook = WebhookFactory(url="http://127.0.0.1:9/closed")
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
-    result = delivery_attempt(delivery_id=_delivery_of(webhook).pk)
+    result = attempt_one(_delivery_of(webhook).pk)
     assert result is not None and (result.status_code, result.error) == (None, "connection refused")
     attempt = Attempt.objects.get()
     assert (attempt.status_code, attempt.error) == (None, "connection refused")
@@ -262,7 +263,7 @@ def test_each_event_reaches_every_active_webhook_of_its_workspace_and_none_other
     for name in names:
         emit_event(workspace_id=workspace.id, name=name, data={"name": name})
     for delivery in Delivery.objects.all():
-        delivery_attempt(delivery_id=delivery.pk)
+        attempt_one(delivery.pk)
     for webhook in mine:
         got = [json.loads(r.body)["event"] for r in receiver.to(webhook.url.removeprefix(receiver.base))]
         assert sorted(got) == sorted(names)
@@ -283,13 +284,13 @@ def test_emit_enqueues_only_after_commit(receiver: Receiver, django_capture_on_c
     from unittest import mock
 
     webhook = _hook(receiver)
-    with mock.patch.object(deliver, "apply_async") as apply_async:
+    with mock.patch.object(enqueue.app, "send_task") as send_task:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
             emit_event(workspace_id=webhook.workspace_id, name="post.published", data={})
-        assert apply_async.call_count == 0
+        assert send_task.call_count == 0
         for callback in callbacks:
             callback()
-    apply_async.assert_called_once_with(args=(_delivery_of(webhook).pk,))
+    send_task.assert_called_once_with("webhooks.deliver_many", args=[[_delivery_of(webhook).pk]])
 
 
 def test_unknown_event_name_is_refused() -> None:
@@ -312,7 +313,7 @@ def test_a_claimed_delivery_is_not_sent_by_a_second_worker(receiver: Receiver) -
     emit_event(workspace_id=webhook.workspace_id, name="post.published", data={})
     delivery = _delivery_of(webhook)
     Delivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() + timezone.timedelta(seconds=30))
-    assert delivery_attempt(delivery_id=delivery.pk) is None
+    assert attempt_one(delivery.pk) is None
     assert receiver.to("/hook") == []
 
 
@@ -321,7 +322,7 @@ def test_delivery_to_a_disabled_webhook_is_dropped_without_a_post(receiver: Rece
     emit_event(workspace_id=webhook.workspace_id, name="post.published", data={})
     Webhook.objects.filter(pk=webhook.pk).update(active=False)
     delivery = _delivery_of(webhook)
-    assert delivery_attempt(delivery_id=delivery.pk) is None
+    assert attempt_one(delivery.pk) is None
     delivery.refresh_from_db()
     assert delivery.status == "failed" and receiver.to("/hook") == []
 
@@ -338,12 +339,12 @@ def test_sweeper_reenqueues_lost_deliveries_once(receiver: Receiver, django_capt
     Delivery.objects.filter(pk=held.pk).update(
         next_attempt_at=long_ago, lease_until=timezone.now() + timezone.timedelta(seconds=30)
     )
-    with mock.patch.object(deliver, "apply_async") as apply_async:
+    with mock.patch.object(enqueue.app, "send_task") as send_task:
         with django_capture_on_commit_callbacks(execute=True):
             assert deliveries_sweep() == [lost.pk]
         with django_capture_on_commit_callbacks(execute=True):
             assert deliveries_sweep() == []
-    apply_async.assert_called_once_with(args=(lost.pk,))
+    send_task.assert_called_once_with("webhooks.deliver_many", args=[[lost.pk]])
     # The re-enqueued task then sends it (and only it).
     deliver.run(lost.pk)
     assert len(receiver.to("/hook")) == 1
@@ -360,7 +361,7 @@ def test_environment_proxies_are_ignored(receiver: Receiver, monkeypatch: pytest
             monkeypatch.delenv(name, raising=False)
         webhook = _hook(receiver)
         emit_event(workspace_id=webhook.workspace_id, name="post.published", data={})
-        result = delivery_attempt(delivery_id=_delivery_of(webhook).pk)
+        result = attempt_one(_delivery_of(webhook).pk)
         assert result is not None and result.ok
         assert len(receiver.to("/hook")) == 1
         assert proxy.requests == []
@@ -382,7 +383,7 @@ def test_secrets_never_reach_the_logs(
     assert api.post(f"/api/v1/webhooks/{webhook.id}/test").json()["statusCode"] == 500
     emit_event(workspace_id=workspace.id, name="post.failed", data={})
     Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=19)
-    assert delivery_attempt(delivery_id=_delivery_of(webhook).pk) is not None
+    assert attempt_one(_delivery_of(webhook).pk) is not None
     webhook.refresh_from_db()
     assert not webhook.active  # the auto-disable warning was logged
     assert "disabled after 20 consecutive failures" in caplog.text
@@ -411,7 +412,7 @@ def test_a_name_turning_private_after_registration_gets_no_post(
     opened: list[Any] = []
     monkeypatch.setattr(socket, "create_connection", lambda address, *a, **k: opened.append(address))
     emit_event(workspace_id=workspace.id, name="post.published", data={})
-    result = delivery_attempt(delivery_id=_delivery_of(webhook).pk)
+    result = attempt_one(_delivery_of(webhook).pk)
     assert result is not None and result.status_code is None
     assert result.error.startswith("refused: url must be a public endpoint")
     assert "127.0.0.1 is a loopback address" in result.error

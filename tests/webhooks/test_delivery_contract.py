@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from tests.factories import WorkspaceFactory
 from tests.factories.webhooks import WebhookFactory
-from tests.webhooks.conftest import Receiver
-from webhooks.delivery.engine import delivery_attempt
+from tests.webhooks.conftest import Receiver, attempt_one
 from webhooks.events import emit_event
 from webhooks.models import Delivery, Event, Webhook
 
@@ -27,7 +26,7 @@ def test_the_envelope_is_compact_json_with_its_fields_in_order(receiver: Receive
     webhook = WebhookFactory(url=receiver.url("/hook"))
     data = {"post": {"id": "p 1", "text": "a, b: c 🚀\u2028", "tags": [1, 2], "none": None}}
     emit_event(workspace_id=webhook.workspace_id, name="post.published", data=data)
-    result = delivery_attempt(delivery_id=Delivery.objects.get().pk)
+    result = attempt_one(Delivery.objects.get().pk)
     assert result is not None and result.ok
     [request] = receiver.to("/hook")
     event = Event.objects.get()
@@ -49,13 +48,13 @@ def test_every_retry_waits_the_next_delay_of_the_configured_schedule(receiver: R
     waits: list[float] = []
     for _ in range(6):
         sent_at = timezone.now()
-        assert delivery_attempt(delivery_id=delivery.pk) is not None
+        assert attempt_one(delivery.pk) is not None
         delivery.refresh_from_db()
         if delivery.status != "pending":
             break
         waits.append((delivery.next_attempt_at - sent_at).total_seconds())
         # Not due yet: a task arriving now sends nothing.
-        assert delivery_attempt(delivery_id=delivery.pk) is None
+        assert attempt_one(delivery.pk) is None
         Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=timezone.now())
     assert len(waits) == 5
     for wait, delay in zip(waits, settings.WEBHOOK_RETRY_DELAYS, strict=True):
@@ -72,7 +71,7 @@ def test_the_default_deadline_is_ten_seconds_for_a_dripping_receiver(receiver: R
     webhook = WebhookFactory(url=receiver.url("/hook"))
     emit_event(workspace_id=webhook.workspace_id, name="post.failed", data={})
     started = time.monotonic()
-    result = delivery_attempt(delivery_id=Delivery.objects.get().pk)
+    result = attempt_one(Delivery.objects.get().pk)
     elapsed = time.monotonic() - started
     assert result is not None and not result.ok
     assert result.error == "timed out: no complete response within 10 s"
@@ -98,7 +97,7 @@ def test_concurrent_failed_attempts_are_all_counted(receiver: Receiver, settings
     def attempt(delivery_id: str) -> None:
         try:
             barrier.wait()
-            delivery_attempt(delivery_id=delivery_id)
+            attempt_one(delivery_id)
         except BaseException as exc:  # reported below; a thread's exception is otherwise lost
             errors.append(exc)
         finally:
@@ -121,7 +120,7 @@ def test_a_url_whose_path_is_not_ascii_is_delivered_percent_encoded(receiver: Re
     webhook = Webhook.objects.get(pk=response.json()["id"])
     assert webhook.url == receiver.url("/crochet/é😀?ref=ü")
     emit_event(workspace_id=webhook.workspace_id, name="post.published", data={})
-    result = delivery_attempt(delivery_id=Delivery.objects.get().pk)
+    result = attempt_one(Delivery.objects.get().pk)
     assert result is not None and (result.ok, result.error) == (True, "")
     [request] = receiver.to("/crochet/%C3%A9%F0%9F%98%80")
     assert request.path == "/crochet/%C3%A9%F0%9F%98%80?ref=%C3%BC"

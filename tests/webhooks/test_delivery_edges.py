@@ -11,9 +11,9 @@ import pytest
 from django.db import connection
 
 from tests.factories.webhooks import WebhookFactory
-from tests.webhooks.conftest import Receiver
+from tests.webhooks.conftest import Receiver, attempt_one
 from webhooks.delivery import engine
-from webhooks.delivery.engine import deliveries_attempt, delivery_attempt
+from webhooks.delivery.engine import deliveries_attempt
 from webhooks.events import emit_event
 from webhooks.models import Delivery, Webhook
 
@@ -67,7 +67,7 @@ def test_a_webhook_deleted_mid_send_is_not_an_error(receiver: Receiver, monkeypa
     hook = WebhookFactory(url=receiver.url("/gone"))
     emit_event(workspace_id=hook.workspace_id, name="post.published", data={})
     _deleted_while_in_flight(monkeypatch, hook.url)
-    result = delivery_attempt(delivery_id=Delivery.objects.get().pk)
+    result = attempt_one(Delivery.objects.get().pk)
     assert result is not None and result.ok
     assert not Delivery.objects.exists()
 

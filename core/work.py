@@ -1,0 +1,258 @@
+"""The work engine: rows claimed with a lease, written fenced by that lease, released for a retry
+with backoff and jitter, swept when their worker died; and remote calls run side by side with
+what comes back written together.
+
+A work row has a status, a lease (``lease_until``), an attempt count and a due time
+(``next_attempt_at``). The domain modules (publishing, webhook delivery, AI image jobs) say with a
+queryset which of their rows are due and free; this module does the claiming, fencing, releasing
+and sweeping the same way for all of them. ``core`` imports no domain app.
+
+The lease value a claim sets is its fencing token: every later write of that attempt is
+conditioned on it, so once the sweeper (or another worker, after expiry) has taken the row over,
+the first holder's writes change nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
+
+logger = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
+Value = TypeVar("Value")
+
+LEASE = "lease_until"
+# How long the first answer of a batch waits for the others before they are written together: the
+# answers of calls sent together come back within milliseconds of each other, and a moment's wait
+# writes them in one transaction instead of one per straggler.
+GATHER_SECONDS = 0.025
+
+
+# --- claims, fencing, release, sweep --------------------------------------------------------------
+
+
+def lease_free(now: Any) -> Q:
+    """Rows nobody holds: never leased, or their lease has run out."""
+    return Q(lease_until__isnull=True) | Q(lease_until__lt=now)
+
+
+def lease_expired(now: Any) -> Q:
+    """Rows whose holder stopped renewing (its worker died mid-attempt)."""
+    return Q(lease_until__lt=now)
+
+
+def claim(
+    queryset: QuerySet[Any],
+    *,
+    lease_until: Any,
+    limit: int | None = None,
+    order_by: Sequence[str] = ("pk",),
+    **changes: Any,
+) -> list[Any]:
+    """Claim the rows of ``queryset`` (the caller's "due and free") that no other transaction
+    holds right now: locked with ``FOR UPDATE SKIP LOCKED`` in ``order_by`` order (up to
+    ``limit``), given the lease ``lease_until`` and ``changes`` in the same transaction. Two
+    callers never get the same row, and a row taken by one is skipped, not waited for, by the
+    other. Returns the primary keys claimed; empty when another worker has them."""
+    return _lock_and_update(queryset, limit=limit, order_by=order_by, changes={LEASE: lease_until, **changes})
+
+
+def fenced(queryset: QuerySet[Any], *, lease_until: Any) -> QuerySet[Any]:
+    """The rows of ``queryset`` still held by the claim whose lease is ``lease_until``: a write
+    through this queryset after the row was taken over matches nothing."""
+    return queryset.filter(lease_until=lease_until)
+
+
+def release(queryset: QuerySet[Any], *, lease_until: Any, **changes: Any) -> int:
+    """Give back the rows held by the claim ``lease_until`` with ``changes`` (a retry: the status
+    it waits in and its ``next_attempt_at``), fenced: a row taken over is left alone. Returns how
+    many were released."""
+    return fenced(queryset, lease_until=lease_until).update(lease_until=None, **changes)
+
+
+def sweep_expired(
+    queryset: QuerySet[Any],
+    *,
+    now: Any,
+    limit: int,
+    order_by: Sequence[str] = ("pk",),
+    **changes: Any,
+) -> list[Any]:
+    """Take over the rows of ``queryset`` whose lease expired before ``now`` (or that were never
+    leased and that the caller's queryset calls overdue: their task was lost), locked with SKIP
+    LOCKED so concurrent sweepers split the work, and apply ``changes`` to them (usually a marker
+    the next sweep excludes, or a new status). Returns the primary keys swept."""
+    return _lock_and_update(queryset.filter(lease_free(now)), limit=limit, order_by=order_by, changes=changes)
+
+
+def _lock_and_update(
+    queryset: QuerySet[Any], *, limit: int | None, order_by: Sequence[str], changes: dict[str, Any]
+) -> list[Any]:
+    with transaction.atomic():
+        locked = queryset.order_by(*order_by).select_for_update(skip_locked=True, of=("self",))
+        ids = list((locked[:limit] if limit else locked).values_list("pk", flat=True))
+        if ids:
+            queryset.model._default_manager.filter(pk__in=ids).update(**changes)
+    return ids
+
+
+# --- retries ------------------------------------------------------------------------------------
+
+
+def backoff_seconds(attempt: int, schedule: Sequence[float], *, jitter: float = 0.2) -> float:
+    """The wait before retry number ``attempt`` (1 is the first retry): ``schedule``'s entry for
+    it (its last entry once past the end), spread by ± ``jitter`` so that work that failed
+    together does not come back together."""
+    base = schedule[min(max(attempt, 1), len(schedule)) - 1]
+    return base * random.uniform(1.0 - jitter, 1.0 + jitter)
+
+
+# --- remote calls side by side ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Arrived(Generic[Item, Value]):
+    """What one call of :func:`gather` ended with: its value, or the exception it raised."""
+
+    item: Item
+    value: Value | None = None
+    error: BaseException | None = None
+
+
+def gather(
+    items: Iterable[Item],
+    call: Callable[[Item], Value],
+    write: Callable[[list[Arrived[Item, Value]]], None],
+    *,
+    width: int,
+) -> None:
+    """Run ``call(item)`` for every item, up to ``width`` at once on the worker process's threads,
+    and hand what came back to ``write`` (on this thread) as it arrives, the answers that arrived
+    together in one list. A call that raises arrives with its ``error``; every item arrives exactly
+    once. ``call`` must not write to the database (its thread's connection is closed after it), so
+    every write stays on the caller's thread and connection. Inside a transaction (the threads
+    could not see its rows) or with a width of 1 the calls run one after the other here. If
+    ``write`` raises, the remaining answers are still written and the first error is re-raised at
+    the end."""
+    errors: list[BaseException] = []
+    pending_items = list(items)
+    if not pending_items:
+        return
+    width = min(width, len(pending_items))
+    if width <= 1 or connection.in_atomic_block:
+        for item in pending_items:
+            _write(write, [_run(call, item)], errors)
+    else:
+        with _pool_for(width) as pool:
+            _gather_on(pool, pending_items, call, write, width, errors)
+    if errors:
+        raise errors[0]
+
+
+def _gather_on(
+    pool: Executor,
+    items: list[Item],
+    call: Callable[[Item], Value],
+    write: Callable[[list[Arrived[Item, Value]]], None],
+    width: int,
+    errors: list[BaseException],
+) -> None:
+    waiting = iter(items)
+    in_flight: dict[Future[Arrived[Item, Value]], Item] = {}
+    for item in waiting:
+        in_flight[pool.submit(_run_in_thread, call, item)] = item
+        if len(in_flight) >= width:
+            break
+    while in_flight:
+        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        if len(done) < len(in_flight):
+            done, _ = wait(in_flight, timeout=GATHER_SECONDS)
+        arrived: list[Arrived[Item, Value]] = []
+        for future in done:
+            item = in_flight.pop(future)
+            try:
+                arrived.append(future.result())
+            except BaseException as exc:  # the thread machinery itself failed; the call had no answer
+                arrived.append(Arrived(item=item, error=exc))
+            following = next(waiting, None)
+            if following is not None:
+                in_flight[pool.submit(_run_in_thread, call, following)] = following
+        _write(write, arrived, errors)
+
+
+def _run(call: Callable[[Item], Value], item: Item) -> Arrived[Item, Value]:
+    try:
+        return Arrived(item=item, value=call(item))
+    except Exception as exc:
+        return Arrived(item=item, error=exc)
+
+
+def _run_in_thread(call: Callable[[Item], Value], item: Item) -> Arrived[Item, Value]:
+    try:
+        return _run(call, item)
+    finally:
+        connection.close()  # a call that touched the database opened this thread's own connection
+
+
+def _write(
+    write: Callable[[list[Arrived[Item, Value]]], None],
+    arrived: list[Arrived[Item, Value]],
+    errors: list[BaseException],
+) -> None:
+    if not arrived:
+        return
+    try:
+        write(arrived)
+    except Exception as exc:
+        logger.exception("writing %d answers raised", len(arrived))
+        errors.append(exc)
+
+
+# --- the worker process's threads ---------------------------------------------------------------
+
+_pool_lock = threading.Lock()
+_worker_pool: ThreadPoolExecutor | None = None
+
+
+def start_worker_pool(**_: Any) -> None:
+    """Celery's ``worker_process_init``: the threads this worker process runs remote calls on,
+    kept from one task to the next (each keeps its HTTP sessions, so keep-alive connections are
+    reused). ``WORK_THREADS`` bounds the calls in flight in one process."""
+    global _worker_pool
+    with _pool_lock:
+        if _worker_pool is None:
+            _worker_pool = ThreadPoolExecutor(max_workers=settings.WORK_THREADS, thread_name_prefix="work")
+
+
+def stop_worker_pool(**_: Any) -> None:
+    """Celery's ``worker_process_shutdown``: let the calls in flight finish, end the threads."""
+    global _worker_pool
+    with _pool_lock:
+        pool, _worker_pool = _worker_pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
+def worker_pool() -> ThreadPoolExecutor | None:
+    """The worker process's threads, or None outside a worker process (tests, eager calls)."""
+    return _worker_pool
+
+
+def _pool_for(width: int) -> AbstractContextManager[Executor]:
+    """The worker process's threads when it has them; otherwise threads of this call only, ended
+    when it returns."""
+    pool = _worker_pool
+    if pool is not None:
+        return nullcontext(pool)
+    return ThreadPoolExecutor(max_workers=width, thread_name_prefix="work-call")
