@@ -16,14 +16,6 @@ from posts.rendering import POST_FIELDS, TARGET_FIELDS
 POST_NOT_FOUND = "Post not found or access denied"
 
 
-def post_get(*, workspace_id: str, post_id: str) -> Post:
-    """The post with its targets, or 404 (posts of other workspaces included)."""
-    post = Post.objects.filter(workspace_id=workspace_id, id=post_id).prefetch_related("targets").first()
-    if post is None:
-        raise NotFound(POST_NOT_FOUND)
-    return post
-
-
 def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
     """The post row locked until the caller's transaction ends (call inside one), or 404."""
     post = Post.objects.select_for_update().filter(workspace_id=workspace_id, id=post_id).first()
