@@ -18,6 +18,7 @@ import threading
 from typing import Any
 
 from django.http import QueryDict
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from core import serializers as strict
@@ -111,3 +112,10 @@ def parse_query(
 
 class NoQuery(strict.QuerySerializer):
     """For endpoints that take no query parameters: any parameter is a 400 naming it."""
+
+
+# The 400 of an operation that takes no query parameter (its view parses the query with NoQuery):
+# the description says so, since no documented parameter implies it.
+UNKNOWN_PARAMETER = OpenApiResponse(
+    description="A query parameter this operation does not take (`code: unknown_parameter`)."
+)
