@@ -367,3 +367,28 @@ def test_bodies_match_the_description(
         statuses.append((response.status_code, call_path, response.json()))
     assert any(200 <= status < 300 for status, _, _ in statuses), statuses  # the success body was shown
     assert any(400 <= status < 500 for status, _, _ in statuses), statuses
+
+
+def test_post_records_show_the_documented_fields_in_their_order(workspace: Workspace, api: APIClient) -> None:
+    """The post record is rendered by hand (``posts.rendering``: the hot path) and documented by
+    ``PostOutput``; its keys, in the order the body carries them, are the documented fields: the
+    post's in their documented order, each entry's fixed fields, then its platform's config values
+    (and their client aliases), then its media."""
+    from posts.api.serializers import PlatformEntryOutput, PostOutput
+    from posts.rendering import CLIENT_ALIASES, PLATFORM_CONFIG_FIELDS, record_field_name
+
+    post = PostFactory(workspace=workspace, status=PostStatus.SCHEDULED, scheduled_at=timezone.now())
+    for platform in ("INSTAGRAM", "TIKTOK", "YOUTUBE", "BLUESKY"):
+        PostTargetFactory(post=post, platform=platform, config={"postType": "REELS", "tags": ["a"]})
+    record = api.get(f"{API}/social-posts/{post.id}").json()
+    assert list(record) == list(PostOutput().fields)
+    documented = list(PlatformEntryOutput().fields)
+    media = ["mediaUrls", "previewUrls"]
+    fixed = [name for name in documented[: documented.index("mediaUrls")]]
+    assert len(record["platforms"]) == 4
+    for entry in record["platforms"]:
+        prefix_keys = PLATFORM_CONFIG_FIELDS.get(entry["platform"], ("", ()))[1]
+        config = [record_field_name(entry["platform"], key) for key in prefix_keys]
+        aliases = [alias for name, alias in CLIENT_ALIASES.items() if name in config]
+        assert list(entry) == fixed + config + aliases + media
+        assert set(entry) <= set(documented)
