@@ -189,15 +189,15 @@ def totals_by_platform(
     return {p: _totals_from_row(found.get((p,), {}), [p]) for p in platforms}
 
 
-def _latest_followers_sql(platform_filter: str) -> str:
-    return f"""
-        SELECT platform, SUM(count) FROM (
-            SELECT DISTINCT ON (account_id) account_id, platform, count
-            FROM {FollowerSnapshot._meta.db_table}
-            WHERE workspace_id = %s AND day <= %s {platform_filter}
-            ORDER BY account_id, day DESC
-        ) latest GROUP BY platform
-    """
+# Each account's latest snapshot on or before a day, summed per platform.
+_LATEST_FOLLOWERS_SQL = """
+    SELECT platform, SUM(count) FROM (
+        SELECT DISTINCT ON (account_id) account_id, platform, count
+        FROM analytics_followersnapshot
+        WHERE workspace_id = %s AND day <= %s AND platform = ANY(%s)
+        ORDER BY account_id, day DESC
+    ) latest GROUP BY platform
+"""
 
 
 def followers_by_platform(*, workspace_id: str, platforms: list[str], at: dt.datetime | None) -> dict[str, int]:
@@ -206,9 +206,8 @@ def followers_by_platform(*, workspace_id: str, platforms: list[str], at: dt.dat
     with_followers = [p for p in platforms if "followers" in supported_metrics(p)]
     if not with_followers or at is None:
         return {}
-    sql = _latest_followers_sql("AND platform = ANY(%s)")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [workspace_id, at.date(), with_followers])
+        cursor.execute(_LATEST_FOLLOWERS_SQL, [workspace_id, at.date(), with_followers])
         return {platform: int(total) for platform, total in cursor.fetchall()}
 
 

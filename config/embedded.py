@@ -102,7 +102,7 @@ def ensure_postgres() -> str:
 
     PG_DIR.parent.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(str(PG_DIR), cleanup_mode=None)
-    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
+    exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")  # noqa: S608 (a constant name)
     if "1 row" not in exists:
         server.psql(f"CREATE DATABASE {DATABASE_NAME};")
     return database_url()

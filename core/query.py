@@ -7,7 +7,8 @@
 - The values are then validated by a DRF serializer, so messages name the parameter.
 
 A serializer instance deep-copies every declared field when it is made, which cost more CPU than
-the validation itself; :func:`validated` reuses one instance per class and thread instead.
+the validation itself; :func:`validated` reuses one instance per class and thread instead, and
+validates with DRF's public ``run_validation``, which keeps no state on the instance.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import threading
 from typing import Any
 
 from django.http import QueryDict
+from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
 from core import serializers as strict
@@ -26,32 +28,29 @@ _BRACKET = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\[(?P<index>\d*)\]$")
 
 
 _pool = threading.local()
-_SERIALIZER_STATE = ("initial_data", "_validated_data", "_errors", "_data")
 
 
 def validated(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
     """``serializer_class(data=data, partial=partial)``'s validated data, or its 400.
 
     The instance (and its bound fields) is reused by later calls of the same thread: DRF fields
-    keep no state while validating, and the serializer's own state (data, errors, results) is
-    cleared before each use. One in use is taken out of the pool, so a nested call builds its own."""
+    keep no state while validating, and ``run_validation`` (unlike ``is_valid``) stores neither the
+    data, the errors nor the result on the serializer. One in use is taken out of the pool, so a
+    nested call builds its own."""
     instances: dict[tuple[type[serializers.Serializer], bool], serializers.Serializer] = _pool.__dict__.setdefault(
         "instances", {}
     )
+    if data is None:  # ``is_valid`` words this 400 "No data provided": a rare case, a fresh instance
+        fresh = serializer_class(data=data, partial=partial)
+        fresh.is_valid(raise_exception=True)
+        return dict(fresh.validated_data)
     key = (serializer_class, partial)
     serializer = instances.pop(key, None)
     if serializer is None:
-        serializer = serializer_class(data=data, partial=partial)
-    else:
-        for name in _SERIALIZER_STATE:
-            serializer.__dict__.pop(name, None)
-        serializer.initial_data = data
+        serializer = serializer_class(partial=partial)
     try:
-        serializer.is_valid(raise_exception=True)
-        return dict(serializer.validated_data)
+        return dict(serializer.run_validation(data))
     finally:
-        for name in _SERIALIZER_STATE:
-            serializer.__dict__.pop(name, None)  # no request's data kept alive between calls
         instances[key] = serializer
 
 
@@ -113,3 +112,10 @@ def parse_query(
 
 class NoQuery(strict.QuerySerializer):
     """For endpoints that take no query parameters: any parameter is a 400 naming it."""
+
+
+# The 400 of an operation that takes no query parameter (its view parses the query with NoQuery):
+# the description says so, since no documented parameter implies it.
+UNKNOWN_PARAMETER = OpenApiResponse(
+    description="A query parameter this operation does not take (`code: unknown_parameter`)."
+)

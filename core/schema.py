@@ -239,6 +239,9 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
             for code, response in op_responses.items():
                 if code.startswith("2"):
                     response.setdefault("headers", {}).update(header_refs)
+                elif "$ref" not in response and "content" not in response:
+                    # An error declared with its own description only: its body is the one error body.
+                    response["content"] = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
             wanted = ["401", "403", "429"]
             if "{" in path:
                 wanted.append("404")

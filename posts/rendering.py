@@ -1,6 +1,6 @@
 """The post record of CONTRACT.md §5: the one shape of a post in API responses and in the
 ``data.post`` of post events. :func:`post_records` renders a batch with a fixed number of
-queries (targets prefetched once, media previews looked up once)."""
+queries (its rows read once, media previews looked up once)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,9 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import prefetch_related_objects
-
 from core.fields import format_instant
 from media.selectors import media_previews
-from posts.models import Post, PostTarget
+from posts.models import Post
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
 # prefix their entry fields carry in the record (``postType`` of INSTAGRAM → ``instagramPostType``).
@@ -126,13 +124,8 @@ def _instant(value: dt.datetime | str | None) -> str | None:
     return value if value is None or isinstance(value, str) else format_instant(value)
 
 
-def entry_record(target: PostTarget) -> dict[str, Any]:
-    """One platform entry. ``id`` and ``platformId`` carry the same value."""
-    return _entry({name: getattr(target, name) for name in TARGET_FIELDS})
-
-
 def _entry(row: dict[str, Any]) -> dict[str, Any]:
-    """The entry of a ``TARGET_FIELDS`` row."""
+    """The entry of a ``TARGET_FIELDS`` row. ``id`` and ``platformId`` carry the same value."""
     platform = row["platform"]
     record: dict[str, Any] = {
         "id": row["id"],
@@ -189,28 +182,10 @@ def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[
     }
 
 
-def post_records(posts: list[Post]) -> list[dict[str, Any]]:
-    """Records of ``posts`` in order: one query for all their targets (skipped when already
-    prefetched) and one preview lookup for all their media."""
-    posts = list(posts)
-    if not posts:
-        return []
-    prefetch_related_objects(posts, "targets")
-    previews = _previews(url for post in posts for url in (post.media_urls or []))
-    return [
-        _record(
-            {name: getattr(post, name) for name in POST_FIELDS},
-            [entry_record(target) for target in post.targets.all()],
-            previews,
-        )
-        for post in posts
-    ]
-
-
-def post_records_from_rows(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """:func:`post_records` of posts read as ``POST_FIELDS`` rows with their entries as
-    ``TARGET_FIELDS`` rows (in ``TARGET_ORDER``): the same output, one preview lookup, but no
-    model instances. What the list and the get render from."""
+def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of posts read as ``POST_FIELDS`` rows, with their entries as ``TARGET_FIELDS``
+    rows (in ``TARGET_ORDER``), in the rows' order: one preview lookup for all their media. The
+    one way a post is rendered (the list and the get read their rows with ``posts.selectors``)."""
     if not rows:
         return []
     entries: dict[str, list[dict[str, Any]]] = {row["id"]: [] for row in rows}
@@ -221,5 +196,7 @@ def post_records_from_rows(rows: list[dict[str, Any]], targets: list[dict[str, A
 
 
 def post_record(post: Post) -> dict[str, Any]:
-    """The record of one post (its targets read fresh unless prefetched)."""
-    return post_records([post])[0]
+    """The record of one post model instance (its targets read fresh unless prefetched)."""
+    rows = [{name: getattr(post, name) for name in POST_FIELDS}]
+    targets = [{name: getattr(target, name) for name in TARGET_FIELDS} for target in post.targets.all()]
+    return post_records(rows, targets)[0]

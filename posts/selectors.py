@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection
 
 from core.errors import NotFound
-from posts.models import Post, PostStatus, PostTarget
-from posts.rendering import POST_FIELDS, TARGET_FIELDS, TARGET_ORDER
+from posts.models import Post, PostStatus
+from posts.rendering import POST_FIELDS, TARGET_FIELDS
 
 POST_NOT_FOUND = "Post not found or access denied"
-
-
-def post_get(*, workspace_id: str, post_id: str) -> Post:
-    """The post with its targets, or 404 (posts of other workspaces included)."""
-    post = Post.objects.filter(workspace_id=workspace_id, id=post_id).prefetch_related("targets").first()
-    if post is None:
-        raise NotFound(POST_NOT_FOUND)
-    return post
 
 
 def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
@@ -31,68 +24,70 @@ def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
     return post
 
 
-def _select(field: Any, alias: str) -> str:
-    column = f'{alias}."{field.column}"'
-    if not isinstance(field, models.DateTimeField):
-        return column
+def _instant(column: str) -> str:
+    """SQL of a timestamp column as the API writes it (:func:`core.fields.format_instant`: UTC,
+    milliseconds when not whole seconds, ``Z``; NULL stays NULL). PostgreSQL's ``to_char`` costs a
+    fraction of parsing the instant into a datetime and formatting it again in Python."""
     utc = f"{column} AT TIME ZONE 'UTC'"
-    # Milliseconds truncated like isoformat(timespec="milliseconds"); NULL stays NULL.
     return (
         f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN mod(extract(microseconds FROM {column})::bigint, "
         f"1000000) <> 0 THEN to_char({utc}, '.MS') ELSE '' END || 'Z'"
     )
 
 
-# Most JSON values of a post row are empty: made directly (a new object each time) rather than parsed.
-_EMPTY_JSON: dict[str, type[list[Any]] | type[dict[str, Any]]] = {"[]": list, "{}": dict}
+# The columns of a post row and of an entry row (``POST_FIELDS`` / ``TARGET_FIELDS``, in order):
+# the values of ``.values(*POST_FIELDS)``, except that instants arrive formatted and JSON as text.
+_POST_COLUMNS = {
+    "id": "p.id",
+    "status": "p.status",
+    "content_type": "p.content_type",
+    "text": "p.text",
+    "timezone": "p.timezone",
+    "scheduled_at": _instant("p.scheduled_at"),
+    "media_urls": "p.media_urls",
+    "media_alt_texts": "p.media_alt_texts",
+    "thumbnail_url": "p.thumbnail_url",
+    "recurring_post_id": "p.recurring_post_id",
+    "occurrence_at": _instant("p.occurrence_at"),
+    "created_by_id": "p.created_by_id",
+    "created_at": _instant("p.created_at"),
+    "updated_at": _instant("p.updated_at"),
+}
+_TARGET_COLUMNS = {
+    "id": "t.id",
+    "post_id": "t.post_id",
+    "platform": "t.platform",
+    "status": "t.status",
+    "account_id": "t.account_id",
+    "page_id": "t.page_id",
+    "account_name": "t.account_name",
+    "text": "t.text",
+    "platform_post_id": "t.platform_post_id",
+    "post_url": "t.post_url",
+    "error_message": "t.error_message",
+    "error_code": "t.error_code",
+    "published_at": _instant("t.published_at"),
+    "tiktok_draft_fallback": "t.tiktok_draft_fallback",
+    "config": "t.config",
+}
+assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
+_JSON_FIELDS = frozenset({"media_urls", "media_alt_texts", "config"})  # jsonb: Django's connection reads it as text
+_POST_SQL = ", ".join(_POST_COLUMNS.values())
+_TARGET_SQL = ", ".join(_TARGET_COLUMNS.values())
 
 
-class _Columns:
-    """The SQL of a model's fields read as rows like ``.values()``, and the conversions the ORM
-    would apply to them (``from_db_value``: the JSON fields), so a row read here equals the ORM's,
-    except that instants arrive already formatted as the API renders them
-    (:func:`core.fields.format_instant`: UTC, milliseconds when not whole seconds, ``Z``):
-    PostgreSQL's ``to_char`` costs a fraction of parsing them into datetimes and formatting them
-    again in Python."""
-
-    def __init__(self, model: type[Post] | type[PostTarget], names: tuple[str, ...], alias: str) -> None:
-        fields = [model._meta.get_field(name) for name in names]
-        self.names = names
-        self.sql = ", ".join(_select(field, alias) for field in fields)
-        self.converters = [
-            (index, field.from_db_value)  # type: ignore[union-attr]
-            for index, field in enumerate(fields)
-            if hasattr(field, "from_db_value")
-        ]
-
-    def rows(self, records: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-        rows = []
-        for record in records:
-            values = list(record)
-            for index, convert in self.converters:
-                value = values[index]
-                empty = _EMPTY_JSON.get(value) if isinstance(value, str) else None
-                values[index] = empty() if empty is not None else convert(value, None, connection)
-            rows.append(dict(zip(self.names, values, strict=True)))
-        return rows
-
-
-_POST_TABLE = Post._meta.db_table
-_TARGET_TABLE = PostTarget._meta.db_table
-_post_columns = _Columns(Post, POST_FIELDS, "p")
-_target_columns = _Columns(PostTarget, TARGET_FIELDS, "t")
-_TARGET_ORDER_SQL = ", ".join(
-    f't."{PostTarget._meta.get_field(name).column}"'  # type: ignore[union-attr]
-    for name in TARGET_ORDER
-)
-
-
-assert POST_FIELDS[0] == TARGET_FIELDS[0] == "id"  # the joined rows below are told apart by their ids
+def _rows(names: tuple[str, ...], records: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    rows = [dict(zip(names, record, strict=True)) for record in records]
+    for row in rows:
+        for name in _JSON_FIELDS.intersection(row):
+            row[name] = json.loads(row[name])
+    return rows
 
 
 def _split(records: list[tuple[Any, ...]], skip: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows of ``skip`` leading columns, a post's columns and one of its entries' (NULLs for a post
-    without entries) → the posts' rows in order (each once) and the entries' rows in order."""
+    without entries) → the posts' rows in order (each once) and the entries' rows in order. The
+    first column of each part is its id (the joined rows are told apart by it)."""
     split = skip + len(POST_FIELDS)
     posts: list[tuple[Any, ...]] = []
     targets: list[tuple[Any, ...]] = []
@@ -106,23 +101,54 @@ def _split(records: list[tuple[Any, ...]], skip: int) -> tuple[list[dict[str, An
             last = post_id
         if record[split] is not None:
             targets.append(record[split:])
-    return _post_columns.rows(posts), _target_columns.rows(targets)
+    return _rows(POST_FIELDS, posts), _rows(TARGET_FIELDS, targets)
+
+
+# Built once here from the constant column lists above; every value is a parameter.
+_ROW_SQL = (
+    f"SELECT {_POST_SQL}, {_TARGET_SQL} FROM posts_post p "  # noqa: S608 (constant columns, values are parameters)
+    "LEFT JOIN posts_posttarget t ON t.post_id = p.id WHERE p.workspace_id = %s AND p.id = %s "
+    "ORDER BY t.created_at, t.id"  # TARGET_ORDER: the order of post.targets.all()
+)
 
 
 def post_row(*, workspace_id: str, post_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The ``POST_FIELDS`` row of the post and the ``TARGET_FIELDS`` rows of its entries (in
     ``post.targets.all()`` order), in one query; 404 for posts of other workspaces too."""
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {_post_columns.sql}, {_target_columns.sql} FROM {_POST_TABLE} p "
-            f"LEFT JOIN {_TARGET_TABLE} t ON t.post_id = p.id WHERE p.workspace_id = %s AND p.id = %s "
-            f"ORDER BY {_TARGET_ORDER_SQL}",
-            [workspace_id, post_id],
-        )
+        cursor.execute(_ROW_SQL, [workspace_id, post_id])
         posts, targets = _split(cursor.fetchall(), 0)
     if not posts:
         raise NotFound(POST_NOT_FOUND)
     return posts[0], targets
+
+
+# The filters of the list; a filter not given is a NULL parameter, which PostgreSQL folds away
+# when it plans the statement (the values are sent inline, not bound), so each form keeps its own plan.
+_PAGE_FILTER = (
+    "p.workspace_id = %(workspace)s"
+    " AND (%(statuses)s::text[] IS NULL OR p.status = ANY(%(statuses)s::text[]))"
+    " AND (%(platforms)s::text[] IS NULL OR EXISTS (SELECT 1 FROM posts_posttarget f"
+    " WHERE f.post_id = p.id AND f.platform = ANY(%(platforms)s::text[])))"
+    " AND (%(start)s::timestamptz IS NULL OR COALESCE(p.scheduled_at, p.created_at) >= %(start)s::timestamptz)"
+    " AND (%(end)s::timestamptz IS NULL OR COALESCE(p.scheduled_at, p.created_at) <= %(end)s::timestamptz)"
+)
+
+
+def _page_sql(direction: str) -> str:
+    """The count reads the workspace's index only; the page is the first ``limit`` rows of the
+    same index after ``offset``, joined to its entries (each post's row repeats per entry)."""
+    return (
+        f"WITH c AS (SELECT count(*) AS total FROM posts_post p WHERE {_PAGE_FILTER}), "  # noqa: S608 (constant text, values are parameters)
+        f"page AS (SELECT p.created_at AS sort_at, {_POST_SQL} FROM posts_post p WHERE {_PAGE_FILTER} "
+        f"ORDER BY p.created_at {direction}, p.id {direction} LIMIT %(limit)s OFFSET %(offset)s) "
+        f"SELECT c.total, page.*, {_TARGET_SQL} FROM c LEFT JOIN page ON true "
+        "LEFT JOIN posts_posttarget t ON t.post_id = page.id "
+        f"ORDER BY page.sort_at {direction}, page.id {direction}, t.created_at, t.id"
+    )
+
+
+_PAGE_SQL = {False: _page_sql("DESC"), True: _page_sql("ASC")}  # by oldest_first
 
 
 @dataclass(frozen=True)
@@ -150,34 +176,17 @@ def post_page(
 
     Written as SQL: the list is the hottest read, and building it with the ORM (count, page,
     values, entries) cost several times the CPU of running it."""
-    where = ["p.workspace_id = %s"]
-    params: list[Any] = [workspace_id]
-    if statuses:
-        where.append("p.status = ANY(%s)")
-        params.append(list(statuses))
-    if platforms:
-        where.append(f"EXISTS (SELECT 1 FROM {_TARGET_TABLE} t WHERE t.post_id = p.id AND t.platform = ANY(%s))")
-        params.append(list(platforms))
-    if start is not None:
-        where.append("COALESCE(p.scheduled_at, p.created_at) >= %s")
-        params.append(start)
-    if end is not None:
-        where.append("COALESCE(p.scheduled_at, p.created_at) <= %s")
-        params.append(end)
-    condition = " AND ".join(where)
-    direction = "ASC" if oldest_first else "DESC"
-    # The count reads the workspace's index only; the page is the first ``limit`` rows of the
-    # same index after ``offset``, joined to its entries (each post's row repeats per entry).
-    sql = (
-        f"WITH c AS (SELECT count(*) AS total FROM {_POST_TABLE} p WHERE {condition}), "
-        f"page AS (SELECT p.created_at AS sort_at, {_post_columns.sql} FROM {_POST_TABLE} p WHERE {condition} "
-        f"ORDER BY p.created_at {direction}, p.id {direction} LIMIT %s OFFSET %s) "
-        f"SELECT c.total, page.*, {_target_columns.sql} FROM c LEFT JOIN page ON true "
-        f"LEFT JOIN {_TARGET_TABLE} t ON t.post_id = page.id "
-        f"ORDER BY page.sort_at {direction}, page.id {direction}, {_TARGET_ORDER_SQL}"
-    )
+    params = {
+        "workspace": workspace_id,
+        "statuses": list(statuses) if statuses else None,
+        "platforms": list(platforms) if platforms else None,
+        "start": start,
+        "end": end,
+        "limit": limit,
+        "offset": offset,
+    }
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, *params, limit, offset])
+        cursor.execute(_PAGE_SQL[oldest_first], params)
         records = cursor.fetchall()
     total = int(records[0][0])
     # No post on the page: the one row carries the total and NULLs.

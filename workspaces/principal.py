@@ -8,11 +8,11 @@ import hmac
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
-from workspaces.models import ApiKey, Membership, Workspace
+from workspaces.models import ApiKey, Membership
+from workspaces.selectors import api_key_by_lookup
 from workspaces.services import hash_secret, split_key
 
 LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -41,40 +41,12 @@ def _bearer_token(header: str) -> str | None:
     return token or None
 
 
-def _columns(model: type[ApiKey] | type[Workspace], alias: str) -> tuple[list[str], str]:
-    names = [f.attname for f in model._meta.concrete_fields]
-    return names, ", ".join(f'{alias}."{f.column}"' for f in model._meta.concrete_fields)
-
-
-_KEY_FIELDS, _KEY_SELECT = _columns(ApiKey, "k")
-_WORKSPACE_FIELDS, _WORKSPACE_SELECT = _columns(Workspace, "w")
-# Every request reads its key fresh (a revoked or expired key stops at once, in every process);
-# written out rather than built by the ORM, whose query compilation cost more CPU than the rest
-# of the lookup. The same rows as ``select_related("workspace").filter(lookup=…)``.
-_KEY_SQL = (
-    f"SELECT {_KEY_SELECT}, {_WORKSPACE_SELECT} FROM {ApiKey._meta.db_table} k "
-    f"JOIN {Workspace._meta.db_table} w ON w.id = k.workspace_id WHERE k.lookup = %s"
-)
-
-
-def _api_key_by_lookup(lookup: str) -> ApiKey | None:
-    with connection.cursor() as cursor:
-        cursor.execute(_KEY_SQL, [lookup])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    split = len(_KEY_FIELDS)
-    api_key = ApiKey.from_db(connection.alias, _KEY_FIELDS, row[:split])
-    api_key.workspace = Workspace.from_db(connection.alias, _WORKSPACE_FIELDS, row[split:])
-    return api_key
-
-
 def _from_api_key(token: str) -> Principal | None:
     parsed = split_key(token)
     if parsed is None or not parsed[1]:
         return None
     lookup, secret = parsed
-    api_key = _api_key_by_lookup(lookup)
+    api_key = api_key_by_lookup(lookup=lookup)
     if api_key is None or not hmac.compare_digest(api_key.secret_hash, hash_secret(secret)):
         return None
     now = timezone.now()

@@ -25,7 +25,7 @@ from accounts.api.serializers import (
 from accounts.connect import connect_link_create, connect_link_delete
 from accounts.selectors import account_list
 from core.idempotency import idempotent
-from core.query import parse_query
+from core.query import UNKNOWN_PARAMETER, parse_query
 from workspaces.authentication import access_of
 from workspaces.roles import Permission
 
@@ -49,7 +49,7 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
         operation_id="listSocialAccounts",
         summary="List connected social accounts",
         description="Every account of the workspace, oldest first. Tokens are never returned.",
-        responses={200: SocialAccountListOutput},
+        responses={200: SocialAccountListOutput, 400: UNKNOWN_PARAMETER},
     )
     def list(self, request: Request) -> Response:
         parse_query(request.query_params, NoQuery)
@@ -107,7 +107,7 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
             "`account_unauthorized` (reconnect the account) or `board_request_refused` when the platform refuses."
         ),
         parameters=[ID_PARAM],
-        responses={200: BoardListOutput, 502: UNREACHABLE},
+        responses={200: BoardListOutput, 502: UNREACHABLE, 400: UNKNOWN_PARAMETER},
     )
     @action(detail=True, methods=["get"], url_path="pinterest-boards")
     def pinterest_boards(self, request: Request, pk: str) -> Response:

@@ -24,6 +24,7 @@ from analytics.api.serializers import (
 from core.fields import format_instant
 from core.idempotency import idempotent
 from core.query import (
+    UNKNOWN_PARAMETER,
     NoQuery,
     parse_query,
 )
@@ -183,7 +184,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             "server read); `accounts` repeats the rows in the earlier `{accountId, platform, status, "
             "lastSyncedAt, lastErrorMessage}` shape. `accountGroupId` is the workspace id."
         ),
-        responses={200: SyncStatusOutput},
+        responses={200: SyncStatusOutput, 400: UNKNOWN_PARAMETER},
     )
     @action(detail=False, methods=["get"], url_path="sync-status")
     def sync_status(self, request: Request) -> Response:

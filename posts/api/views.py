@@ -27,8 +27,8 @@ from posts.api.serializers import (
     PostValidateOutput,
 )
 from posts.payloads import BulkBatchInput, PostCreateInput, PostUpdateInput
-from posts.rendering import entry_record, post_record, post_records_from_rows
-from posts.selectors import post_get, post_page, post_row
+from posts.rendering import post_record, post_records
+from posts.selectors import post_page, post_row
 from posts.services import (
     creation_result,
     post_create,
@@ -101,7 +101,7 @@ class PostViewSet(viewsets.GenericViewSet):
             end=query.get("endDate"),
             oldest_first=query["sortOrder"] == "OLDEST",
         )
-        posts = post_records_from_rows(page.rows, page.targets)
+        posts = post_records(page.rows, page.targets)
         return Response({"posts": posts, "total": page.total, "hasMore": page.has_more})
 
     @extend_schema(
@@ -126,7 +126,7 @@ class PostViewSet(viewsets.GenericViewSet):
     @extend_schema(operation_id="getPost", summary="Get a post", parameters=[_ID], responses={200: PostOutput})
     def retrieve(self, request: Request, id: str) -> Response:
         row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
-        return Response(post_records_from_rows([row], targets)[0])
+        return Response(post_records([row], targets)[0])
 
     @extend_schema(
         operation_id="updatePost",
@@ -162,10 +162,10 @@ class PostViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def results(self, request: Request, id: str) -> Response:
-        post = post_get(workspace_id=access_of(request).workspace.id, post_id=id)
-        entries = [entry_record(t) for t in post.targets.all()]
+        row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
+        entries = post_records([row], targets)[0]["platforms"]
         results = [{name: entry[name] for name in RESULT_FIELDS} for entry in entries]
-        return Response({"postId": post.id, "status": post.status, "results": results})
+        return Response({"postId": row["id"], "status": row["status"], "results": results})
 
     @extend_schema(
         operation_id="publishPost",

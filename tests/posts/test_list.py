@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from posts.models import Post
-from posts.rendering import post_records
+from posts.rendering import post_record
 from tests.factories.posts import PostFactory, PostTargetFactory, uploaded
 
 URL = "/api/v1/social-posts"
@@ -37,9 +37,9 @@ def test_body_whole_and_pagination(api: Any, workspace: Any, other_workspace: An
     PostTargetFactory(post=posts[2], platform="BLUESKY")
     make(other_workspace, base)
     response = api.get(URL, {"limit": 2})
-    assert response.json() == {"posts": post_records([posts[2], posts[1]]), "total": 3, "hasMore": True}
+    assert response.json() == {"posts": [post_record(posts[2]), post_record(posts[1])], "total": 3, "hasMore": True}
     response = api.get(URL, {"limit": 2, "offset": 2})
-    assert response.json() == {"posts": post_records([posts[0]]), "total": 3, "hasMore": False}
+    assert response.json() == {"posts": [post_record(posts[0])], "total": 3, "hasMore": False}
     assert api.get(URL, {"offset": 5}).json() == {"posts": [], "total": 3, "hasMore": False}
 
 
@@ -155,14 +155,14 @@ def test_list_body_is_byte_for_byte_the_model_rendering(api: Any, workspace: Any
     assert list(TARGET_ORDER) == list(PostTarget._meta.ordering)  # the entries' order of post.targets.all()
     response = api.get(URL)
     models = list(Post.objects.filter(workspace=workspace).order_by("-created_at", "-id"))
-    expected = JSONRenderer().render({"posts": post_records(models), "total": 3, "hasMore": False})
+    expected = JSONRenderer().render({"posts": [post_record(p) for p in models], "total": 3, "hasMore": False})
     assert response.content == expected
     # The get renders from the same rows: the same bytes as the model instance's record.
     for post in models:
-        assert api.get(f"{URL}/{post.id}").content == JSONRenderer().render(post_records([post])[0])
+        assert api.get(f"{URL}/{post.id}").content == JSONRenderer().render(post_record(post))
     # Instants with sub-millisecond parts are truncated like isoformat's milliseconds.
     Post.objects.filter(pk=plain.pk).update(scheduled_at=base.replace(microsecond=999), updated_at=base)
     plain.refresh_from_db()
     record = api.get(f"{URL}/{plain.id}").json()
-    assert record["scheduledAt"] == post_records([plain])[0]["scheduledAt"] == base.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    assert record["scheduledAt"] == post_record(plain)["scheduledAt"] == base.strftime("%Y-%m-%dT%H:%M:%S.000Z")
     assert record["updatedAt"] == base.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,394 @@
+"""Every body of every operation matches the schema the OpenAPI description documents for it.
+
+One representative request per operation of ``/api/v1/openapi.json`` (its success body), plus
+its error bodies: anonymous (401), an id that does not exist (404) where the path has one, a
+viewer key lacking the permission (403) where the operation needs one the viewer lacks, and a
+validation error (400) where a body or a query is read. Each response is validated with
+``jsonschema`` against the documented response of its status code, made strict: an object
+documented with ``properties`` may carry no other key, so a body that drifts from its schema in
+either direction fails. ``test_every_operation_has_a_case`` fails when the description gains an
+operation this module does not drive.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from jsonschema import Draft4Validator
+from rest_framework.test import APIClient
+
+from core.fields import format_instant
+from posts.models import PostStatus, TargetStatus
+from tests.factories.accounts import SocialAccountFactory
+from tests.factories.posts import PostFactory, PostTargetFactory
+from tests.factories.webhooks import WebhookFactory
+from tests.pipeline.helpers import connect_account
+from webhooks.events import emit_event
+from webhooks.models import Delivery
+from workspaces.models import Workspace
+from workspaces.roles import ROLE_PERMISSIONS
+
+API = "/api/v1"
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def _strict(node: Any) -> Any:
+    """The OpenAPI 3.0 schema as JSON Schema: ``nullable`` admits null, and an object with
+    declared properties admits no other key (unless it says what others it admits)."""
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    converted = {key: _strict(value) for key, value in node.items() if key != "nullable"}
+    if "properties" in node and "additionalProperties" not in node:
+        converted["additionalProperties"] = False
+    if node.get("nullable"):
+        converted = {"anyOf": [converted, {"type": "null"}]}
+    return converted
+
+
+_description: dict[str, Any] = {}
+
+
+def description() -> dict[str, Any]:
+    if not _description:
+        response = APIClient().get(f"{API}/openapi.json")
+        assert response.status_code == 200
+        _description.update(json.loads(response.content))
+    return _description
+
+
+def operations() -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """operationId → (method, path, operation) of every operation of the description."""
+    found = {}
+    for path, item in description()["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                found[operation["operationId"]] = (method, path, operation)
+    return found
+
+
+def schema_errors(operation: dict[str, Any], status: int, body: Any) -> list[str]:
+    responses = operation["responses"]
+    assert str(status) in responses, f"status {status} is not documented (documented: {sorted(responses)})"
+    response = responses[str(status)]
+    components = description()["components"]
+    if "$ref" in response:
+        response = components["responses"][response["$ref"].rsplit("/", 1)[-1]]
+    schema = response.get("content", {}).get("application/json", {}).get("schema")
+    assert schema is not None, f"status {status} documents no JSON body"
+    document = _strict({**schema, "components": components})
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in Draft4Validator(document).iter_errors(body)]
+
+
+@dataclass
+class Ctx:
+    workspace: Workspace
+    api: APIClient
+    accounts: dict[str, str] = field(default_factory=dict)
+
+    def post_body(self, **extra: Any) -> dict[str, Any]:
+        return {
+            "contentType": "TEXT",
+            "text": "Shapes",
+            "timezone": "UTC",
+            "platforms": ["BLUESKY"],
+            "blueskyConnectionIds": [self.accounts["BLUESKY"]],
+            **extra,
+        }
+
+    def created_post(self, **extra: Any) -> str:
+        response = self.api.post(f"{API}/social-posts", self.post_body(**extra), format="json")
+        assert response.status_code == 201, response.json()
+        return str(response.json()["postId"])
+
+    def series(self) -> str:
+        start = format_instant(timezone.now() + dt.timedelta(days=2))
+        response = self.api.post(
+            f"{API}/social-posts",
+            self.post_body(
+                platforms=["MASTODON"],
+                blueskyConnectionIds=[],
+                mastodonConnectionIds=[self.accounts["MASTODON"]],
+                scheduledAt=start,
+                recurrence={"frequency": "DAILY", "maxOccurrences": 3},
+            ),
+            format="json",
+        )
+        assert response.status_code == 201, response.json()
+        return str(response.json()["recurringPostId"])
+
+    def failed_post(self) -> str:
+        post = PostFactory(workspace=self.workspace, status=PostStatus.FAILED)
+        PostTargetFactory(
+            post=post,
+            platform="BLUESKY",
+            account_id=self.accounts["BLUESKY"],
+            status=TargetStatus.FAILED,
+            error_message="rejected",
+            error_code="content_rejected",
+        )
+        return str(post.id)
+
+    def webhook(self) -> str:
+        return str(WebhookFactory(workspace=self.workspace, url="http://127.0.0.1:9/closed").id)
+
+
+Call = tuple[Any, ...]  # (method, path, body) and optionally a dict of headers
+Cases = Callable[[Ctx], list[Call]]
+
+
+def _later(days: int = 3) -> str:
+    return format_instant(timezone.now() + dt.timedelta(days=days)) or ""
+
+
+def _delivery(ctx: Ctx) -> list[Call]:
+    webhook = ctx.webhook()
+    emit_event(workspace_id=ctx.workspace.id, name="post.published", data={"post": {"id": "post_x"}})
+    delivery = Delivery.objects.get(webhook_id=webhook)
+    return [
+        ("post", f"/webhooks/{webhook}/deliveries/{delivery.id}/redeliver", None),
+        ("post", f"/webhooks/{webhook}/deliveries/dlv_missing/redeliver", None),
+    ]
+
+
+def _ai_image(ctx: Ctx) -> list[Call]:
+    job = ctx.api.post(f"{API}/ai/images", {"prompt": "a red fox"}, format="json").json()["jobId"]
+    return [("get", f"/ai/images/{job}", None)]
+
+
+def _connect_link(ctx: Ctx) -> list[Call]:
+    token = ctx.api.post(f"{API}/connect-links", {}, format="json").json()["token"]
+    return [("delete", f"/connect-links/{token}", None)]
+
+
+# operationId → the requests that show its bodies (success first, then its own error cases).
+CASES: dict[str, Cases] = {
+    "generateCaption": lambda c: [
+        ("post", "/ai/captions", {"prompt": "launch", "platform": "TWITTER"}),
+        ("post", "/ai/captions", {"prompt": ""}),
+    ],
+    "refineCaption": lambda c: [
+        ("post", "/ai/captions/refine", {"prompt": "shorter", "originalText": "a long caption"}),
+        ("post", "/ai/captions/refine", {"prompt": "shorter"}),
+    ],
+    "createAiImage": lambda c: [
+        ("post", "/ai/images", {"prompt": "a lighthouse", "aspectRatio": "16:9"}),
+        ("post", "/ai/images", {"prompt": 5}),
+    ],
+    "getAiImage": _ai_image,
+    "getAnalyticsOverview": lambda c: [
+        ("get", "/analytics/overview?from=2026-01-01&to=2026-01-31", None),
+        ("get", "/analytics/overview?x=1", None),
+    ],
+    "getAnalyticsPlatformBreakdown": lambda c: [
+        ("get", "/analytics/platform-breakdown?from=2026-01-01&to=2026-01-31", None),
+        ("get", "/analytics/platform-breakdown?x=1", None),
+    ],
+    "listAnalyticsPosts": lambda c: [
+        ("get", "/analytics/posts?from=2026-01-01&to=2026-01-31", None),
+        ("get", "/analytics/posts?limit=0", None),
+    ],
+    "requestAnalyticsSync": lambda c: [("post", "/analytics/sync", {})],
+    "getAnalyticsSyncStatus": lambda c: [("get", "/analytics/sync-status", None)],
+    "getAnalyticsTimeseries": lambda c: [
+        ("get", "/analytics/timeseries?from=2026-01-01&to=2026-01-31", None),
+        ("get", "/analytics/timeseries?granularity=HOURLY", None),
+    ],
+    "createConnectLink": lambda c: [("post", "/connect-links", {})],
+    "deleteConnectLink": _connect_link,
+    "getMe": lambda c: [("get", "/me", None)],
+    "listRecurringPosts": lambda c: [c.series() and ("get", "/recurring-posts", None)],
+    "getRecurringPost": lambda c: [("get", f"/recurring-posts/{c.series()}", None)],
+    "deleteRecurringPost": lambda c: [("delete", f"/recurring-posts/{c.series()}", None)],
+    "listRecurringPostOccurrences": lambda c: [("get", f"/recurring-posts/{c.series()}/occurrences", None)],
+    "pauseRecurringPost": lambda c: [("post", f"/recurring-posts/{c.series()}/pause", {})],
+    "resumeRecurringPost": lambda c: [
+        ("post", f"/recurring-posts/{(series := c.series())}/pause", {}),
+        ("post", f"/recurring-posts/{series}/resume", {}),
+    ],
+    "listSocialAccounts": lambda c: [("get", "/social-accounts", None), ("get", "/social-accounts?limit=5", None)],
+    "checkSocialAccount": lambda c: [
+        ("post", f"/social-accounts/{c.accounts['FACEBOOK']}/check", {}),
+        ("post", f"/social-accounts/{c.accounts['BLUESKY']}/check", {}),
+    ],
+    "searchInstagramAudio": lambda c: [
+        ("get", f"/social-accounts/{c.accounts['INSTAGRAM']}/instagram-audio?audioType=music&searchQuery=summer", None),
+        ("get", f"/social-accounts/{c.accounts['INSTAGRAM']}/instagram-audio?x=1", None),
+    ],
+    "listPinterestBoards": lambda c: [
+        ("get", f"/social-accounts/{c.accounts['PINTEREST']}/pinterest-boards", None),
+        ("get", f"/social-accounts/{c.accounts['PINTEREST']}/pinterest-boards?x=1", None),
+    ],
+    "listPosts": lambda c: [
+        c.created_post(scheduledAt=_later()) and ("get", "/social-posts", None),
+        ("get", "/social-posts?limit=0", None),
+    ],
+    "createPost": lambda c: [
+        ("post", "/social-posts", c.post_body(saveAsDraft=True)),
+        ("post", "/social-posts", c.post_body(scheduledAt=_later())),
+        ("post", "/social-posts", c.post_body(platforms=["NOWHERE"])),
+    ],
+    "getPost": lambda c: [("get", f"/social-posts/{c.created_post(scheduledAt=_later())}", None)],
+    "updatePost": lambda c: [
+        ("patch", f"/social-posts/{(post := c.created_post(saveAsDraft=True))}", {"text": "Changed"}),
+        ("patch", f"/social-posts/{post}", {"text": 5}),
+    ],
+    "deletePost": lambda c: [("delete", f"/social-posts/{c.created_post(saveAsDraft=True)}", None)],
+    "publishPost": lambda c: [
+        ("post", f"/social-posts/{(post := c.created_post(saveAsDraft=True))}/publish", {"scheduledAt": _later()}),
+        ("post", f"/social-posts/{post}/publish", {}),  # no longer a draft: 400 post_not_draft
+    ],
+    "getPostResults": lambda c: [("get", f"/social-posts/{c.failed_post()}/results", None)],
+    "retryPost": lambda c: [
+        ("post", f"/social-posts/{c.failed_post()}/retry", {}),
+        ("post", f"/social-posts/{c.failed_post()}/retry", {"platformIds": ["MASTODON"]}),
+    ],
+    "unschedulePost": lambda c: [
+        ("post", f"/social-posts/{c.created_post(scheduledAt=_later())}/unschedule", {}),
+    ],
+    "bulkCreatePosts": lambda c: [
+        (
+            "post",
+            "/social-posts/bulk",
+            {
+                "platforms": ["BLUESKY"],
+                "timezone": "UTC",
+                "blueskyConnectionIds": [c.accounts["BLUESKY"]],
+                "posts": [
+                    {"contentType": "TEXT", "text": "One", "scheduledAt": _later()},
+                    {"contentType": "TEXT", "text": "", "scheduledAt": _later()},
+                ],
+            },
+        ),
+        ("post", "/social-posts/bulk", {"posts": []}),
+    ],
+    "validatePost": lambda c: [
+        ("post", "/social-posts/validate", c.post_body()),
+        ("post", "/social-posts/validate", {"contentType": "TEXT"}),
+    ],
+    "createUploadUrls": lambda c: [
+        ("post", "/upload-urls", {"files": [{"fileName": "photo.jpg", "mimeType": "image/jpeg"}]}),
+        ("post", "/upload-urls", {"files": []}),
+    ],
+    "listWebhooks": lambda c: [c.webhook() and ("get", "/webhooks", None)],
+    "createWebhook": lambda c: [
+        ("post", "/webhooks", {"url": "http://127.0.0.1:9/created"}),
+        ("post", "/webhooks", {"url": "not a url"}),
+    ],
+    "getWebhook": lambda c: [("get", f"/webhooks/{c.webhook()}", None)],
+    "updateWebhook": lambda c: [
+        ("patch", f"/webhooks/{(hook := c.webhook())}", {"active": False}),
+        ("patch", f"/webhooks/{hook}", {"active": "maybe"}),
+    ],
+    "deleteWebhook": lambda c: [("delete", f"/webhooks/{c.webhook()}", None)],
+    "listWebhookDeliveries": lambda c: [
+        ("get", f"/webhooks/{(hook := c.webhook())}/deliveries", None),
+        ("get", f"/webhooks/{hook}/deliveries?limit=0", None),
+    ],
+    "redeliverWebhookDelivery": _delivery,
+    "testWebhook": lambda c: [("post", f"/webhooks/{c.webhook()}/test", {})],
+    "listWorkspaces": lambda c: [("get", "/workspaces", None)],
+}
+
+
+def _seed(workspace: Workspace, operation_id: str) -> dict[str, str]:
+    """Accounts of the workspace; those whose operations call their platform are connected to
+    the simulators through their own flow, so that the call succeeds."""
+    accounts = {}
+    for platform in ("FACEBOOK", "INSTAGRAM", "PINTEREST", "BLUESKY", "MASTODON"):
+        if operation_id in SIMULATED.get(platform, ()):
+            accounts[platform] = str(connect_account(workspace, platform).id)
+        else:
+            accounts[platform] = str(SocialAccountFactory(workspace=workspace, platform=platform).id)
+    return accounts
+
+
+SIMULATED = {
+    "FACEBOOK": {"checkSocialAccount"},
+    "INSTAGRAM": {"searchInstagramAudio"},
+    "PINTEREST": {"listPinterestBoards"},
+}
+
+
+def _missing(path: str) -> str:
+    parts = [("zz_missing" if part.startswith("{") else part) for part in path.split("/")]
+    return "/".join(parts)
+
+
+def _send(client: APIClient, method: str, path: str, body: Any) -> Any:
+    kwargs: dict[str, Any] = {"format": "json"} if body is not None else {}
+    return getattr(client, method)(f"{API}{path}", body, **kwargs)
+
+
+def test_every_operation_has_a_case(db: Any) -> None:
+    documented = set(operations())
+    assert documented - set(CASES) == set(), "operations of the description without a case here"
+    assert set(CASES) - documented == set(), "cases of operations the description no longer has"
+
+
+@pytest.fixture
+def shapes_settings(settings: Any, tmp_path: Any, sandbox: str) -> None:
+    settings.STORAGE = "local"
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    settings.PUBLIC_BASE_URL = "https://media.example.test"
+    settings.AI_IMAGE_PROVIDER = "offline"
+    settings.AI_CAPTION_PROVIDER = "offline"
+    settings.AI_MONTHLY_UNITS = None
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    settings.WEBHOOK_TIMEOUT_SECONDS = 1.0
+
+
+@pytest.mark.parametrize("operation_id", sorted(CASES))
+def test_bodies_match_the_description(
+    operation_id: str, workspace: Workspace, client_for: Callable[..., APIClient], shapes_settings: None
+) -> None:
+    method, path, operation = operations()[operation_id]
+    ctx = Ctx(workspace=workspace, api=client_for("admin"), accounts=_seed(workspace, operation_id))
+    calls = [(ctx.api, *call) for call in CASES[operation_id](ctx)]
+    calls.append((APIClient(), method, path.replace("{", "").replace("}", ""), None))  # anonymous: 401
+    if "{" in path:
+        calls.append((ctx.api, method, _missing(path), {} if method == "post" else None))  # 404
+    permission = operation.get("x-required-permission")
+    if permission and permission not in ROLE_PERMISSIONS["viewer"]:
+        calls.append((client_for("viewer"), method, _missing(path), {} if method == "post" else None))  # 403
+    statuses = []
+    for client, call_method, call_path, body in calls:
+        response = _send(client, call_method, call_path, body)
+        assert response.status_code < 500, (call_method, call_path, response.content)
+        errors = schema_errors(operation, response.status_code, response.json())
+        assert not errors, (call_method, call_path, response.status_code, response.json(), errors)
+        statuses.append((response.status_code, call_path, response.json()))
+    assert any(200 <= status < 300 for status, _, _ in statuses), statuses  # the success body was shown
+    assert any(400 <= status < 500 for status, _, _ in statuses), statuses
+
+
+def test_post_records_show_the_documented_fields_in_their_order(workspace: Workspace, api: APIClient) -> None:
+    """The post record is rendered by hand (``posts.rendering``: the hot path) and documented by
+    ``PostOutput``; its keys, in the order the body carries them, are the documented fields: the
+    post's in their documented order, each entry's fixed fields, then its platform's config values
+    (and their client aliases), then its media."""
+    from posts.api.serializers import PlatformEntryOutput, PostOutput
+    from posts.rendering import CLIENT_ALIASES, PLATFORM_CONFIG_FIELDS, record_field_name
+
+    post = PostFactory(workspace=workspace, status=PostStatus.SCHEDULED, scheduled_at=timezone.now())
+    for platform in ("INSTAGRAM", "TIKTOK", "YOUTUBE", "BLUESKY"):
+        PostTargetFactory(post=post, platform=platform, config={"postType": "REELS", "tags": ["a"]})
+    record = api.get(f"{API}/social-posts/{post.id}").json()
+    assert list(record) == list(PostOutput().fields)
+    documented = list(PlatformEntryOutput().fields)
+    media = ["mediaUrls", "previewUrls"]
+    fixed = [name for name in documented[: documented.index("mediaUrls")]]
+    assert len(record["platforms"]) == 4
+    for entry in record["platforms"]:
+        prefix_keys = PLATFORM_CONFIG_FIELDS.get(entry["platform"], ("", ()))[1]
+        config = [record_field_name(entry["platform"], key) for key in prefix_keys]
+        aliases = [alias for name, alias in CLIENT_ALIASES.items() if name in config]
+        assert list(entry) == fixed + config + aliases + media
+        assert set(entry) <= set(documented)
