@@ -363,10 +363,16 @@ LOGGING = {
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # prometheus-client reads this variable when it is first imported, so it is set here, before any
 # metric exists. `make run` empties the directory at start; a deployment gives each run a new one.
-PROMETHEUS_MULTIPROC_DIR = env.str(
-    "PROMETHEUS_MULTIPROC_DIR",
-    default=str(VAR_DIR / "metrics" / (f"test-{os.getpid()}" if TESTING else "run")),
-)
+# A pytest process (the xdist controller and each worker) always counts in a directory of its own:
+# the workers inherit the controller's environment, and a directory taken from there would make
+# each worker's /metrics add up the other worker's requests.
+if "pytest" in sys.modules:
+    PROMETHEUS_MULTIPROC_DIR = str(VAR_DIR / "metrics" / f"test-{os.getpid()}")
+else:
+    PROMETHEUS_MULTIPROC_DIR = env.str(
+        "PROMETHEUS_MULTIPROC_DIR",
+        default=str(VAR_DIR / "metrics" / (f"test-{os.getpid()}" if TESTING else "run")),
+    )
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR
 Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 if TESTING:

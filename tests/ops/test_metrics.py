@@ -4,7 +4,12 @@ up) is tested in tests/e2e/test_operations.py."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+from django.conf import settings
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.factories.posts import PostFactory
@@ -106,3 +111,21 @@ def test_publish_and_delivery_counters_take_platform_error_code_and_outcome(clie
     assert value(after, "crosspost_webhook_deliveries_total", outcome="retrying") == (
         value(before, "crosspost_webhook_deliveries_total", outcome="retrying") + 1
     )
+
+
+def test_every_test_process_counts_in_a_directory_of_its_own(tmp_path):
+    """pytest-xdist workers inherit the controller's environment, PROMETHEUS_MULTIPROC_DIR with it:
+    a pytest process takes a directory of its own pid, so no worker's /metrics adds up another's
+    requests (a counter once read 7 where this process had made 6)."""
+    probe = (
+        "import os, pytest, django; django.setup(); from django.conf import settings; "
+        "print(settings.PROMETHEUS_MULTIPROC_DIR == os.environ['PROMETHEUS_MULTIPROC_DIR'], "
+        "settings.PROMETHEUS_MULTIPROC_DIR.endswith(f'test-{os.getpid()}'))"
+    )
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "the-controllers")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
+    assert not (tmp_path / "the-controllers").exists()
