@@ -31,12 +31,17 @@ WEBHOOKS = 3
 
 
 class PairCounter:
-    """A loopback receiver recording (path, event id) pairs; answers 200 after a short pause."""
+    """A loopback receiver recording (path, event id) pairs; answers 200 after a short pause.
 
-    def __init__(self) -> None:
+    After ``hold_after`` POSTs it holds every further answer until ``released`` is set: the worker's
+    sends hang mid-flight, so the kill lands in the middle of the run however slowly the test
+    process is scheduled (polling alone let a loaded machine's worker finish first)."""
+
+    def __init__(self, hold_after: int) -> None:
         self.pairs: set[tuple[str, str]] = set()
         self.posts = 0
         self.lock = threading.Lock()
+        self.released = threading.Event()
         counter = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -50,12 +55,18 @@ class PairCounter:
                 with counter.lock:
                     counter.pairs.add((self.path, event_id))
                     counter.posts += 1
+                    held = counter.posts > hold_after
+                if held:
+                    counter.released.wait(timeout=600)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
         class Server(ThreadingHTTPServer):
             request_queue_size = 128  # the default 5 drops connects when two workers send at once
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # an answer held past the kill goes to a closed connection
 
         self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -144,7 +155,7 @@ def test_sigkill_mid_run_loses_no_event_webhook_pair(
 ) -> None:
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
     settings.WEBHOOK_TIMEOUT_SECONDS = 5.0
-    receiver = PairCounter()
+    receiver = PairCounter(hold_after=EVENTS * WEBHOOKS // 5)
     workspace = WorkspaceFactory()
     hooks = [WebhookFactory(workspace=workspace, url=receiver.url(f"/w{i}")) for i in range(WEBHOOKS)]
     workers.append(_start_worker(tmp_path / "worker.log"))
@@ -159,6 +170,7 @@ def test_sigkill_mid_run_loses_no_event_webhook_pair(
     ).read_text()[-3000:]
     _kill(workers[0])
     delivered_before_kill = len(receiver.pairs)
+    receiver.released.set()
     assert delivered_before_kill < EVENTS * WEBHOOKS, "the kill came too late to prove anything"
 
     workers.append(_start_worker(tmp_path / "worker.log"))
