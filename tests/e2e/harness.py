@@ -212,6 +212,7 @@ class WebhookReceiver:
 
     def __init__(self) -> None:
         self.received: list[ReceivedWebhook] = []
+        self.torn = 0  # requests whose sender died before the whole body arrived
         self.lock = threading.Lock()
         receiver = self
 
@@ -219,6 +220,14 @@ class WebhookReceiver:
             def do_POST(self) -> None:  # noqa: N802 (http.server API)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
+                if len(body) < length:
+                    # The sender died mid-request (the chaos tests kill workers): nothing was
+                    # delivered, and no answer can reach it. Recording the torn body would count a
+                    # delivery that never happened.
+                    with receiver.lock:
+                        receiver.torn += 1
+                    self.close_connection = True
+                    return
                 with receiver.lock:
                     receiver.received.append(
                         ReceivedWebhook(headers={k.lower(): v for k, v in self.headers.items()}, body=body)
