@@ -14,6 +14,15 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
+def choice(values: list[str], **kwargs: Any) -> serializers.ChoiceField:
+    """A choice field whose OpenAPI enum stays inline (nested in ``allOf``), so that no shared enum
+    component is made from it whose name would collide with another field's of the same name."""
+    field_class = extend_schema_field({"type": "string", "allOf": [{"enum": list(values)}]})(
+        type("InlineChoiceField", (serializers.ChoiceField,), {})
+    )
+    return field_class(choices=values, **kwargs)  # type: ignore[no-any-return]
+
+
 def format_instant(value: dt.datetime | None) -> str | None:
     """ISO 8601 in UTC with a ``Z`` (milliseconds kept when present)."""
     if value is None:

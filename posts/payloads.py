@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core import serializers as strict
-from core.fields import InstantField, TimeZoneField
+from core.fields import InstantField, TimeZoneField, choice
 from platforms.base import Platform
 from posts.models import ContentType
 from posts.recurrence.input import RECURRENCE_DESCRIPTION, RecurrenceInput
@@ -40,15 +40,6 @@ CONFIG_FIELDS: dict[str, str] = {
     "LINKEDIN": "linkedinConfigs",
     "GOOGLE_BUSINESS": "googleBusinessConfigs",
 }
-
-
-def choice(values: list[str], **kwargs: Any) -> serializers.ChoiceField:
-    """A choice field whose OpenAPI enum stays inline (nested in ``allOf`` so that no shared enum
-    component is made from it, whose name would collide with another field's of the same name)."""
-    field_class = extend_schema_field({"type": "string", "allOf": [{"enum": list(values)}]})(
-        type("InlineChoiceField", (serializers.ChoiceField,), {})
-    )
-    return field_class(choices=values, **kwargs)  # type: ignore[no-any-return]
 
 
 def _id_field(**kwargs: Any) -> serializers.CharField:

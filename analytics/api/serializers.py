@@ -6,9 +6,8 @@ from rest_framework import serializers
 
 from analytics.reports import SORT_FIELDS
 from core import serializers as strict
-from core.fields import InstantField
+from core.fields import InstantField, choice
 from platforms.base import Platform
-from posts.payloads import choice as inline_choice
 
 PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000
@@ -176,7 +175,7 @@ class PlatformSyncOutput(serializers.Serializer):
     platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
     connectionId = serializers.CharField(help_text="The account id (`GET /social-accounts`).")
     accountName = serializers.CharField()
-    status = inline_choice(SYNC_STATES)
+    status = choice(SYNC_STATES)
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
     lastErrorMessage = serializers.CharField(allow_null=True)
     historyHorizonAt = serializers.DateTimeField(
@@ -193,7 +192,7 @@ class PlatformSyncOutput(serializers.Serializer):
 class AccountSyncOutput(serializers.Serializer):
     accountId = serializers.CharField()
     platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
-    status = inline_choice(SYNC_STATES)
+    status = choice(SYNC_STATES)
     lastSyncedAt = serializers.DateTimeField(allow_null=True)
     lastErrorMessage = serializers.CharField(allow_null=True)
 

@@ -4,14 +4,14 @@ the occurrences preview (beyond the spec). Series are created by POST /social-po
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core import serializers as strict
-from core.fields import format_instant
+from core.fields import choice, format_instant
 from core.idempotency import idempotent
 from core.pagination import OffsetQuery, paginate
 from core.query import parse_query
@@ -26,16 +26,8 @@ from workspaces.authentication import access_of
 from workspaces.roles import Permission
 
 
-def _enum(values: list[str], **kwargs: object) -> serializers.ChoiceField:
-    """A choice field documented with an inline enum (no shared component named after the field)."""
-    field_class = extend_schema_field({"type": "string", "allOf": [{"enum": list(values)}]})(
-        type("RecurringChoiceField", (serializers.ChoiceField,), {})
-    )
-    return field_class(choices=values, **kwargs)  # type: ignore[no-any-return]
-
-
 class RecurringListQuery(OffsetQuery):
-    statuses = serializers.ListField(child=_enum(RecurringStatus.values), required=False)
+    statuses = serializers.ListField(child=choice(RecurringStatus.values), required=False)
 
 
 class RecurringOccurrencesQuery(strict.QuerySerializer):
@@ -43,7 +35,7 @@ class RecurringOccurrencesQuery(strict.QuerySerializer):
 
 
 class RecurringPlatformOutput(serializers.Serializer):
-    platform = _enum(PLATFORM_VALUES)
+    platform = choice(PLATFORM_VALUES)
     connectionId = serializers.CharField(allow_null=True)
     pageId = serializers.CharField(allow_null=True)
     accountName = serializers.CharField()
@@ -53,14 +45,14 @@ class RecurringPlatformOutput(serializers.Serializer):
 
 class RecurringPostOutput(serializers.Serializer):
     id = serializers.CharField()
-    status = _enum(RecurringStatus.values)
-    pauseReason = _enum(PauseReason.values, allow_null=True)
+    status = choice(RecurringStatus.values)
+    pauseReason = choice(PauseReason.values, allow_null=True)
     lastError = serializers.CharField(
         allow_null=True, help_text="The latest failure of an occurrence, or why it paused"
     )
-    frequency = _enum(Frequency.values)
+    frequency = choice(Frequency.values)
     interval = serializers.IntegerField()
-    weekdays = serializers.ListField(child=_enum(list(WEEKDAYS)), help_text="WEEKLY: every weekday it runs on")
+    weekdays = serializers.ListField(child=choice(list(WEEKDAYS)), help_text="WEEKLY: every weekday it runs on")
     startsAt = serializers.DateTimeField(help_text="The first occurrence")
     timezone = serializers.CharField()
     endsOn = serializers.DateField(allow_null=True)
@@ -78,7 +70,7 @@ class RecurringPostOutput(serializers.Serializer):
     mediaUrls = serializers.ListField(child=serializers.CharField())
     mediaAltTexts = serializers.ListField(child=serializers.CharField())
     thumbnailUrl = serializers.CharField(allow_null=True)
-    platformTypes = serializers.ListField(child=_enum(PLATFORM_VALUES))
+    platformTypes = serializers.ListField(child=choice(PLATFORM_VALUES))
     platforms = RecurringPlatformOutput(many=True)
     createdAt = serializers.DateTimeField()
     updatedAt = serializers.DateTimeField()

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core import serializers as strict
+from core.fields import choice
 from posts.recurrence.rules import WEEKDAYS
 
 RECURRENCE_DESCRIPTION = (
@@ -25,20 +25,11 @@ RECURRENCE_DESCRIPTION = (
 )
 
 
-def _choice(values: list[str], **kwargs: Any) -> serializers.ChoiceField:
-    """A choice field whose OpenAPI enum stays inline, so no shared enum component named after
-    the field (``frequency``, ``weekdays``) collides with another app's field of the same name."""
-    field_class = extend_schema_field({"type": "string", "allOf": [{"enum": list(values)}]})(
-        type("RecurrenceChoiceField", (serializers.ChoiceField,), {})
-    )
-    return field_class(choices=values, **kwargs)  # type: ignore[no-any-return]
-
-
 class RecurrenceInput(strict.Serializer):
-    frequency = _choice(["DAILY", "WEEKLY", "MONTHLY"])
+    frequency = choice(["DAILY", "WEEKLY", "MONTHLY"])
     interval = serializers.IntegerField(min_value=1, max_value=30, default=1)
     weekdays = serializers.ListField(
-        child=_choice(list(WEEKDAYS)),
+        child=choice(list(WEEKDAYS)),
         required=False,
         max_length=7,
         help_text="WEEKLY only; the weekday of scheduledAt is always included",
