@@ -1,16 +1,21 @@
 """The post record of CONTRACT.md §5: the one shape of a post in API responses and in the
 ``data.post`` of post events. :func:`post_records` renders a batch with a fixed number of
-queries (its rows read once, media previews looked up once)."""
+queries (its rows read once, media previews looked up once). The record is declared once
+(:class:`core.records.Record`): the same declaration renders the bodies and gives the OpenAPI
+description its ``PostOutput`` and ``PlatformEntryOutput``."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from core.fields import format_instant
+from rest_framework import serializers
+
+from core.fields import choice
+from core.records import Key, Reader, Record, column, id_text, instant, listed, text_or_none
 from media.selectors import media_previews
-from posts.models import Post
+from platforms.base import Platform
+from posts.models import Post, PostStatus, TargetStatus
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
 # prefix their entry fields carry in the record (``postType`` of INSTAGRAM → ``instagramPostType``).
@@ -118,67 +123,127 @@ TARGET_FIELDS = (
 
 TARGET_ORDER = ("created_at", "id")  # PostTarget's Meta.ordering: the order of ``post.targets.all()``
 
-
-def _instant(value: dt.datetime | str | None) -> str | None:
-    """A record's instant: rows read by ``posts.selectors`` carry them already formatted."""
-    return value if value is None or isinstance(value, str) else format_instant(value)
+_PLATFORMS = [platform.value for platform in Platform]
 
 
-def _entry(row: dict[str, Any]) -> dict[str, Any]:
-    """The entry of a ``TARGET_FIELDS`` row. ``id`` and ``platformId`` carry the same value."""
-    platform = row["platform"]
-    record: dict[str, Any] = {
-        "id": row["id"],
-        "platformId": row["id"],
-        "platform": platform,
-        "status": row["status"],
-        "connectionId": row["account_id"],
-        "pageId": row["page_id"] or None,
-        "accountName": row["account_name"],
-        "text": row["text"],
-        "platformPostId": row["platform_post_id"] or None,
-        "postUrl": row["post_url"] or None,
-        "errorMessage": row["error_message"] or None,
-        "errorCode": row["error_code"] or None,
-        "publishedAt": _instant(row["published_at"]),
-        "tiktokDraftFallback": row["tiktok_draft_fallback"],
+def _config_value(platform: str, key: str) -> Reader:
+    if (platform, key) in LIST_CONFIG_FIELDS:
+        return lambda row: list((row["config"] or {}).get(key) or [])
+    return lambda row: (row["config"] or {}).get(key)
+
+
+def _config_schema(platform: str, key: str) -> serializers.Field:
+    if (platform, key) in LIST_CONFIG_FIELDS:
+        return serializers.ListField(child=serializers.CharField(), required=False)
+    return serializers.JSONField(required=False, allow_null=True, help_text=f"{platform} entries only")
+
+
+def _config_record(platform: str, keys: tuple[str, ...]) -> Record:
+    """The config values of one platform's entries, then their client aliases."""
+    record = {
+        record_field_name(platform, key): Key(_config_schema(platform, key), _config_value(platform, key))
+        for key in keys
     }
-    if platform in PLATFORM_CONFIG_FIELDS:
-        config = row["config"] or {}
-        for key in PLATFORM_CONFIG_FIELDS[platform][1]:
-            value = config.get(key)
-            if (platform, key) in LIST_CONFIG_FIELDS:
-                value = list(value or [])
-            record[record_field_name(platform, key)] = value
-        for name, alias in CLIENT_ALIASES.items():
-            if name in record:
-                record[alias] = record[name]
-    return record
+    for name, alias in CLIENT_ALIASES.items():
+        if name in record:
+            record[alias] = Key(
+                serializers.JSONField(
+                    required=False,
+                    allow_null=True,
+                    help_text=f"The same value as {name} (the name the published clients read)",
+                ),
+                record[name].read,
+            )
+    return Record(record)
 
 
-def _record(post: dict[str, Any], entries: list[dict[str, Any]], previews: dict[str, str | None]) -> dict[str, Any]:
-    """The record of a ``POST_FIELDS`` row with its entries."""
-    media_urls = list(post["media_urls"] or [])
-    preview_urls = [previews.get(url) for url in media_urls]
-    for entry in entries:  # every entry publishes the post's media
-        entry["mediaUrls"], entry["previewUrls"] = list(media_urls), list(preview_urls)
+# A platform entry of a post record: these keys, then its platform's config values, then its media.
+ENTRY = Record(
+    {
+        "id": Key(serializers.CharField(), column("id")),
+        "platformId": Key(
+            serializers.CharField(help_text="Same value as id; retry's platformIds match it"), column("id")
+        ),
+        "platform": Key(choice(_PLATFORMS), column("platform")),
+        "status": Key(choice(TargetStatus.values), column("status")),
+        "connectionId": Key(serializers.CharField(allow_null=True), column("account_id")),
+        "pageId": Key(serializers.CharField(allow_null=True), text_or_none("page_id")),
+        "accountName": Key(serializers.CharField(), column("account_name")),
+        "text": Key(serializers.CharField(), column("text")),
+        "platformPostId": Key(serializers.CharField(allow_null=True), text_or_none("platform_post_id")),
+        "postUrl": Key(serializers.CharField(allow_null=True), text_or_none("post_url")),
+        "errorMessage": Key(serializers.CharField(allow_null=True), text_or_none("error_message")),
+        "errorCode": Key(serializers.CharField(allow_null=True), text_or_none("error_code")),
+        "publishedAt": Key(serializers.DateTimeField(allow_null=True), instant("published_at")),
+        "tiktokDraftFallback": Key(serializers.BooleanField(), column("tiktok_draft_fallback")),
+    }
+)
+ENTRY_CONFIG = {platform: _config_record(platform, keys) for platform, (_, keys) in PLATFORM_CONFIG_FIELDS.items()}
+ENTRY_MEDIA = Record(
+    {
+        "mediaUrls": Key(
+            serializers.ListField(
+                child=serializers.CharField(), help_text="The media this entry publishes (the post's)"
+            ),
+            column("media_urls"),
+        ),
+        "previewUrls": Key(
+            serializers.ListField(
+                child=serializers.CharField(allow_null=True),
+                help_text="Per item of mediaUrls, as the post's previewUrls",
+            ),
+            column("preview_urls"),
+        ),
+    }
+)
+_NO_CONFIG = Record({})
+PlatformEntryOutput = ENTRY.serializer("PlatformEntryOutput", *ENTRY_CONFIG.values(), ENTRY_MEDIA)
+
+# The post record: ``preview_urls`` and ``platforms`` are added to the row by :func:`post_records`.
+POST = Record(
+    {
+        "id": Key(serializers.CharField(), column("id")),
+        "userId": Key(
+            serializers.CharField(
+                allow_null=True, help_text="The member who created the post; null when its key has no member"
+            ),
+            id_text("created_by_id"),
+        ),
+        "status": Key(choice(PostStatus.values), column("status")),
+        "contentType": Key(serializers.CharField(), column("content_type")),
+        "text": Key(serializers.CharField(), column("text")),
+        "timezone": Key(serializers.CharField(), column("timezone")),
+        "scheduledAt": Key(
+            serializers.DateTimeField(allow_null=True, help_text="null for an undated draft or a post sent now"),
+            instant("scheduled_at"),
+        ),
+        "mediaUrls": Key(serializers.ListField(child=serializers.CharField()), column("media_urls")),
+        "mediaAltTexts": Key(serializers.ListField(child=serializers.CharField()), listed("media_alt_texts")),
+        "previewUrls": Key(
+            serializers.ListField(
+                child=serializers.CharField(allow_null=True),
+                help_text="Per media item: its WebP preview (at most 720 px; of a video, a still frame), or null where "
+                "none is made (yet); never an empty string",
+            ),
+            column("preview_urls"),
+        ),
+        "thumbnailUrl": Key(serializers.CharField(allow_null=True), text_or_none("thumbnail_url")),
+        "recurringPostId": Key(serializers.CharField(allow_null=True), column("recurring_post_id")),
+        "occurrenceAt": Key(serializers.DateTimeField(allow_null=True), instant("occurrence_at")),
+        "createdAt": Key(serializers.DateTimeField(), instant("created_at")),
+        "updatedAt": Key(serializers.DateTimeField(), instant("updated_at")),
+        "platforms": Key(PlatformEntryOutput(many=True), column("platforms")),
+    }
+)
+PostOutput = POST.serializer("PostOutput")
+
+
+def _entry(row: dict[str, Any], media: dict[str, list[Any]]) -> dict[str, Any]:
+    """The entry of a ``TARGET_FIELDS`` row, with the media of its post."""
     return {
-        "id": post["id"],
-        "userId": None if post["created_by_id"] is None else str(post["created_by_id"]),
-        "status": post["status"],
-        "contentType": post["content_type"],
-        "text": post["text"],
-        "timezone": post["timezone"],
-        "scheduledAt": _instant(post["scheduled_at"]),
-        "mediaUrls": media_urls,
-        "mediaAltTexts": list(post["media_alt_texts"] or []),
-        "previewUrls": preview_urls,
-        "thumbnailUrl": post["thumbnail_url"] or None,
-        "recurringPostId": post["recurring_post_id"],
-        "occurrenceAt": _instant(post["occurrence_at"]),
-        "createdAt": _instant(post["created_at"]),
-        "updatedAt": _instant(post["updated_at"]),
-        "platforms": entries,
+        **ENTRY.render(row),
+        **ENTRY_CONFIG.get(row["platform"], _NO_CONFIG).render(row),
+        **ENTRY_MEDIA.render(media),
     }
 
 
@@ -188,11 +253,20 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
     one way a post is rendered (the list and the get read their rows with ``posts.selectors``)."""
     if not rows:
         return []
-    entries: dict[str, list[dict[str, Any]]] = {row["id"]: [] for row in rows}
-    for target in targets:
-        entries[target["post_id"]].append(_entry(target))
     previews = _previews(url for row in rows for url in (row["media_urls"] or []))
-    return [_record(row, entries[row["id"]], previews) for row in rows]
+    records = {}
+    for row in rows:
+        media_urls = list(row["media_urls"] or [])
+        source = {**row, "media_urls": media_urls, "preview_urls": [previews.get(url) for url in media_urls]}
+        source["platforms"] = []
+        records[row["id"]] = source
+    for target in targets:
+        post = records[target["post_id"]]
+        # every entry publishes the post's media (a list of its own in each entry)
+        post["platforms"].append(
+            _entry(target, {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])})
+        )
+    return [POST.render(source) for source in records.values()]
 
 
 def post_record(post: Post) -> dict[str, Any]:

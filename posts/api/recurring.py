@@ -15,11 +15,9 @@ from core.fields import choice, format_instant
 from core.idempotency import idempotent
 from core.pagination import OffsetQuery, paginate
 from core.query import parse_query
-from posts.models import Frequency, PauseReason, RecurringStatus
-from posts.payloads import PLATFORM_VALUES
+from posts.models import RecurringStatus
 from posts.recurrence.input import RECURRENCE_DESCRIPTION
-from posts.recurrence.rendering import recurring_record
-from posts.recurrence.rules import WEEKDAYS
+from posts.recurrence.rendering import RecurringPostOutput, recurring_record
 from posts.recurrence.selectors import series_get, series_list, series_upcoming
 from posts.recurrence.services import series_delete, series_pause, series_resume
 from workspaces.authentication import access_of
@@ -32,48 +30,6 @@ class RecurringListQuery(OffsetQuery):
 
 class RecurringOccurrencesQuery(strict.QuerySerializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=10)
-
-
-class RecurringPlatformOutput(serializers.Serializer):
-    platform = choice(PLATFORM_VALUES)
-    connectionId = serializers.CharField(allow_null=True)
-    pageId = serializers.CharField(allow_null=True)
-    accountName = serializers.CharField()
-    text = serializers.CharField(help_text="The text this platform gets")
-    # Plus the platform's config values, named as in a post's platform entries (instagramPostType, ...).
-
-
-class RecurringPostOutput(serializers.Serializer):
-    id = serializers.CharField()
-    status = choice(RecurringStatus.values)
-    pauseReason = choice(PauseReason.values, allow_null=True)
-    lastError = serializers.CharField(
-        allow_null=True, help_text="The latest failure of an occurrence, or why it paused"
-    )
-    frequency = choice(Frequency.values)
-    interval = serializers.IntegerField()
-    weekdays = serializers.ListField(child=choice(list(WEEKDAYS)), help_text="WEEKLY: every weekday it runs on")
-    startsAt = serializers.DateTimeField(help_text="The first occurrence")
-    timezone = serializers.CharField()
-    endsOn = serializers.DateField(allow_null=True)
-    maxOccurrences = serializers.IntegerField(allow_null=True)
-    nextOccurrenceAt = serializers.DateTimeField(allow_null=True, help_text="null unless ACTIVE")
-    occurrenceCount = serializers.IntegerField(
-        help_text="Occurrences made so far, the first included; an occurrence whose post was deleted before it "
-        "went out (by a pause, or a DELETE of the post) does not count, here nor toward maxOccurrences"
-    )
-    userId = serializers.CharField(
-        allow_null=True, help_text="The member who created the series; null when its key has no member"
-    )
-    contentType = serializers.CharField()
-    text = serializers.CharField()
-    mediaUrls = serializers.ListField(child=serializers.CharField())
-    mediaAltTexts = serializers.ListField(child=serializers.CharField())
-    thumbnailUrl = serializers.CharField(allow_null=True)
-    platformTypes = serializers.ListField(child=choice(PLATFORM_VALUES))
-    platforms = RecurringPlatformOutput(many=True)
-    createdAt = serializers.DateTimeField()
-    updatedAt = serializers.DateTimeField()
 
 
 class RecurringPostListOutput(serializers.Serializer):

@@ -1,5 +1,6 @@
-"""Inputs of the posts endpoints that are not payloads of a post, and the output shapes (for
-the OpenAPI description; bodies are rendered by ``posts.rendering``)."""
+"""Inputs of the posts endpoints that are not payloads of a post, and the output shapes of the
+OpenAPI description (the post record's, ``PostOutput``, is generated from the declaration that
+renders it: ``posts.rendering``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
 from posts.payloads import PLATFORM_VALUES, choice
-from posts.rendering import CLIENT_ALIASES, LIST_CONFIG_FIELDS, PLATFORM_CONFIG_FIELDS, record_field_name
+from posts.rendering import PostOutput
 
 
 class PostListQuery(OffsetQuery):
@@ -56,73 +57,6 @@ class PostCreateOutput(serializers.Serializer):
     isScheduled = serializers.BooleanField()
     scheduledAt = serializers.DateTimeField(allow_null=True)
     recurringPostId = serializers.CharField(required=False, help_text="Present when a series was started")
-
-
-def _entry_fields() -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "id": serializers.CharField(),
-        "platformId": serializers.CharField(help_text="Same value as id; retry's platformIds match it"),
-        "platform": choice(PLATFORM_VALUES),
-        "status": choice(TargetStatus.values),
-        "connectionId": serializers.CharField(allow_null=True),
-        "pageId": serializers.CharField(allow_null=True),
-        "accountName": serializers.CharField(),
-        "text": serializers.CharField(),
-        "platformPostId": serializers.CharField(allow_null=True),
-        "postUrl": serializers.CharField(allow_null=True),
-        "errorMessage": serializers.CharField(allow_null=True),
-        "errorCode": serializers.CharField(allow_null=True),
-        "publishedAt": serializers.DateTimeField(allow_null=True),
-        "tiktokDraftFallback": serializers.BooleanField(),
-        "mediaUrls": serializers.ListField(
-            child=serializers.CharField(), help_text="The media this entry publishes (the post's)"
-        ),
-        "previewUrls": serializers.ListField(
-            child=serializers.CharField(allow_null=True), help_text="Per item of mediaUrls, as the post's previewUrls"
-        ),
-    }
-    for platform, (_, keys) in PLATFORM_CONFIG_FIELDS.items():
-        for key in keys:
-            name = record_field_name(platform, key)
-            if (platform, key) in LIST_CONFIG_FIELDS:
-                fields[name] = serializers.ListField(child=serializers.CharField(), required=False)
-            else:
-                fields[name] = serializers.JSONField(
-                    required=False, allow_null=True, help_text=f"{platform} entries only"
-                )
-    for name, alias in CLIENT_ALIASES.items():
-        fields[alias] = serializers.JSONField(
-            required=False, allow_null=True, help_text=f"The same value as {name} (the name the published clients read)"
-        )
-    return fields
-
-
-PlatformEntryOutput = type("PlatformEntryOutput", (serializers.Serializer,), _entry_fields())
-
-
-class PostOutput(serializers.Serializer):
-    id = serializers.CharField()
-    userId = serializers.CharField(
-        allow_null=True, help_text="The member who created the post; null when its key has no member"
-    )
-    status = choice(PostStatus.values)
-    contentType = serializers.CharField()
-    text = serializers.CharField()
-    timezone = serializers.CharField()
-    scheduledAt = serializers.DateTimeField(allow_null=True, help_text="null for an undated draft or a post sent now")
-    mediaUrls = serializers.ListField(child=serializers.CharField())
-    mediaAltTexts = serializers.ListField(child=serializers.CharField())
-    previewUrls = serializers.ListField(
-        child=serializers.CharField(allow_null=True),
-        help_text="Per media item: its WebP preview (at most 720 px; of a video, a still frame), or null where "
-        "none is made (yet); never an empty string",
-    )
-    thumbnailUrl = serializers.CharField(allow_null=True)
-    recurringPostId = serializers.CharField(allow_null=True)
-    occurrenceAt = serializers.DateTimeField(allow_null=True)
-    createdAt = serializers.DateTimeField()
-    updatedAt = serializers.DateTimeField()
-    platforms = PlatformEntryOutput(many=True)
 
 
 class PostListOutput(serializers.Serializer):

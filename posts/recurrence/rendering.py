@@ -1,55 +1,134 @@
-"""The recurring post record of CONTRACT.md §6, rendered from the row alone (no query)."""
+"""The recurring post record of CONTRACT.md §6, rendered from the row alone (no query). Declared
+once (:class:`core.records.Record`): the same declaration renders the body and gives the OpenAPI
+description its ``RecurringPostOutput``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from core.fields import format_instant
-from posts.models import RecurringPost
-from posts.rendering import PLATFORM_CONFIG_FIELDS, record_field_name
+from rest_framework import serializers
+
+from core.fields import choice
+from core.records import Key, Record, column, id_text, instant, listed, text_or_none
+from platforms.base import Platform
+from posts.models import Frequency, PauseReason, RecurringPost, RecurringStatus
+from posts.recurrence.rules import WEEKDAYS
+from posts.rendering import ENTRY_CONFIG
+
+_PLATFORMS = [platform.value for platform in Platform]
+_NO_CONFIG = Record({})
+
+# A platform of the series' template: these keys, then its platform's config values (named and
+# read as in a post's platform entries).
+TEMPLATE_PLATFORM = Record(
+    {
+        "platform": Key(choice(_PLATFORMS), column("platform")),
+        "connectionId": Key(serializers.CharField(allow_null=True), column("accountId")),
+        "pageId": Key(serializers.CharField(allow_null=True), text_or_none("pageId")),
+        "accountName": Key(serializers.CharField(), column("accountName")),
+        "text": Key(serializers.CharField(help_text="The text this platform gets"), column("text")),
+    }
+)
+RecurringPlatformOutput = TEMPLATE_PLATFORM.serializer("RecurringPlatformOutput", *ENTRY_CONFIG.values())
 
 
-def _platform_record(target: dict[str, Any]) -> dict[str, Any]:
-    platform = target.get("platform") or ""
-    record: dict[str, Any] = {
+def _template_platform(target: dict[str, Any]) -> dict[str, Any]:
+    platform = str(target.get("platform") or "")
+    row = {
         "platform": platform,
-        "connectionId": target.get("accountId"),
-        "pageId": target.get("pageId") or None,
+        "accountId": target.get("accountId"),
+        "pageId": target.get("pageId"),
         "accountName": target.get("accountName") or "",
         "text": target.get("text") or "",
+        "config": target.get("config"),
     }
-    if platform in PLATFORM_CONFIG_FIELDS:
-        config = target.get("config") or {}
-        for key in PLATFORM_CONFIG_FIELDS[platform][1]:
-            record[record_field_name(platform, key)] = config.get(key)
-    return record
+    return {**TEMPLATE_PLATFORM.render(row), **ENTRY_CONFIG.get(platform, _NO_CONFIG).render(row)}
+
+
+def _ends_on(row: dict[str, Any]) -> str | None:
+    return row["ends_on"].isoformat() if row["ends_on"] else None
+
+
+# The series record: the columns of the row, and its template's values under ``template_*``.
+SERIES = Record(
+    {
+        "id": Key(serializers.CharField(), column("id")),
+        "status": Key(choice(RecurringStatus.values), column("status")),
+        "pauseReason": Key(choice(PauseReason.values, allow_null=True), text_or_none("pause_reason")),
+        "lastError": Key(
+            serializers.CharField(allow_null=True, help_text="The latest failure of an occurrence, or why it paused"),
+            text_or_none("last_error"),
+        ),
+        "frequency": Key(choice(Frequency.values), column("frequency")),
+        "interval": Key(serializers.IntegerField(), column("interval")),
+        "weekdays": Key(
+            serializers.ListField(child=choice(list(WEEKDAYS)), help_text="WEEKLY: every weekday it runs on"),
+            listed("weekdays"),
+        ),
+        "startsAt": Key(serializers.DateTimeField(help_text="The first occurrence"), instant("starts_at")),
+        "timezone": Key(serializers.CharField(), column("timezone")),
+        "endsOn": Key(serializers.DateField(allow_null=True), _ends_on),
+        "maxOccurrences": Key(serializers.IntegerField(allow_null=True), column("max_occurrences")),
+        "nextOccurrenceAt": Key(
+            serializers.DateTimeField(allow_null=True, help_text="null unless ACTIVE"), instant("next_occurrence_at")
+        ),
+        "occurrenceCount": Key(
+            serializers.IntegerField(
+                help_text="Occurrences made so far, the first included; an occurrence whose post was deleted before "
+                "it went out (by a pause, or a DELETE of the post) does not count, here nor toward maxOccurrences"
+            ),
+            column("occurrence_count"),
+        ),
+        "userId": Key(
+            serializers.CharField(
+                allow_null=True, help_text="The member who created the series; null when its key has no member"
+            ),
+            id_text("created_by_id"),
+        ),
+        "contentType": Key(serializers.CharField(), column("template_content_type")),
+        "text": Key(serializers.CharField(), column("template_text")),
+        "mediaUrls": Key(serializers.ListField(child=serializers.CharField()), listed("template_media_urls")),
+        "mediaAltTexts": Key(serializers.ListField(child=serializers.CharField()), listed("template_media_alt_texts")),
+        "thumbnailUrl": Key(serializers.CharField(allow_null=True), text_or_none("template_thumbnail_url")),
+        "platformTypes": Key(serializers.ListField(child=choice(_PLATFORMS)), column("template_platform_types")),
+        "platforms": Key(RecurringPlatformOutput(many=True), column("template_platforms")),
+        "createdAt": Key(serializers.DateTimeField(), instant("created_at")),
+        "updatedAt": Key(serializers.DateTimeField(), instant("updated_at")),
+    }
+)
+RecurringPostOutput = SERIES.serializer("RecurringPostOutput")
+
+_COLUMNS = (
+    "id",
+    "status",
+    "pause_reason",
+    "last_error",
+    "frequency",
+    "interval",
+    "weekdays",
+    "starts_at",
+    "timezone",
+    "ends_on",
+    "max_occurrences",
+    "next_occurrence_at",
+    "occurrence_count",
+    "created_by_id",
+    "created_at",
+    "updated_at",
+)
 
 
 def recurring_record(series: RecurringPost) -> dict[str, Any]:
     template = series.template or {}
     targets = list(template.get("targets") or [])
-    return {
-        "id": series.id,
-        "status": series.status,
-        "pauseReason": series.pause_reason or None,
-        "lastError": series.last_error or None,
-        "frequency": series.frequency,
-        "interval": series.interval,
-        "weekdays": list(series.weekdays or []),
-        "startsAt": format_instant(series.starts_at),
-        "timezone": series.timezone,
-        "endsOn": series.ends_on.isoformat() if series.ends_on else None,
-        "maxOccurrences": series.max_occurrences,
-        "nextOccurrenceAt": format_instant(series.next_occurrence_at),
-        "occurrenceCount": series.occurrence_count,
-        "userId": None if series.created_by_id is None else str(series.created_by_id),
-        "contentType": template.get("contentType"),
-        "text": template.get("text") or "",
-        "mediaUrls": list(template.get("mediaUrls") or []),
-        "mediaAltTexts": list(template.get("mediaAltTexts") or []),
-        "thumbnailUrl": template.get("thumbnailUrl") or None,
-        "platformTypes": list(dict.fromkeys(t.get("platform") for t in targets)),
-        "platforms": [_platform_record(t) for t in targets],
-        "createdAt": format_instant(series.created_at),
-        "updatedAt": format_instant(series.updated_at),
-    }
+    row = {name: getattr(series, name) for name in _COLUMNS}
+    row.update(
+        template_content_type=template.get("contentType"),
+        template_text=template.get("text") or "",
+        template_media_urls=template.get("mediaUrls"),
+        template_media_alt_texts=template.get("mediaAltTexts"),
+        template_thumbnail_url=template.get("thumbnailUrl"),
+        template_platform_types=list(dict.fromkeys(target.get("platform") for target in targets)),
+        template_platforms=[_template_platform(target) for target in targets],
+    )
+    return SERIES.render(row)

@@ -493,3 +493,48 @@ def test_a_series_at_the_end_of_the_calendar_never_500(api: Any, masto: Any) -> 
     # Skipping the only occurrence there is ends the series.
     assert api.delete(f"{POSTS}/{created['postId']}").json() == {"deleted": True}
     assert api.get(path).json()["status"] == "ENDED"
+
+
+def test_a_series_platform_carries_its_config_values_as_a_posts_entry_does(api: Any, workspace: Any) -> None:
+    """The series record and ``RecurringPostOutput`` come from one declaration; a template platform
+    answers its platform's config values under the names a post's entries use."""
+    from posts.recurrence.rendering import RecurringPlatformOutput, RecurringPostOutput
+
+    series = RecurringPost.objects.create(
+        workspace=workspace,
+        frequency="DAILY",
+        starts_at=NOW,
+        timezone="UTC",
+        next_occurrence_at=NOW,
+        template={
+            "contentType": "VIDEO",
+            "text": "Weekly show",
+            "targets": [
+                {
+                    "platform": "YOUTUBE",
+                    "accountId": "acc_1",
+                    "accountName": "Tube",
+                    "text": "Weekly show",
+                    "config": {"videoTitle": "Episode", "tags": ["show"]},
+                },
+                {
+                    "platform": "TIKTOK",
+                    "accountId": "acc_2",
+                    "accountName": "Tok",
+                    "text": "Weekly show",
+                    "config": {"brandedContentOwnBrand": True},
+                },
+                {"platform": "MASTODON", "accountId": "acc_3", "accountName": "Masto", "text": "Weekly show"},
+            ],
+        },
+    )
+    body = api.get(f"{SERIES}/{series.id}").json()
+    assert list(body) == list(RecurringPostOutput().fields)
+    youtube, tiktok, masto = body["platforms"]
+    assert youtube["youtubeVideoTitle"] == "Episode" and youtube["youtubeTags"] == ["show"]
+    assert youtube["youtubePrivacyStatus"] is None and "tiktokTitle" not in youtube
+    assert tiktok["tiktokBrandedContentOwnBrand"] is True and tiktok["tiktokBrandedOwnBrand"] is True
+    assert list(masto) == ["platform", "connectionId", "pageId", "accountName", "text"]
+    documented = list(RecurringPlatformOutput().fields)
+    for entry in body["platforms"]:
+        assert [key for key in documented if key in entry] == list(entry)
