@@ -5,7 +5,7 @@ They must not call platforms or other slow services."""
 from __future__ import annotations
 
 from analytics.services import track_published_targets
-from posts.recurrence import series_occurrences_claimed, series_post_finished
+from posts.recurrence.services import series_occurrences_claimed, series_post_finished
 
 
 def on_targets_published(*, target_ids: list[str]) -> None:

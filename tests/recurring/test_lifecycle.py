@@ -14,8 +14,8 @@ import time_machine
 from accounts.services import account_disconnect
 from media.models import MediaFile
 from posts.models import Post, PostStatus, PostTarget, RecurringPost
-from posts.recurrence import series_account_removed, series_occurrences_claimed
 from posts.recurrence.occurrences import create_occurrence
+from posts.recurrence.services import series_account_removed, series_occurrences_claimed
 from posts.rendering import post_record
 from tests.factories.posts import account, uploaded
 from tests.recurring.conftest import (
