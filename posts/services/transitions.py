@@ -5,7 +5,6 @@ the dispatcher's claim or with another transition of the same post."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ from core.fields import format_instant
 from platforms.base import Platform
 from posts.models import FINAL_POST_STATUSES, Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline.enqueue import enqueue_targets
+from posts.recurrence.services import upcoming_post_deleted, upcoming_post_unscheduled
 from posts.selectors import post_get_for_update
 from posts.services.creation import (
     DRAFT,
@@ -36,24 +36,14 @@ from workspaces.access import Access
 def post_delete(*, workspace_id: str, post_id: str) -> None:
     """Delete the post (404 when not in this workspace); 409 ``conflict`` while it or any of its
     entries is being published. Deleting the upcoming post of a series tells the recurrence
-    engine first (hook ``posts.recurrence.upcoming_post_deleted(post=)``)."""
+    engine first (``posts.recurrence.services.upcoming_post_deleted``)."""
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
     publishing = PostTarget.objects.filter(post=post, status=TargetStatus.PUBLISHING).exists()
     if publishing or post.status == PostStatus.PUBLISHING:
         raise Conflict("Post is being published and cannot be deleted now")
     if post.recurring_post_id:
-        _recurrence_hook("upcoming_post_deleted", post=post)
+        upcoming_post_deleted(post=post)
     post.delete()
-
-
-def _recurrence_hook(name: str, **kwargs: Any) -> None:
-    try:
-        recurrence: Any = importlib.import_module("posts.recurrence")
-    except ImportError:
-        return
-    hook = getattr(recurrence, name, None)
-    if hook is not None:
-        hook(**kwargs)
 
 
 @transaction.atomic
@@ -67,7 +57,7 @@ def post_unschedule(*, workspace_id: str, post_id: str) -> Post:
     if post.status != PostStatus.DRAFT or post.scheduled_at is not None:
         if post.recurring_post_id:
             # The upcoming occurrence of a series leaves the schedule: the series moves on to the next.
-            _recurrence_hook("upcoming_post_unscheduled", post=post)
+            upcoming_post_unscheduled(post=post)
         post.status, post.scheduled_at = PostStatus.DRAFT, None
         post.save(update_fields=["status", "scheduled_at", "updated_at"])
     return post
