@@ -336,6 +336,11 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 WEBHOOK_DELIVERY_BATCH = max(1, env.int("WEBHOOK_DELIVERY_BATCH", default=10))
 # Not a tunable: the documented contract (a webhook is disabled after 20 failures in a row).
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
+# Not a tunable either: webhook.failing goes to the workspace's other webhooks at this many
+# failures in a row (the "15th of 20"; the staff dashboard lists webhooks past it).
+WEBHOOK_FAILING_AFTER_FAILURES = 15
+# How far back GET /events serves the outbox (days). Nothing prunes events younger than this.
+EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
 LOG_FORMAT = choice(env, "LOG_FORMAT", ("json", "plain"), "json")
