@@ -158,6 +158,16 @@ def _delivery(ctx: Ctx) -> list[Call]:
     ]
 
 
+def _events(ctx: Ctx) -> list[Call]:
+    image = {"jobId": "aij_1", "sessionId": None, "prompt": "a fox", "error": "refused"}
+    emit_event(workspace_id=ctx.workspace.id, name="image.failed", data={"image": image})
+    return [
+        ("get", "/events", None),
+        ("get", "/events?type=image.failed&limit=1", None),
+        ("get", "/events?limit=0", None),
+    ]
+
+
 def _ai_image(ctx: Ctx) -> list[Call]:
     job = ctx.api.post(f"{API}/ai/images", {"prompt": "a red fox"}, format="json").json()["jobId"]
     return [("get", f"/ai/images/{job}", None)]
@@ -294,6 +304,11 @@ CASES: dict[str, Cases] = {
     ],
     "redeliverWebhookDelivery": _delivery,
     "testWebhook": lambda c: [("post", f"/webhooks/{c.webhook()}/test", {})],
+    "rotateWebhookSecret": lambda c: [
+        ("post", f"/webhooks/{(hook := c.webhook())}/rotate-secret", {"graceSeconds": 60}),
+        ("post", f"/webhooks/{hook}/rotate-secret", {"graceSeconds": "soon"}),
+    ],
+    "listEvents": _events,
     "listWorkspaces": lambda c: [("get", "/workspaces", None)],
 }
 
