@@ -208,10 +208,13 @@ class ReceivedWebhook:
 
 
 class WebhookReceiver:
-    """A threaded loopback HTTP server recording every POST (answers 200)."""
+    """A threaded loopback HTTP server recording every POST it accepts (answers ``status``, 200
+    unless a test sets another: a receiver that is down records what it refused in ``refused``)."""
 
     def __init__(self) -> None:
         self.received: list[ReceivedWebhook] = []
+        self.refused: list[ReceivedWebhook] = []
+        self.status = 200
         self.torn = 0  # requests whose sender died before the whole body arrived
         self.lock = threading.Lock()
         receiver = self
@@ -229,10 +232,10 @@ class WebhookReceiver:
                     self.close_connection = True
                     return
                 with receiver.lock:
-                    receiver.received.append(
-                        ReceivedWebhook(headers={k.lower(): v for k, v in self.headers.items()}, body=body)
-                    )
-                self.send_response(200)
+                    status = receiver.status
+                    record = receiver.received if 200 <= status < 300 else receiver.refused
+                    record.append(ReceivedWebhook(headers={k.lower(): v for k, v in self.headers.items()}, body=body))
+                self.send_response(status)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"ok")
