@@ -339,7 +339,8 @@ WEBHOOK_DISABLE_AFTER_FAILURES = 20
 # Not a tunable either: webhook.failing goes to the workspace's other webhooks at this many
 # failures in a row (the "15th of 20"; the staff dashboard lists webhooks past it).
 WEBHOOK_FAILING_AFTER_FAILURES = 15
-# How far back GET /events serves the outbox (days). Nothing prunes events younger than this.
+# How far back GET /events serves the outbox (days); webhooks.prune_events deletes older events
+# (with their deliveries) hourly, so the feed's window is the outbox's.
 EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------

@@ -76,6 +76,8 @@ class Event(models.Model):
             models.Index(fields=["workspace", "-created_at"], name="event_ws_created"),
             # The events feed: one workspace's events in (created_at, id) order after a cursor.
             models.Index(fields=["workspace", "created_at", "id"], name="event_ws_feed"),
+            # Pruning past the retention window, oldest first, across workspaces.
+            models.Index(fields=["created_at"], name="event_created"),
         ]
 
     def __str__(self) -> str:

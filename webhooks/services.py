@@ -18,11 +18,13 @@ from webhooks.delivery.signing import signed_headers
 from webhooks.delivery.transport import SendResult, post
 from webhooks.enqueue import enqueue_deliveries
 from webhooks.events import EVENT_NAMES, serialize_envelope
-from webhooks.models import Delivery, DeliveryStatus, Webhook
+from webhooks.models import Delivery, DeliveryStatus, Event, Webhook
 from webhooks.selectors import delivery_get, webhook_get
 from webhooks.url_safety import UnsafeUrl, check_url
 from workspaces.models import Workspace
 
+PRUNE_BATCH = 1000
+PRUNE_MAX_BATCHES = 50
 SECRET_PREFIX = "whsec_"
 ROTATION_GRACE_SECONDS = 86_400
 ROTATION_GRACE_MAX_SECONDS = 7 * 86_400
@@ -182,3 +184,27 @@ def delivery_redeliver(*, workspace: Workspace, webhook_id: str, delivery_id: st
         ids = [delivery.pk]
         transaction.on_commit(lambda: enqueue_deliveries(ids), robust=True)
     return Delivery.objects.select_related("event").prefetch_related("attempts").get(pk=delivery.pk)
+
+
+def events_prune(*, batch: int = PRUNE_BATCH, max_batches: int = PRUNE_MAX_BATCHES) -> int:
+    """Delete events older than EVENTS_RETENTION_DAYS, with their deliveries and attempts: the
+    outbox is the one store of GET /events, so it keeps exactly the window the feed serves. An
+    event still being delivered (a pending delivery) is kept until it is done. Oldest first, in
+    batches (each its own transaction), at most ``max_batches`` per run; running it twice deletes
+    nothing more. Returns how many events were deleted."""
+    cutoff = timezone.now() - dt.timedelta(days=settings.EVENTS_RETENTION_DAYS)
+    deleted = 0
+    for _ in range(max_batches):
+        with transaction.atomic():
+            doomed = list(
+                Event.objects.filter(created_at__lt=cutoff)
+                .exclude(deliveries__status=DeliveryStatus.PENDING)
+                .order_by("created_at")
+                .values_list("pk", flat=True)[:batch]
+            )
+            if doomed:
+                Event.objects.filter(pk__in=doomed).delete()
+        deleted += len(doomed)
+        if len(doomed) < batch:
+            break
+    return deleted

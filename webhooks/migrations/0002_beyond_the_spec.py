@@ -40,6 +40,10 @@ class Migration(migrations.Migration):
             model_name='event',
             index=models.Index(fields=['workspace', 'created_at', 'id'], name='event_ws_feed'),
         ),
+        AddIndexConcurrently(
+            model_name='event',
+            index=models.Index(fields=['created_at'], name='event_created'),
+        ),
         migrations.AddIndex(
             model_name='webhook',
             index=models.Index(condition=models.Q(('consecutive_failures__gte', 15)), fields=['-consecutive_failures'], name='webhook_failing'),
