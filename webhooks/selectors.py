@@ -108,11 +108,15 @@ def decode_event_cursor(cursor: str) -> tuple[dt.datetime, str]:
 def event_page(*, workspace: Workspace, after: str | None, limit: int, names: list[str] | None) -> EventPage:
     """The workspace's events after the cursor ``after`` (from the oldest kept when None), in the
     order they were created ((created_at, id), a total order), at most ``limit``, only ``names``
-    when given, within the last EVENTS_RETENTION_DAYS days. One query over the
+    when given, within the last EVENTS_RETENTION_DAYS days and at least EVENTS_FEED_SETTLE_SECONDS
+    old (so no event still committing can fall behind a cursor handed out). One query over the
     (workspace, created_at, id) index. ``next_cursor`` points after the last one returned, or
     stays ``after`` when there is nothing new, so a client polls with it again."""
+    now = timezone.now()
     events = Event.objects.filter(
-        workspace=workspace, created_at__gte=timezone.now() - dt.timedelta(days=settings.EVENTS_RETENTION_DAYS)
+        workspace=workspace,
+        created_at__gte=now - dt.timedelta(days=settings.EVENTS_RETENTION_DAYS),
+        created_at__lte=now - dt.timedelta(seconds=settings.EVENTS_FEED_SETTLE_SECONDS),
     )
     if after is not None:
         created_at, event_id = decode_event_cursor(after)

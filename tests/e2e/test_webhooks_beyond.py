@@ -73,6 +73,17 @@ def _feed(e2e: E2EStack, after: str | None, *, limit: int) -> tuple[list[bytes],
         cursor = page["nextCursor"]
 
 
+def _feed_holding(e2e: E2EStack, after: str | None, count: int) -> tuple[list[bytes], str | None]:
+    """:func:`_feed` once it lists ``count`` events (it lists an event a few seconds after it is
+    created: EVENTS_FEED_SETTLE_SECONDS)."""
+
+    def holding() -> tuple[list[bytes], str | None] | None:
+        found = _feed(e2e, after, limit=2)
+        return found if len(found[0]) >= count else None
+
+    return wait_for(holding, timeout=60, interval=0.5, what=f"{count} events in the feed")  # type: ignore[no-any-return]
+
+
 def _ids(bodies: list[bytes]) -> list[str]:
     return [json.loads(body)["id"] for body in bodies]
 
@@ -126,7 +137,7 @@ def test_filters_rotation_failure_notices_and_replay(e2e: E2EStack, receivers: d
 
     # The replayer keeps its place in the feed, then goes down: deliveries to it fail until it is
     # disabled; the others hear of it (webhook.failing at 15, webhook.disabled at 20).
-    seen_before, cursor = _feed(e2e, start_cursor, limit=2)
+    seen_before, cursor = _feed_holding(e2e, start_cursor, 4)
     assert set(_ids(seen_before)) == {r.envelope["id"] for r in replayer.events()}
     replayer.status = 500
     missed = [_schedule(e2e, account, f"Missed {n}") for n in range(DOWN_EVENTS)]
@@ -152,7 +163,7 @@ def test_filters_rotation_failure_notices_and_replay(e2e: E2EStack, receivers: d
     # Back up: it replays from its cursor, and every missed event comes back exactly once, byte for
     # byte what the other receiver got.
     replayer.status = 200
-    replayed, cursor = _feed(e2e, cursor, limit=2)
+    replayed, cursor = _feed_holding(e2e, cursor, DOWN_EVENTS + 2)
     replayed_ids = _ids(replayed)
     assert len(replayed_ids) == len(set(replayed_ids))
     names = [json.loads(body)["event"] for body in replayed]
@@ -170,6 +181,6 @@ def test_filters_rotation_failure_notices_and_replay(e2e: E2EStack, receivers: d
     # receiver came back: deliveries can arrive more than once, so a receiver dedupes on ``id``; the
     # replay itself never repeats one, checked above.)
     processed = dict.fromkeys([r.envelope["id"] for r in replayer.events()] + replayed_ids)
-    everything_since_start, _ = _feed(e2e, start_cursor, limit=100)
+    everything_since_start, _ = _feed_holding(e2e, start_cursor, 4 + DOWN_EVENTS + 2 + 1)
     assert list(processed) != [] and sorted(processed) == sorted(_ids(everything_since_start))
     assert len(_ids(everything_since_start)) == 4 + DOWN_EVENTS + 2 + 1

@@ -21,6 +21,12 @@ from webhooks.selectors import encode_event_cursor, event_page
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _served_at_once(settings: Any) -> None:
+    """Events are served as soon as they commit here (the settle margin has its own test)."""
+    settings.EVENTS_FEED_SETTLE_SECONDS = 0
+
+
 def _page(api: Any, query: str = "") -> tuple[list[bytes], str | None]:
     response = api.get(f"/api/v1/events{query}")
     assert response.status_code == 200, response.content
@@ -176,3 +182,16 @@ def test_the_feed_query_uses_the_workspace_order_index(workspace: Any) -> None:
         db.execute("EXPLAIN " + query["sql"])
         plan = "\n".join(row[0] for row in db.fetchall())
     assert "event_ws_feed" in plan, plan
+
+
+def test_an_event_is_served_once_the_settle_margin_has_passed(api: Any, workspace: Any, settings: Any) -> None:
+    settings.EVENTS_FEED_SETTLE_SECONDS = 5
+    emit_event(workspace_id=workspace.id, name="post.published", data={"n": 1})
+    emit_event(workspace_id=workspace.id, name="post.published", data={"n": 2})
+    first, second = Event.objects.order_by("created_at")
+    assert _page(api) == ([], None)  # both still inside the margin: no cursor can pass them
+    Event.objects.filter(pk=first.pk).update(created_at=timezone.now() - dt.timedelta(seconds=6))
+    bodies, cursor = _page(api)
+    assert [json.loads(b)["data"] for b in bodies] == [{"n": 1}]
+    Event.objects.filter(pk=second.pk).update(created_at=timezone.now() - dt.timedelta(seconds=5, milliseconds=1))
+    assert [json.loads(b)["data"] for b in _page(api, f"?after={cursor}")[0]] == [{"n": 2}]
