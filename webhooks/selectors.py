@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -76,6 +77,7 @@ def delivery_page(*, workspace: Workspace, webhook_id: str, limit: int, offset: 
 
 _CURSOR_VERSION = "1"
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EVENT_ID = re.compile(r"[A-Za-z0-9_]{1,40}")
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ def decode_event_cursor(cursor: str) -> tuple[dt.datetime, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
         version, micros, event_id = raw.split(".", 2)
-        if version != _CURSOR_VERSION or not micros.isdigit() or not event_id:
+        if version != _CURSOR_VERSION or not micros.isdigit() or not _EVENT_ID.fullmatch(event_id):
             raise ValueError(raw)
         created_at = _EPOCH + dt.timedelta(microseconds=int(micros))
     except (ValueError, UnicodeDecodeError, binascii.Error, OverflowError, OSError):
