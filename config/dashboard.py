@@ -8,6 +8,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import TruncDate
@@ -140,12 +141,20 @@ def unauthorized_accounts(workspace_id: str | None) -> tuple[int, list[SocialAcc
 
 
 def webhook_state(workspace_id: str | None, now: dt.datetime) -> dict[str, Any]:
+    """Disabled webhooks, the active ones failing (past the webhook.failing threshold, on their way
+    to being disabled), most failures first, and the delivery backlog. The lists are capped; a
+    count is asked for only when a list is full."""
     disabled = Webhook.objects.filter(active=False)
+    failing = Webhook.objects.filter(active=True, consecutive_failures__gte=settings.WEBHOOK_FAILING_AFTER_FAILURES)
     pending = Delivery.objects.filter(status=DeliveryStatus.PENDING)
     if workspace_id:
         disabled = disabled.filter(workspace_id=workspace_id)
+        failing = failing.filter(workspace_id=workspace_id)
         pending = pending.filter(webhook__workspace_id=workspace_id)
     listed = list(disabled.select_related("workspace").order_by("-disabled_at", "id")[:LIST_LIMIT])
+    failing_listed = list(
+        failing.select_related("workspace").order_by("-consecutive_failures", "-last_failure_at", "id")[:LIST_LIMIT]
+    )
     backlog = pending.aggregate(
         count=Count("pk"), due=Count("pk", filter=Q(next_attempt_at__lte=now)), oldest=Min("next_attempt_at")
     )
@@ -153,6 +162,8 @@ def webhook_state(workspace_id: str | None, now: dt.datetime) -> dict[str, Any]:
     return {
         "disabled_count": len(listed) if len(listed) < LIST_LIMIT else disabled.count(),
         "disabled": listed,
+        "failing_count": len(failing_listed) if len(failing_listed) < LIST_LIMIT else failing.count(),
+        "failing": failing_listed,
         "pending": backlog["count"],
         "due": backlog["due"],
         "oldest_due_lag_seconds": (now - oldest).total_seconds() if oldest and oldest <= now else 0.0,

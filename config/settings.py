@@ -336,6 +336,18 @@ WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 WEBHOOK_DELIVERY_BATCH = max(1, env.int("WEBHOOK_DELIVERY_BATCH", default=10))
 # Not a tunable: the documented contract (a webhook is disabled after 20 failures in a row).
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
+# Not a tunable either: webhook.failing goes to the workspace's other webhooks at this many
+# failures in a row (the "15th of 20"; the staff dashboard lists webhooks past it).
+WEBHOOK_FAILING_AFTER_FAILURES = 15
+# How far back GET /events serves the outbox (days); webhooks.prune_events deletes older events
+# (with their deliveries) hourly, so the feed's window is the outbox's.
+EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
+# GET /events serves an event only once it is this many seconds old. An event's createdAt is
+# stamped when it is emitted, its row is visible when its transaction commits a moment later: a
+# page read in between could hand out a cursor past it, and a receiver replaying from that cursor
+# would never see it. The margin must exceed the longest emit-to-commit time (and the clock skew
+# between hosts); 0 serves events as soon as they commit.
+EVENTS_FEED_SETTLE_SECONDS = env.float("EVENTS_FEED_SETTLE_SECONDS", default=5.0)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
 LOG_FORMAT = choice(env, "LOG_FORMAT", ("json", "plain"), "json")

@@ -55,6 +55,9 @@ class WebhookAdmin(admin.ModelAdmin):
         "last_success_at",
         "last_failure_at",
         "disabled_at",
+        "events",
+        "failing_notified_at",
+        "previous_secret_expires_at",
         "recent_attempts",
     )
     readonly_fields = fields

@@ -26,7 +26,17 @@ EVENT_NAMES = (
     "image.completed",
     "image.failed",
     "webhook.test",
+    "webhook.failing",
+    "webhook.disabled",
 )
+# What the outbox stores and GET /events serves: every event but the test send (never stored).
+STORED_EVENT_NAMES = tuple(name for name in EVENT_NAMES if name != "webhook.test")
+
+
+def subscribed(events: list[str] | None, name: str) -> bool:
+    """Whether a webhook whose ``events`` filter is ``events`` receives event ``name`` (no filter:
+    every event, as the spec says; ``webhook.test`` always goes through)."""
+    return events is None or name == "webhook.test" or name in events
 
 
 def serialize_envelope(*, event_id: str, name: str, created_at: dt.datetime, data: dict[str, Any]) -> str:
@@ -41,11 +51,19 @@ def emit_event(*, workspace_id: str, name: str, data: dict[str, Any]) -> None:
     caller's transaction; deliveries are enqueued after commit.
 
     Guarantees: the Event and its Delivery rows commit or roll back with the caller's work;
-    a webhook inactive now never receives this event; a lost enqueue is picked up by the sweeper."""
+    a webhook inactive now never receives this event, nor one whose ``events`` filter leaves it
+    out; a lost enqueue is picked up by the sweeper."""
     emit_events([(workspace_id, name, data)])
 
 
-def emit_events(events: list[tuple[str, str, dict[str, Any]]]) -> None:
+def emit_webhook_notice(*, workspace_id: str, name: str, data: dict[str, Any], about_webhook_id: str) -> None:
+    """:func:`emit_event` of a notice about one webhook (``webhook.failing``, ``webhook.disabled``)
+    to the workspace's other active webhooks: the one it is about is failing, so it never gets
+    its own notice. Stored in the outbox like any event (GET /events serves it)."""
+    emit_events([(workspace_id, name, data)], except_webhook_id=about_webhook_id)
+
+
+def emit_events(events: list[tuple[str, str, dict[str, Any]]], *, except_webhook_id: str | None = None) -> None:
     """:func:`emit_event` for several ``(workspace_id, name, data)`` at once, with the same
     guarantees: the active webhooks of their workspaces read in one query, the events inserted in
     one statement and their deliveries in one more, each event's deliveries enqueued after commit
@@ -58,13 +76,12 @@ def emit_events(events: list[tuple[str, str, dict[str, Any]]]) -> None:
     # No savepoint: inside the caller's transaction an error here fails that transaction anyway
     # (no caller catches one), so the SAVEPOINT/RELEASE pair was two round trips for nothing.
     with transaction.atomic(savepoint=False):
-        hooks: dict[str, list[str]] = {}
-        for webhook_id, workspace_id in (
-            Webhook.objects.filter(workspace_id__in={str(e[0]) for e in events}, active=True)
-            .order_by("id")
-            .values_list("id", "workspace_id")
-        ):
-            hooks.setdefault(str(workspace_id), []).append(webhook_id)
+        hooks: dict[str, list[tuple[str, list[str] | None]]] = {}
+        active = Webhook.objects.filter(workspace_id__in={str(e[0]) for e in events}, active=True)
+        if except_webhook_id is not None:
+            active = active.exclude(pk=except_webhook_id)
+        for webhook_id, workspace_id, filter_ in active.order_by("id").values_list("id", "workspace_id", "events"):
+            hooks.setdefault(str(workspace_id), []).append((webhook_id, filter_))
         rows: list[Event] = []
         for workspace_id, name, data in events:
             now = timezone.now()  # each its own instant, in the order given, as one by one
@@ -75,7 +92,8 @@ def emit_events(events: list[tuple[str, str, dict[str, Any]]]) -> None:
         deliveries = [
             Delivery(webhook_id=webhook_id, event=event, next_attempt_at=event.created_at)
             for event in rows
-            for webhook_id in hooks.get(str(event.workspace_id), [])
+            for webhook_id, filter_ in hooks.get(str(event.workspace_id), [])
+            if subscribed(filter_, event.name)
         ]
         if not deliveries:
             return

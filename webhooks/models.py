@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db import models
 from django.db.models import Q
 
@@ -17,8 +19,18 @@ class Webhook(models.Model):
     # Scheme and host lower case, default port dropped: what "the same URL" means for the 409.
     normalized_url = models.CharField(max_length=2048, editable=False)
     secret = EncryptedTextField(editable=False)
+    # The secret a rotation replaced, still signing beside the new one until it expires (both
+    # encrypted at rest the same way); empty when there is no grace period.
+    previous_secret = EncryptedTextField(editable=False, blank=True, default="")
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    # The event names this webhook is subscribed to; null means every event (the spec's default).
+    events = models.JSONField(null=True, blank=True)
     active = models.BooleanField(default=True)
     consecutive_failures = models.PositiveIntegerField(default=0)
+    # When webhook.failing went out for the current run of failures: set once per crossing of the
+    # threshold (the conditional UPDATE that sets it is the only emitter), cleared by a success
+    # or by re-enabling.
+    failing_notified_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_success_at = models.DateTimeField(null=True, blank=True)
@@ -30,9 +42,22 @@ class Webhook(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["workspace", "normalized_url"], name="webhook_unique_url_per_workspace"),
         ]
+        indexes = [
+            # The staff dashboard's failing list: the few webhooks past the warning threshold.
+            models.Index(
+                fields=["-consecutive_failures"], name="webhook_failing", condition=Q(consecutive_failures__gte=15)
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id} → {self.url}"
+
+    def previous_secret_at(self, now: dt.datetime) -> str | None:
+        """The rotated-out secret while its grace period runs at ``now``, else None."""
+        expires = self.previous_secret_expires_at
+        if self.previous_secret and expires is not None and now < expires:
+            return str(self.previous_secret)
+        return None
 
 
 class Event(models.Model):
@@ -47,7 +72,13 @@ class Event(models.Model):
 
     class Meta:
         ordering = ["-created_at", "id"]
-        indexes = [models.Index(fields=["workspace", "-created_at"], name="event_ws_created")]
+        indexes = [
+            models.Index(fields=["workspace", "-created_at"], name="event_ws_created"),
+            # The events feed: one workspace's events in (created_at, id) order after a cursor.
+            models.Index(fields=["workspace", "created_at", "id"], name="event_ws_feed"),
+            # Pruning past the retention window, oldest first, across workspaces.
+            models.Index(fields=["created_at"], name="event_created"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.id} {self.name}"

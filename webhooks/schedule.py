@@ -2,4 +2,5 @@
 
 BEAT_SCHEDULE = {
     "webhooks.sweep": {"task": "webhooks.sweep", "schedule": 30.0},
+    "webhooks.prune_events": {"task": "webhooks.prune_events", "schedule": 3600.0},
 }

@@ -12,12 +12,16 @@ SIGNATURE_HELP = (
     "Each delivery is an HTTP POST with a JSON body `{id, event, createdAt, data}` and the headers "
     "`x-service-event`, `x-service-webhook-id`, `x-service-timestamp` (seconds) and `x-service-signature`: "
     "`sha256=` + the lowercase hex HMAC-SHA256, keyed with the whole webhook secret (`whsec_…`, UTF-8), "
-    "over `<x-service-timestamp>.<raw request body>`. Verify it with a constant-time comparison against "
+    "over `<x-service-timestamp>.<raw request body>`. For a while after `POST /webhooks/{id}/rotate-secret` "
+    "the header holds two space-separated values, `sha256=<new> sha256=<old>`: accept the delivery when any "
+    "value matches a secret you hold. Verify it with a constant-time comparison against "
     "the exact bytes received, and reject timestamps more than 5 minutes away from your clock. Answer 2xx "
     "within 10 seconds; redirects are not followed. A failed delivery is retried 5 times with exponential "
     "backoff (about 30 s, 2 min, 8 min, 32 min, 2 h, each ±20 %); the same event can arrive more than once "
     "(the `id` never changes), so handlers must be idempotent. After 20 consecutive failed deliveries the "
-    "webhook is disabled; PATCH it with `active: true` to re-enable."
+    "webhook is disabled; PATCH it with `active: true` to re-enable. At the 15th consecutive failure and at "
+    "disabling, the workspace's other webhooks receive `webhook.failing` and `webhook.disabled`. A webhook "
+    "created with `events` receives only those (and `webhook.test`). Missed events: `GET /events?after=`."
 )
 
 _NULLABLE_STRING = {"type": "string", "nullable": True}
@@ -108,8 +112,27 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             "events": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(EVENT_NAMES)},
-                "description": "Every event name a webhook receives.",
+                "description": "The event names this webhook receives: every one, or its `events` filter.",
             },
+        },
+    },
+    "WebhookNoticeData": {
+        "type": "object",
+        "required": ["webhook"],
+        "properties": {
+            "webhook": {
+                "type": "object",
+                "description": "The webhook the notice is about (never its secret).",
+                "required": ["id", "url", "active", "consecutiveFailures", "lastFailureAt", "disabledAt"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "url": {"type": "string"},
+                    "active": {"type": "boolean"},
+                    "consecutiveFailures": {"type": "integer", "minimum": 0},
+                    "lastFailureAt": _NULLABLE_INSTANT,
+                    "disabledAt": _NULLABLE_INSTANT,
+                },
+            }
         },
     },
 }
@@ -126,6 +149,16 @@ EVENT_DATA = {
     "image.completed": ("WebhookImageEventData", "An image started with POST /ai/images finished."),
     "image.failed": ("WebhookImageEventData", "An image started with POST /ai/images failed."),
     "webhook.test": ("WebhookTestEventData", "Sent by POST /webhooks/{id}/test."),
+    "webhook.failing": (
+        "WebhookNoticeData",
+        "Another webhook of the workspace reached 15 consecutive failed deliveries (it is disabled at 20); "
+        "sent once per run of failures, to the workspace's other active webhooks.",
+    ),
+    "webhook.disabled": (
+        "WebhookNoticeData",
+        "Another webhook of the workspace was disabled after 20 consecutive failed deliveries; sent to the "
+        "workspace's other active webhooks.",
+    ),
 }
 
 
@@ -169,7 +202,11 @@ def webhook_operations() -> dict[str, Any]:
         _header("x-service-event", "The event name."),
         _header("x-service-webhook-id", "The id of the receiving webhook."),
         _header("x-service-timestamp", "Seconds since the epoch, decimal; signed with the body."),
-        _header("x-service-signature", "`sha256=<hex HMAC-SHA256 of '<timestamp>.<raw body>'>`."),
+        _header(
+            "x-service-signature",
+            "`sha256=<hex HMAC-SHA256 of '<timestamp>.<raw body>'>`; during a secret rotation's grace period two "
+            "space-separated values, the new secret's first.",
+        ),
     ]
     operations: dict[str, Any] = {}
     for name, (_, meaning) in EVENT_DATA.items():

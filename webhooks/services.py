@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
+import enum
 import secrets
 
 from django.conf import settings
@@ -16,12 +18,25 @@ from webhooks.delivery.signing import signed_headers
 from webhooks.delivery.transport import SendResult, post
 from webhooks.enqueue import enqueue_deliveries
 from webhooks.events import EVENT_NAMES, serialize_envelope
-from webhooks.models import Delivery, DeliveryStatus, Webhook
+from webhooks.models import Delivery, DeliveryStatus, Event, Webhook
 from webhooks.selectors import delivery_get, webhook_get
 from webhooks.url_safety import UnsafeUrl, check_url
 from workspaces.models import Workspace
 
+PRUNE_BATCH = 1000
+PRUNE_MAX_BATCHES = 50
 SECRET_PREFIX = "whsec_"
+ROTATION_GRACE_SECONDS = 86_400
+ROTATION_GRACE_MAX_SECONDS = 7 * 86_400
+
+
+class _Unset(enum.Enum):
+    """A keyword argument left out (where None means something)."""
+
+    UNSET = enum.auto()
+
+
+UNSET = _Unset.UNSET
 DUPLICATE_MESSAGE = "A webhook with this URL already exists in this workspace"
 
 
@@ -50,10 +65,11 @@ def _ensure_unique(*, workspace: Workspace, normalized_url: str, exclude_id: str
         raise Conflict(DUPLICATE_MESSAGE)
 
 
-def webhook_create(*, workspace: Workspace, url: str) -> Webhook:
+def webhook_create(*, workspace: Workspace, url: str, events: list[str] | None = None) -> Webhook:
     """Register a webhook; the returned instance carries the plaintext ``secret`` (stored
-    encrypted, shown only now). At most WEBHOOK_MAX_PER_WORKSPACE per workspace, exact under
-    concurrency; 409 when the normalized URL is already registered here."""
+    encrypted, shown only now). ``events`` subscribes it to those event names only (None: every
+    event). At most WEBHOOK_MAX_PER_WORKSPACE per workspace, exact under concurrency; 409 when
+    the normalized URL is already registered here."""
     normalized = _checked_url(url)
     limit = settings.WEBHOOK_MAX_PER_WORKSPACE
     try:
@@ -65,17 +81,25 @@ def webhook_create(*, workspace: Workspace, url: str) -> Webhook:
                     f"Webhook limit reached: a workspace can have at most {limit} webhooks",
                     code="webhook_limit_reached",
                 )
-            return Webhook.objects.create(workspace=workspace, url=url, normalized_url=normalized, secret=new_secret())
+            return Webhook.objects.create(
+                workspace=workspace, url=url, normalized_url=normalized, secret=new_secret(), events=events
+            )
     except IntegrityError:
         raise Conflict(DUPLICATE_MESSAGE)
 
 
 def webhook_update(
-    *, workspace: Workspace, webhook_id: str, url: str | None = None, active: bool | None = None
+    *,
+    workspace: Workspace,
+    webhook_id: str,
+    url: str | None = None,
+    active: bool | None = None,
+    events: list[str] | _Unset | None = UNSET,
 ) -> Webhook:
-    """Change the URL and/or the active flag. ``active: true`` re-enables and resets the failure
-    counter; ``active: false`` disables and drops pending retries (events emitted while inactive
-    are never delivered to it)."""
+    """Change the URL, the active flag and/or the ``events`` filter (None: every event again;
+    it applies to events emitted from now on). ``active: true`` re-enables and resets the failure
+    counter (and so the next ``webhook.failing`` notice); ``active: false`` disables and drops
+    pending retries (events emitted while inactive are never delivered to it)."""
     normalized = _checked_url(url) if url is not None else None
     try:
         with transaction.atomic():
@@ -85,10 +109,11 @@ def webhook_update(
             if url is not None and normalized is not None:
                 _ensure_unique(workspace=workspace, normalized_url=normalized, exclude_id=webhook.pk)
                 webhook.url, webhook.normalized_url = url, normalized
-            if active is True and not webhook.active:
-                webhook.active, webhook.disabled_at, webhook.consecutive_failures = True, None, 0
-            elif active is True:
-                webhook.consecutive_failures = 0
+            if not isinstance(events, _Unset):
+                webhook.events = events
+            if active is True:
+                webhook.active, webhook.disabled_at = True, None
+                webhook.consecutive_failures, webhook.failing_notified_at = 0, None
             elif active is False and webhook.active:
                 webhook.active, webhook.disabled_at = False, now
                 drop_pending_deliveries(webhook_id=webhook.pk)
@@ -105,6 +130,23 @@ def webhook_delete(*, workspace: Workspace, webhook_id: str) -> None:
         webhook.delete()
 
 
+def webhook_rotate_secret(*, workspace: Workspace, webhook_id: str, grace_seconds: int) -> Webhook:
+    """Give the webhook a new secret; the returned instance carries it in plain text (stored
+    encrypted, shown only now). For ``grace_seconds`` every delivery is signed with both the new
+    and the old secret, so receivers swap secrets without a window of failed signatures; 0 ends
+    the old secret now. A rotation inside a grace period replaces the pending one: the secret
+    kept beside the new one is always the one in use until now. Not idempotent by itself (each
+    call is a new secret): the API's Idempotency-Key makes a retried request answer once."""
+    with transaction.atomic():
+        webhook = webhook_get(workspace=workspace, webhook_id=webhook_id, for_update=True)
+        now = timezone.now()
+        webhook.previous_secret = webhook.secret if grace_seconds > 0 else ""
+        webhook.previous_secret_expires_at = now + dt.timedelta(seconds=grace_seconds) if grace_seconds > 0 else None
+        webhook.secret = new_secret()
+        webhook.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at", "updated_at"])
+        return webhook
+
+
 def webhook_send_test(*, workspace: Workspace, webhook_id: str) -> SendResult:
     """Send ``webhook.test`` now, with the same URL guard, signature and deadline as deliveries.
     Records nothing and does not count toward auto-disable."""
@@ -113,10 +155,16 @@ def webhook_send_test(*, workspace: Workspace, webhook_id: str) -> SendResult:
         event_id=new_id("evt"),
         name="webhook.test",
         created_at=timezone.now(),
-        data={"webhookId": webhook.pk, "events": list(EVENT_NAMES)},
+        data={"webhookId": webhook.pk, "events": list(EVENT_NAMES) if webhook.events is None else webhook.events},
     )
     body = payload.encode("utf-8")
-    headers = signed_headers(secret=webhook.secret, webhook_id=webhook.pk, event_name="webhook.test", body=body)
+    headers = signed_headers(
+        secret=webhook.secret,
+        webhook_id=webhook.pk,
+        event_name="webhook.test",
+        body=body,
+        previous_secret=webhook.previous_secret_at(timezone.now()),
+    )
     return post(url=webhook.url, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
 
 
@@ -136,3 +184,27 @@ def delivery_redeliver(*, workspace: Workspace, webhook_id: str, delivery_id: st
         ids = [delivery.pk]
         transaction.on_commit(lambda: enqueue_deliveries(ids), robust=True)
     return Delivery.objects.select_related("event").prefetch_related("attempts").get(pk=delivery.pk)
+
+
+def events_prune(*, batch: int = PRUNE_BATCH, max_batches: int = PRUNE_MAX_BATCHES) -> int:
+    """Delete events older than EVENTS_RETENTION_DAYS, with their deliveries and attempts: the
+    outbox is the one store of GET /events, so it keeps exactly the window the feed serves. An
+    event still being delivered (a pending delivery) is kept until it is done. Oldest first, in
+    batches (each its own transaction), at most ``max_batches`` per run; running it twice deletes
+    nothing more. Returns how many events were deleted."""
+    cutoff = timezone.now() - dt.timedelta(days=settings.EVENTS_RETENTION_DAYS)
+    deleted = 0
+    for _ in range(max_batches):
+        with transaction.atomic():
+            doomed = list(
+                Event.objects.filter(created_at__lt=cutoff)
+                .exclude(deliveries__status=DeliveryStatus.PENDING)
+                .order_by("created_at")
+                .values_list("pk", flat=True)[:batch]
+            )
+            if doomed:
+                Event.objects.filter(pk__in=doomed).delete()
+        deleted += len(doomed)
+        if len(doomed) < batch:
+            break
+    return deleted

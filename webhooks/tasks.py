@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from webhooks.delivery.engine import deliveries_attempt, deliveries_sweep
+from webhooks.services import events_prune
 
 
 @shared_task(name="webhooks.deliver_many", acks_late=True, ignore_result=True)
@@ -25,3 +26,9 @@ def deliver(delivery_id: str) -> None:
 def sweep() -> None:
     """Re-enqueue overdue deliveries whose task was lost."""
     deliveries_sweep()
+
+
+@shared_task(name="webhooks.prune_events", ignore_result=True)
+def prune_events() -> None:
+    """Delete events past the feed's retention window; a second run deletes nothing more."""
+    events_prune()

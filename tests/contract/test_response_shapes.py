@@ -30,7 +30,7 @@ from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
 from tests.pipeline.helpers import connect_account
 from webhooks.events import emit_event
-from webhooks.models import Delivery
+from webhooks.models import Delivery, Event
 from workspaces.models import Workspace
 from workspaces.roles import ROLE_PERMISSIONS
 
@@ -155,6 +155,17 @@ def _delivery(ctx: Ctx) -> list[Call]:
     return [
         ("post", f"/webhooks/{webhook}/deliveries/{delivery.id}/redeliver", None),
         ("post", f"/webhooks/{webhook}/deliveries/dlv_missing/redeliver", None),
+    ]
+
+
+def _events(ctx: Ctx) -> list[Call]:
+    image = {"jobId": "aij_1", "sessionId": None, "prompt": "a fox", "error": "refused"}
+    emit_event(workspace_id=ctx.workspace.id, name="image.failed", data={"image": image})
+    Event.objects.filter(workspace=ctx.workspace).update(created_at=timezone.now() - dt.timedelta(minutes=1))
+    return [
+        ("get", "/events", None),
+        ("get", "/events?type=image.failed&limit=1", None),
+        ("get", "/events?limit=0", None),
     ]
 
 
@@ -294,6 +305,11 @@ CASES: dict[str, Cases] = {
     ],
     "redeliverWebhookDelivery": _delivery,
     "testWebhook": lambda c: [("post", f"/webhooks/{c.webhook()}/test", {})],
+    "rotateWebhookSecret": lambda c: [
+        ("post", f"/webhooks/{(hook := c.webhook())}/rotate-secret", {"graceSeconds": 60}),
+        ("post", f"/webhooks/{hook}/rotate-secret", {"graceSeconds": "soon"}),
+    ],
+    "listEvents": _events,
     "listWorkspaces": lambda c: [("get", "/workspaces", None)],
 }
 

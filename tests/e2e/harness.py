@@ -56,6 +56,7 @@ DEFAULT_ENV = {
     "PLATFORM_MODE": "sandbox",
     "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
     "WEBHOOK_RETRY_DELAYS": "1,2,3,4,5",
+    "EVENTS_FEED_SETTLE_SECONDS": "1",
     "PLATFORM_HTTP_TIMEOUT": "10",
     "PUBLISH_LEASE_SECONDS": "45",
     "PUBLISH_LOST_TASK_SECONDS": "8",
@@ -208,10 +209,13 @@ class ReceivedWebhook:
 
 
 class WebhookReceiver:
-    """A threaded loopback HTTP server recording every POST (answers 200)."""
+    """A threaded loopback HTTP server recording every POST it accepts (answers ``status``, 200
+    unless a test sets another: a receiver that is down records what it refused in ``refused``)."""
 
     def __init__(self) -> None:
         self.received: list[ReceivedWebhook] = []
+        self.refused: list[ReceivedWebhook] = []
+        self.status = 200
         self.torn = 0  # requests whose sender died before the whole body arrived
         self.lock = threading.Lock()
         receiver = self
@@ -229,10 +233,10 @@ class WebhookReceiver:
                     self.close_connection = True
                     return
                 with receiver.lock:
-                    receiver.received.append(
-                        ReceivedWebhook(headers={k.lower(): v for k, v in self.headers.items()}, body=body)
-                    )
-                self.send_response(200)
+                    status = receiver.status
+                    record = receiver.received if 200 <= status < 300 else receiver.refused
+                    record.append(ReceivedWebhook(headers={k.lower(): v for k, v in self.headers.items()}, body=body))
+                self.send_response(status)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
                 self.wfile.write(b"ok")

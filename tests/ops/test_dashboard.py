@@ -8,9 +8,11 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from core import health
 from tests.factories import WorkspaceFactory
+from tests.factories.webhooks import WebhookFactory
 from tests.ops.seed import expected_figures, seed
 
 pytestmark = pytest.mark.django_db
@@ -106,3 +108,29 @@ def test_the_admin_index_links_the_dashboard_and_the_api_reference(admin_client)
     assert 'href="/admin/dashboard/"' in html
     assert 'href="/api/v1/docs/"' in html
     assert 'href="/api/v1/redoc/"' in html
+
+
+def test_failing_and_disabled_webhooks_are_listed_with_a_bounded_query(admin_client):
+    ours, theirs = WorkspaceFactory(), WorkspaceFactory()
+    now = timezone.now()
+    worst = WebhookFactory(workspace=ours, consecutive_failures=19, last_failure_at=now)
+    crossing = WebhookFactory(workspace=ours, consecutive_failures=15, last_failure_at=now)
+    WebhookFactory(workspace=ours, consecutive_failures=14)  # not yet failing
+    disabled = WebhookFactory(workspace=ours, active=False, consecutive_failures=20, disabled_at=now)
+    elsewhere = WebhookFactory(workspace=theirs, consecutive_failures=16, last_failure_at=now)
+    response = admin_client.get("/admin/dashboard/")
+    state = response.context["webhooks"]
+    assert state["failing"] == [worst, elsewhere, crossing] and state["failing_count"] == 3
+    assert state["disabled"] == [disabled] and state["disabled_count"] == 1
+    html = response.content.decode()
+    assert shown_figures(html)["failing-webhooks"] == 3
+    assert f"{worst.pk}</a></td><td>{ours.name}, 19 failures in a row" in html
+    one = admin_client.get("/admin/dashboard/", {"workspace": ours.pk}).context["webhooks"]
+    assert one["failing"] == [worst, crossing] and one["failing_count"] == 2
+
+    few = _queries_for_dashboard(admin_client)
+    for _ in range(12):  # more than the list holds: the figure comes from count()
+        WebhookFactory(workspace=theirs, consecutive_failures=15, last_failure_at=now)
+    assert _queries_for_dashboard(admin_client) == few + 1
+    state = admin_client.get("/admin/dashboard/").context["webhooks"]
+    assert len(state["failing"]) == 10 and state["failing_count"] == 15

@@ -3,6 +3,7 @@ through the service, and never the secret."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -71,3 +72,13 @@ def test_reenable_action_reenables_and_resets(admin_client: Any) -> None:
     disabled.refresh_from_db()
     assert (disabled.active, disabled.disabled_at, disabled.consecutive_failures) == (True, None, 0)
     assert Webhook.objects.get(pk=disabled.pk).active
+
+
+def test_change_page_shows_the_filter_and_rotation_but_neither_secret(admin_client: Any) -> None:
+    expires = timezone.now() + dt.timedelta(hours=1)
+    webhook = WebhookFactory(
+        events=["post.failed"], previous_secret="whsec_previous_secret_value", previous_secret_expires_at=expires
+    )
+    content = admin_client.get(f"{URL}{quote(webhook.id)}/change/").content.decode()
+    assert "post.failed" in content and "Previous secret expires at" in content
+    assert webhook.secret not in content and "whsec_previous_secret_value" not in content

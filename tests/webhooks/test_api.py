@@ -33,6 +33,8 @@ def _expected(webhook: Webhook) -> dict[str, Any]:
         "lastSuccessAt": format_instant(webhook.last_success_at),
         "lastFailureAt": format_instant(webhook.last_failure_at),
         "disabledAt": format_instant(webhook.disabled_at),
+        "events": webhook.events,
+        "previousSecretExpiresAt": format_instant(webhook.previous_secret_expires_at),
     }
 
 

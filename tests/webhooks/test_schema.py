@@ -79,7 +79,8 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     from posts.rendering import post_record
     from tests.factories.posts import PostFactory, PostTargetFactory, account
     from tests.factories.webhooks import WebhookFactory
-    from webhooks.events import emit_event
+    from webhooks.delivery.engine import notice_data
+    from webhooks.events import emit_event, emit_webhook_notice
     from webhooks.models import Event
 
     components = json.loads(json.dumps(_schema()))["components"]["schemas"]
@@ -101,6 +102,11 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     }
     for name, event_data in data.items():
         emit_event(workspace_id=workspace.id, name=name, data=event_data)
+    failing = WebhookFactory(workspace=workspace, consecutive_failures=15, last_failure_at=timezone.now())
+    for name in ("webhook.failing", "webhook.disabled"):
+        emit_webhook_notice(
+            workspace_id=workspace.id, name=name, data=notice_data(failing), about_webhook_id=failing.id
+        )
     test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
     test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
     bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}

@@ -10,8 +10,39 @@ from core import serializers as strict
 from core.fields import InstantField, format_instant
 from core.pagination import OffsetQuery
 from core.schema import MIN_PROPERTIES
+from webhooks.events import EVENT_NAMES, STORED_EVENT_NAMES
 from webhooks.models import Delivery, Webhook
+from webhooks.services import ROTATION_GRACE_MAX_SECONDS, ROTATION_GRACE_SECONDS
 from webhooks.url_safety import MAX_URL_LENGTH
+
+MAX_CURSOR_LENGTH = 200
+
+
+def _event_name(names: tuple[str, ...] = EVENT_NAMES) -> serializers.ChoiceField:
+    """An event name among ``names`` (documented as that enum); an unknown one is a 400 that lists
+    the valid names."""
+    field_class = extend_schema_field({"type": "string", "enum": list(names)})(
+        type("EventNameField", (serializers.ChoiceField,), {})
+    )
+    valid = ", ".join(names)
+    message = f'"{{input}}" is not an event name; valid names: {valid}'
+    return field_class(choices=list(names), error_messages={"invalid_choice": message})  # type: ignore[no-any-return]
+
+
+def _events_filter(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=_event_name(),
+        allow_null=True,
+        allow_empty=False,
+        max_length=len(EVENT_NAMES),
+        help_text="Subscribe to these events only; absent or null: every event (the default). "
+        "`webhook.test` is always sent, whatever the list.",
+        **kwargs,
+    )
+
+
+def _distinct(events: list[str] | None) -> list[str] | None:
+    return None if events is None else list(dict.fromkeys(events))
 
 
 @extend_schema_field(
@@ -41,17 +72,35 @@ class WebhookCreateInput(strict.Serializer):
         help_text="A public http(s) endpoint: its host must resolve to public addresses only (checked when "
         "registered and before every delivery)."
     )
+    events = _events_filter(required=False, default=None)
+
+    def validate_events(self, value: list[str] | None) -> list[str] | None:
+        return _distinct(value)
 
 
 @extend_schema_serializer(extensions={MIN_PROPERTIES: 1})
 class WebhookUpdateInput(strict.Serializer):
     url = _WebhookUrlField(required=False)
     active = serializers.BooleanField(required=False, help_text="`true` re-enables and resets the failure count.")
+    events = _events_filter(required=False)
+
+    def validate_events(self, value: list[str] | None) -> list[str] | None:
+        return _distinct(value)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
-            raise serializers.ValidationError("body must contain url and/or active")
+            raise serializers.ValidationError("body must contain url, active and/or events")
         return attrs
+
+
+class WebhookRotateSecretInput(strict.Serializer):
+    graceSeconds = serializers.IntegerField(
+        required=False,
+        default=ROTATION_GRACE_SECONDS,
+        min_value=0,
+        max_value=ROTATION_GRACE_MAX_SECONDS,
+        help_text="How long deliveries stay signed with the old secret too (default one day; 0 ends it now).",
+    )
 
 
 class WebhookOutput(serializers.Serializer):
@@ -63,11 +112,28 @@ class WebhookOutput(serializers.Serializer):
     lastSuccessAt = InstantField(source="last_success_at", allow_null=True)
     lastFailureAt = InstantField(source="last_failure_at", allow_null=True)
     disabledAt = InstantField(source="disabled_at", allow_null=True)
+    events = serializers.ListField(
+        child=_event_name(),
+        allow_null=True,
+        help_text="The events it is subscribed to; null: every event.",
+    )
+    previousSecretExpiresAt = InstantField(
+        source="previous_secret_expires_at",
+        allow_null=True,
+        help_text="Until then deliveries are signed with the previous secret too (after a rotation); null when not.",
+    )
 
 
 class WebhookCreatedOutput(WebhookOutput):
     secret = serializers.CharField(
         help_text="`whsec_…`; shown only in this response. Key of the HMAC-SHA256 signature of every delivery."
+    )
+
+
+class WebhookSecretRotatedOutput(WebhookOutput):
+    secret = serializers.CharField(
+        help_text="The new `whsec_…`; shown only in this response. Every delivery is signed with it from now on, "
+        "and with the previous secret too until `previousSecretExpiresAt`."
     )
 
 
@@ -125,6 +191,40 @@ class DeliveryListOutput(serializers.Serializer):
     deliveries = DeliveryOutput(many=True)
     total = serializers.IntegerField()
     hasMore = serializers.BooleanField()
+
+
+class EventListQuery(strict.QuerySerializer):
+    after = serializers.CharField(
+        required=False,
+        max_length=MAX_CURSOR_LENGTH,
+        help_text="A `nextCursor` from an earlier page: the events created after the last one it returned.",
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    type = serializers.ListField(
+        child=_event_name(STORED_EVENT_NAMES),
+        required=False,
+        help_text="Only these events (repeat the parameter for several).",
+    )
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"$ref": "#/components/schemas/WebhookEvent"},
+        "description": "Each exactly the JSON body the webhooks received for it, oldest first.",
+    }
+)
+class _EventBodiesField(serializers.Field):
+    pass
+
+
+class EventListOutput(serializers.Serializer):
+    events = _EventBodiesField()
+    nextCursor = serializers.CharField(
+        allow_null=True,
+        help_text="Pass it as `after` to continue after this page (the same cursor again when the page is "
+        "empty: poll with it later); null only when no event was returned and no `after` was given.",
+    )
 
 
 def webhook_body(webhook: Webhook) -> dict[str, Any]:

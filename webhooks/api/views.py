@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import viewsets
 from rest_framework.decorators import action
@@ -17,11 +19,15 @@ from webhooks.api.serializers import (
     DeliveryListOutput,
     DeliveryListQuery,
     DeliveryOutput,
+    EventListOutput,
+    EventListQuery,
     WebhookCreatedOutput,
     WebhookCreateInput,
     WebhookDeletedOutput,
     WebhookListOutput,
     WebhookOutput,
+    WebhookRotateSecretInput,
+    WebhookSecretRotatedOutput,
     WebhookTestOutput,
     WebhookUpdateInput,
     webhook_body,
@@ -73,6 +79,7 @@ class WebhookViewSet(viewsets.ViewSet):
         "destroy": Permission.WEBHOOKS_MANAGE,
         "test": Permission.WEBHOOKS_MANAGE,
         "redeliver": Permission.WEBHOOKS_MANAGE,
+        "rotate_secret": Permission.WEBHOOKS_MANAGE,
     }
     schema_tags = ["Webhooks"]
     lookup_value_regex = ID_SEGMENT
@@ -84,8 +91,9 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(
         operation_id="createWebhook",
         summary="Register a webhook",
-        description="Every registered webhook receives every event (see the `WebhookEvent` schema and "
-        "`x-webhooks`). The `secret` is returned only here.",
+        description="A webhook receives every event (see the `WebhookEvent` schema and `x-webhooks`) unless "
+        "`events` subscribes it to some only (an unknown name is a 400 listing the valid ones; `webhook.test` "
+        "always goes through). The `secret` is returned only here.",
         request=WebhookCreateInput,
         responses={201: WebhookCreatedOutput, 400: INVALID_URL, 409: DUPLICATE},
     )
@@ -94,7 +102,7 @@ class WebhookViewSet(viewsets.ViewSet):
     def create(self, request: Request) -> Response:
         data = WebhookCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        webhook = services.webhook_create(workspace=access_of(request).workspace, url=data.validated_data["url"])
+        webhook = services.webhook_create(workspace=access_of(request).workspace, **data.validated_data)
         return Response(webhook_body(webhook), status=201)
 
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -103,9 +111,10 @@ class WebhookViewSet(viewsets.ViewSet):
 
     @extend_schema(
         operation_id="updateWebhook",
-        summary="Change a webhook's URL or re-enable it",
+        summary="Change a webhook's URL, its event filter, or re-enable it",
         description="`active: true` re-enables a disabled webhook and resets its failure count; "
-        "`active: false` disables it and drops pending retries.",
+        "`active: false` disables it and drops pending retries. `events` replaces the subscription "
+        "(null: every event again) for events emitted from now on.",
         request=WebhookUpdateInput,
         responses={200: WebhookOutput, 400: INVALID_URL, 409: DUPLICATE},
     )
@@ -162,3 +171,58 @@ class WebhookViewSet(viewsets.ViewSet):
             workspace=access_of(request).workspace, webhook_id=pk, delivery_id=deliveryId
         )
         return Response(DeliveryOutput(delivery).data, status=201)
+
+    @extend_schema(
+        operation_id="rotateWebhookSecret",
+        summary="Give a webhook a new secret, the old one still signing for a grace period",
+        description="Answers the webhook with its new `secret` (shown only here). During the grace period "
+        "(`graceSeconds`, default 86,400) every delivery's `x-service-signature` holds two space-separated "
+        "values, `sha256=<signed with the new secret> sha256=<signed with the old secret>`; outside it, "
+        "exactly one. A receiver accepts a delivery when any value matches a secret it holds, so it can "
+        "switch to the new secret at any moment of the grace period. Rotating again during a grace period "
+        "replaces the old secret with the one in use until now.",
+        request=WebhookRotateSecretInput,
+        responses={201: WebhookSecretRotatedOutput},
+    )
+    @action(detail=True, methods=["post"], url_path="rotate-secret")
+    @_secret_added
+    @idempotent
+    def rotate_secret(self, request: Request, pk: str) -> Response:
+        data = WebhookRotateSecretInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        webhook = services.webhook_rotate_secret(
+            workspace=access_of(request).workspace, webhook_id=pk, grace_seconds=data.validated_data["graceSeconds"]
+        )
+        return Response(webhook_body(webhook), status=201)
+
+
+class EventViewSet(viewsets.ViewSet):
+    required_permissions = {"list": Permission.WEBHOOKS_READ}
+    schema_tags = ["Webhooks"]
+
+    @extend_schema(
+        operation_id="listEvents",
+        summary="The workspace's events, oldest first, to replay what a receiver missed",
+        description="The events of the workspace in the order they were created, each exactly the JSON body "
+        "its webhooks received (same `id`, same bytes), for the last 30 days (`EVENTS_RETENTION_DAYS`), "
+        "whatever each webhook's `events` filter. Pass `nextCursor` back as `after` to continue where the "
+        "page ended: a receiver that was down replays from the last cursor it stored, and dedupes on `id` "
+        "the events that also arrive by delivery. An event is listed a few seconds after it is created "
+        "(`EVENTS_FEED_SETTLE_SECONDS`, 5 by default), once no event created before it can still be committing, "
+        "so a cursor never passes an event that appears later.",
+        parameters=[EventListQuery],
+        responses={200: EventListOutput},
+    )
+    def list(self, request: Request) -> HttpResponse:
+        query = parse_query(request.query_params, EventListQuery)
+        page = selectors.event_page(
+            workspace=access_of(request).workspace,
+            after=query.get("after"),
+            limit=query["limit"],
+            names=query.get("type"),
+        )
+        # Written out from the stored bodies, never re-encoded: each event is byte for byte the
+        # body its deliveries carried (and signed).
+        events = ",".join(page.payloads)
+        body = f'{{"events":[{events}],"nextCursor":{json.dumps(page.next_cursor)}}}'
+        return HttpResponse(body.encode("utf-8"), content_type="application/json")

@@ -18,9 +18,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core import metrics, work
+from core.fields import format_instant
 from webhooks.delivery.signing import signed_headers
 from webhooks.delivery.transport import SendResult, post
 from webhooks.enqueue import enqueue_deliveries
+from webhooks.events import emit_webhook_notice
 from webhooks.models import Attempt, Delivery, DeliveryStatus, Webhook
 
 logger = logging.getLogger(__name__)
@@ -35,7 +37,7 @@ DISABLED_REASON = "webhook disabled; pending retries dropped"
 # Success resets the counter of each webhook: rows locked in id order, so two batches never wait on
 # each other in opposite orders.
 _WEBHOOKS_SUCCEEDED_SQL = """
-UPDATE webhooks_webhook w SET consecutive_failures = 0, last_success_at = %s
+UPDATE webhooks_webhook w SET consecutive_failures = 0, failing_notified_at = NULL, last_success_at = %s
 FROM (SELECT id FROM webhooks_webhook WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) locked
 WHERE w.id = locked.id
 """
@@ -82,7 +84,11 @@ def deliveries_attempt(*, delivery_ids: list[str]) -> dict[str, SendResult]:
             continue
         body = delivery.event.payload.encode("utf-8")
         headers = signed_headers(
-            secret=webhook.secret, webhook_id=webhook.id, event_name=delivery.event.name, body=body
+            secret=webhook.secret,
+            webhook_id=webhook.id,
+            event_name=delivery.event.name,
+            body=body,
+            previous_secret=webhook.previous_secret_at(timezone.now()),
         )
         sends.append((delivery, body, headers))
     results: dict[str, SendResult] = {}
@@ -165,6 +171,7 @@ def _record_failed(*, delivery: Delivery, lease_until: dt.datetime, result: Send
         Webhook.objects.filter(pk=delivery.webhook_id).update(
             consecutive_failures=F("consecutive_failures") + 1, last_failure_at=now
         )
+        _notify_if_failing(webhook_id=delivery.webhook_id, now=now)
         if _disable_if_exhausted(webhook_id=delivery.webhook_id, now=now):
             return
         if retry_in is not None:
@@ -203,7 +210,48 @@ def _disable_if_exhausted(*, webhook_id: str, now: dt.datetime) -> bool:
     if disabled:
         logger.warning("webhook %s disabled after %s consecutive failures", webhook_id, threshold)
         drop_pending_deliveries(webhook_id=webhook_id)
+        _notify(webhook_id=webhook_id, name="webhook.disabled")
     return bool(disabled)
+
+
+def _notify_if_failing(*, webhook_id: str, now: dt.datetime) -> None:
+    """``webhook.failing`` once per crossing of the threshold: the conditional UPDATE that marks
+    the run of failures as notified is the only way to emit, so a second failure past it, a task
+    run twice or two workers recording at once emit nothing more. In the caller's transaction,
+    with the failure that crossed it."""
+    marked = Webhook.objects.filter(
+        pk=webhook_id,
+        active=True,
+        consecutive_failures__gte=settings.WEBHOOK_FAILING_AFTER_FAILURES,
+        failing_notified_at__isnull=True,
+    ).update(failing_notified_at=now)
+    if marked:
+        logger.warning(
+            "webhook %s failing: %s consecutive failures", webhook_id, settings.WEBHOOK_FAILING_AFTER_FAILURES
+        )
+        _notify(webhook_id=webhook_id, name="webhook.failing")
+
+
+def _notify(*, webhook_id: str, name: str) -> None:
+    webhook = Webhook.objects.get(pk=webhook_id)
+    emit_webhook_notice(
+        workspace_id=webhook.workspace_id, name=name, data=notice_data(webhook), about_webhook_id=webhook.pk
+    )
+
+
+def notice_data(webhook: Webhook) -> dict[str, object]:
+    """``data`` of ``webhook.failing`` and ``webhook.disabled``: the webhook in question (never its
+    secret) with its failure count."""
+    return {
+        "webhook": {
+            "id": webhook.pk,
+            "url": webhook.url,
+            "active": webhook.active,
+            "consecutiveFailures": webhook.consecutive_failures,
+            "lastFailureAt": format_instant(webhook.last_failure_at),
+            "disabledAt": format_instant(webhook.disabled_at),
+        }
+    }
 
 
 def drop_pending_deliveries(*, webhook_id: str) -> int:
