@@ -342,12 +342,6 @@ WEBHOOK_FAILING_AFTER_FAILURES = 15
 # How far back GET /events serves the outbox (days); webhooks.prune_events deletes older events
 # (with their deliveries) hourly, so the feed's window is the outbox's.
 EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
-# GET /events serves an event only once it is this many seconds old. An event's createdAt is
-# stamped when it is emitted, its row is visible when its transaction commits a moment later: a
-# page read in between could hand out a cursor past it, and a receiver replaying from that cursor
-# would never see it. The margin must exceed the longest emit-to-commit time (and the clock skew
-# between hosts); 0 serves events as soon as they commit.
-EVENTS_FEED_SETTLE_SECONDS = env.float("EVENTS_FEED_SETTLE_SECONDS", default=5.0)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
 LOG_FORMAT = choice(env, "LOG_FORMAT", ("json", "plain"), "json")

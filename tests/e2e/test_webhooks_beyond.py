@@ -74,8 +74,8 @@ def _feed(e2e: E2EStack, after: str | None, *, limit: int) -> tuple[list[bytes],
 
 
 def _feed_holding(e2e: E2EStack, after: str | None, count: int) -> tuple[list[bytes], str | None]:
-    """:func:`_feed` once it lists ``count`` events (it lists an event a few seconds after it is
-    created: EVENTS_FEED_SETTLE_SECONDS)."""
+    """:func:`_feed` once it lists ``count`` events (an event is listed once the transactions that
+    began writing before its own have ended)."""
 
     def holding() -> tuple[list[bytes], str | None] | None:
         found = _feed(e2e, after, limit=2)

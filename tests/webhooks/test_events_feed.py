@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -18,13 +19,9 @@ from webhooks.events import STORED_EVENT_NAMES, emit_event
 from webhooks.models import Delivery, Event
 from webhooks.selectors import encode_event_cursor, event_page
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _served_at_once(settings: Any) -> None:
-    """Events are served as soon as they commit here (the settle margin has its own test)."""
-    settings.EVENTS_FEED_SETTLE_SECONDS = 0
+# Committed for real: the feed lists only the events of transactions that have ended, so events
+# written inside a test's own open transaction would never show.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _page(api: Any, query: str = "") -> tuple[list[bytes], str | None]:
@@ -66,11 +63,15 @@ def test_the_feed_serves_exactly_the_bodies_the_receivers_got_in_order(
 
 
 def test_pages_follow_the_cursor_with_nothing_missing_or_doubled(api: Any, workspace: Any) -> None:
-    for n in range(7):
+    with transaction.atomic():  # three events of one transaction
+        for n in range(3):
+            emit_event(workspace_id=workspace.id, name="post.published", data={"n": n})
+    for n in range(3, 7):
         emit_event(workspace_id=workspace.id, name="post.published", data={"n": n})
-    # Two events at the same instant are ordered by id, and the cursor keeps them apart.
-    same = Event.objects.order_by("created_at").first().created_at
-    Event.objects.filter(pk__in=Event.objects.order_by("created_at").values("pk")[:3]).update(created_at=same)
+    # Events of one transaction at the same instant are ordered by id, and the cursor keeps them apart.
+    first = Event.objects.order_by("created_at").first()
+    assert Event.objects.filter(txid=first.txid).count() == 3
+    Event.objects.filter(txid=first.txid).update(created_at=first.created_at)
     seen: list[int] = []
     cursor = None
     for _ in range(10):
@@ -78,8 +79,9 @@ def test_pages_follow_the_cursor_with_nothing_missing_or_doubled(api: Any, works
         if not bodies:
             break
         seen += [json.loads(b)["data"]["n"] for b in bodies]
-    expected = [json.loads(e.payload)["data"]["n"] for e in Event.objects.order_by("created_at", "id")]
+    expected = [json.loads(e.payload)["data"]["n"] for e in Event.objects.order_by("txid", "created_at", "id")]
     assert seen == expected and sorted(seen) == list(range(7))
+    assert sorted(seen[:3]) == [0, 1, 2] and seen[3:] == [3, 4, 5, 6]
 
 
 def test_type_filters_in_both_array_encodings(api: Any, workspace: Any) -> None:
@@ -109,7 +111,9 @@ def test_only_this_workspace_and_only_the_retention_window(
     assert [json.loads(b)["data"] for b in bodies] == [{"old": True}, {"recent": True}]
     # Another workspace's cursor only positions in time: it never shows that workspace's events.
     theirs = Event.objects.get(workspace=other_workspace)
-    bodies, _ = _page(api, f"?after={encode_event_cursor(theirs.created_at - dt.timedelta(days=40), theirs.id)}")
+    bodies, _ = _page(
+        api, f"?after={encode_event_cursor(theirs.txid, theirs.created_at - dt.timedelta(days=40), theirs.id)}"
+    )
     assert all(json.loads(b)["data"] != {"theirs": True} for b in bodies)
 
 
@@ -187,14 +191,33 @@ def test_the_feed_query_uses_the_workspace_order_index(workspace: Any) -> None:
     assert "event_ws_feed" in plan, plan
 
 
-def test_an_event_is_served_once_the_settle_margin_has_passed(api: Any, workspace: Any, settings: Any) -> None:
-    settings.EVENTS_FEED_SETTLE_SECONDS = 5
-    emit_event(workspace_id=workspace.id, name="post.published", data={"n": 1})
-    emit_event(workspace_id=workspace.id, name="post.published", data={"n": 2})
-    first, second = Event.objects.order_by("created_at")
-    assert _page(api) == ([], None)  # both still inside the margin: no cursor can pass them
-    Event.objects.filter(pk=first.pk).update(created_at=timezone.now() - dt.timedelta(seconds=6))
-    bodies, cursor = _page(api)
-    assert [json.loads(b)["data"] for b in bodies] == [{"n": 1}]
-    Event.objects.filter(pk=second.pk).update(created_at=timezone.now() - dt.timedelta(seconds=5, milliseconds=1))
-    assert [json.loads(b)["data"] for b in _page(api, f"?after={cursor}")[0]] == [{"n": 2}]
+def test_no_cursor_passes_an_event_whose_transaction_is_still_open(api: Any, workspace: Any) -> None:
+    """An event stamped first but committed last (a slow publish transaction) is never skipped: the
+    events of transactions that began writing after it wait until it has ended."""
+    written, release = threading.Event(), threading.Event()
+
+    def slow_transaction() -> None:
+        try:
+            with transaction.atomic():
+                emit_event(workspace_id=workspace.id, name="post.published", data={"n": 1})
+                written.set()
+                assert release.wait(timeout=60)
+        finally:
+            connections.close_all()
+
+    slow = threading.Thread(target=slow_transaction)
+    slow.start()
+    try:
+        assert written.wait(timeout=60)
+        emit_event(workspace_id=workspace.id, name="post.published", data={"n": 2})  # committed at once
+        emit_event(workspace_id=workspace.id, name="image.failed", data={"n": 3})
+        assert Event.objects.count() == 2  # the first is not visible yet
+        assert _page(api) == ([], None)  # and nothing written after it is listed before it
+    finally:
+        release.set()
+        slow.join(timeout=60)
+    bodies, cursor = _page(api, "?limit=2")
+    assert [json.loads(b)["data"] for b in bodies] == [{"n": 1}, {"n": 2}]
+    bodies, cursor = _page(api, f"?after={cursor}")
+    assert [json.loads(b)["data"] for b in bodies] == [{"n": 3}]
+    assert _page(api, f"?after={cursor}") == ([], cursor)

@@ -207,9 +207,9 @@ class EventViewSet(viewsets.ViewSet):
         "its webhooks received (same `id`, same bytes), for the last 30 days (`EVENTS_RETENTION_DAYS`), "
         "whatever each webhook's `events` filter. Pass `nextCursor` back as `after` to continue where the "
         "page ended: a receiver that was down replays from the last cursor it stored, and dedupes on `id` "
-        "the events that also arrive by delivery. An event is listed a few seconds after it is created "
-        "(`EVENTS_FEED_SETTLE_SECONDS`, 5 by default), once no event created before it can still be committing, "
-        "so a cursor never passes an event that appears later.",
+        "the events that also arrive by delivery. The order is that of the transactions that wrote the "
+        "events, and an event is listed once every transaction that began writing before its own has ended "
+        "(milliseconds): a cursor never passes an event that appears later.",
         parameters=[EventListQuery],
         responses={200: EventListOutput},
     )
