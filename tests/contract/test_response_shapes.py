@@ -295,6 +295,7 @@ CASES: dict[str, Cases] = {
     "redeliverWebhookDelivery": _delivery,
     "testWebhook": lambda c: [("post", f"/webhooks/{c.webhook()}/test", {})],
     "listWorkspaces": lambda c: [("get", "/workspaces", None)],
+    "listPlatforms": lambda c: [("get", "/platforms", None), ("get", "/platforms?x=1", None)],
 }
 
 
