@@ -9,8 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core import serializers as strict
-from core.query import UNKNOWN_PARAMETER, parse_query
+from core.query import UNKNOWN_PARAMETER, NoQuery, parse_query
 from platforms.capabilities import METRICS
 from posts.catalogue import platform_catalogue
 from posts.models import ContentType
@@ -21,10 +20,6 @@ COUNTING_HELP = (
     "How `limit` is counted: `chars` (Unicode code points), `x_weighted` (X's weighted count: most "
     "non-Latin characters and emoji count 2, any URL counts 23), `graphemes` (user-perceived characters)."
 )
-
-
-class PlatformsQuery(strict.QuerySerializer):
-    """No query parameters (any given is a 400 naming it)."""
 
 
 class PlatformTextLimitsOutput(serializers.Serializer):
@@ -149,5 +144,5 @@ class PlatformListView(APIView):
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request) -> Response:
-        parse_query(request.query_params, PlatformsQuery)
+        parse_query(request.query_params, NoQuery)
         return Response({"platforms": platform_catalogue()})
