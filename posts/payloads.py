@@ -212,7 +212,9 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         required=False,
         help_text="true: schedule the post at the earliest slot of its accounts' posting queues that is free "
         "for every one of them (answered as `scheduledAt`). Not with `scheduledAt`, `saveAsDraft` or "
-        "`recurrence`; every target account needs a queue with slots (PUT /social-accounts/{id}/queue).",
+        "`recurrence`; every target account needs a queue with slots (PUT /social-accounts/{id}/queue). "
+        "400 when no slot within POSTING_QUEUE_HORIZON_DAYS (366 by default) is free for all of them; "
+        "`/validate` checks the rest, the slot itself is claimed by the create.",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
