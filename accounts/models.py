@@ -96,3 +96,36 @@ class ConnectAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.platform} attempt {self.id}"
+
+
+class PostingQueue(models.Model):
+    """An account's weekly posting slots (issue 18): wall-clock times in ``timezone``. A post
+    created with ``queue: true`` takes the earliest free one (``posts.queues``)."""
+
+    account = models.OneToOneField(SocialAccount, primary_key=True, on_delete=models.CASCADE, related_name="queue")
+    timezone = models.CharField(max_length=64)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=~Q(timezone=""), name="postingqueue_timezone_set")]
+
+    def __str__(self) -> str:
+        return f"queue of {self.account_id}"
+
+
+class QueueSlot(models.Model):
+    """One weekly slot: ``weekday`` 0 = Monday … 6 = Sunday, at ``local_time`` (whole minutes)."""
+
+    queue = models.ForeignKey(PostingQueue, on_delete=models.CASCADE, related_name="slots")
+    weekday = models.PositiveSmallIntegerField()
+    local_time = models.TimeField()
+
+    class Meta:
+        ordering = ["weekday", "local_time"]
+        constraints = [
+            models.UniqueConstraint(fields=["queue", "weekday", "local_time"], name="queueslot_unique"),
+            models.CheckConstraint(condition=Q(weekday__lte=6), name="queueslot_weekday_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.weekday} {self.local_time:%H:%M}"

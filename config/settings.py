@@ -270,6 +270,12 @@ PLATFORM_APP_ENV = {
     if name.startswith("PLATFORM_") and name not in ("PLATFORM_MODE", "PLATFORM_HTTP_TIMEOUT")
 }
 
+# --- Posting queues (issue 18) -----------------------------------------------------------
+# Most weekly slots an account's queue may hold, and how far ahead a queued post looks for a free
+# slot (days) before the create is a 400.
+POSTING_QUEUE_MAX_SLOTS = env.int("POSTING_QUEUE_MAX_SLOTS", default=100)
+POSTING_QUEUE_HORIZON_DAYS = env.int("POSTING_QUEUE_HORIZON_DAYS", default=366)
+
 # --- Media -------------------------------------------------------------------------------
 STORAGE = choice(env, "STORAGE", ("local", "s3"), "local")
 MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))

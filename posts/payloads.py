@@ -208,6 +208,14 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
     timezone = TimeZoneField()
     saveAsDraft = serializers.BooleanField(required=False, default=False)
     recurrence = RecurrenceInput(required=False, allow_null=True, help_text=RECURRENCE_DESCRIPTION)
+    queue = serializers.BooleanField(
+        required=False,
+        help_text="true: schedule the post at the earliest slot of its accounts' posting queues that is free "
+        "for every one of them (answered as `scheduledAt`). Not with `scheduledAt`, `saveAsDraft` or "
+        "`recurrence`; every target account needs a queue with slots (PUT /social-accounts/{id}/queue). "
+        "400 when no slot within POSTING_QUEUE_HORIZON_DAYS (366 by default) is free for all of them; "
+        "`/validate` checks the rest, the slot itself is claimed by the create.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return PostContentInput.validate(self, attrs)
@@ -218,6 +226,7 @@ class PostUpdateInput(PostCreateInput):
 
     saveAsDraft = None  # type: ignore[assignment]
     recurrence = None  # type: ignore[assignment]
+    queue = None  # type: ignore[assignment]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

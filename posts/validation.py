@@ -18,6 +18,7 @@ from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES, text_length, validate_content
 from posts.models import ContentType
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
+from posts.queues import missing_queues, queue_missing_message
 
 NO_CONNECTION = "No valid connection found"
 TIKTOK_PRIVACY_REQUIRED = "Privacy level is required for TikTok posts"
@@ -72,6 +73,7 @@ class PostPlan:
     skipped: list[dict[str, str]] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
     recurrence: dict[str, Any] | None = None
+    queue: bool = False
 
     @property
     def valid(self) -> bool:
@@ -101,10 +103,13 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         thumbnail_url=data.get("thumbnailUrl") or "",
         thumbnail_timestamp_ms=data.get("thumbnailTimestampMs"),
         recurrence=data.get("recurrence"),
+        queue=bool(data.get("queue")),
     )
     if len(plan.media_alt_texts) > len(plan.media_urls):
         plan.issues.append(Issue("mediaAltTexts: must not have more items than mediaUrls", None, "mediaAltTexts"))
     _resolve_targets(plan, workspace_id, data, full)
+    if plan.queue:
+        _check_queue(plan)
     media_kinds = _resolve_media(plan, workspace_id)
     _attach_configs(plan, data)
     if full:
@@ -172,6 +177,16 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
                 "connection_not_found",
             )
         )
+
+
+def _check_queue(plan: PostPlan) -> None:
+    """``queue: true`` takes its time from the accounts' queues: alone, and only for accounts
+    that have slots (the slot itself is claimed at create, under a lock: posts.queues)."""
+    given = {"scheduledAt": plan.scheduled_at, "saveAsDraft": plan.save_as_draft, "recurrence": plan.recurrence}
+    for other in (name for name, value in given.items() if value):
+        plan.issues.append(Issue(f"queue: cannot be combined with {other}", None, "queue"))
+    for account in missing_queues([t.account for t in plan.targets]):
+        plan.issues.append(Issue(queue_missing_message(account), account.platform, "queue"))
 
 
 def _account_for(

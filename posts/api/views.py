@@ -107,8 +107,9 @@ class PostViewSet(viewsets.GenericViewSet):
     @extend_schema(
         operation_id="createPost",
         summary="Create a post (now, scheduled, draft, or the start of a series)",
-        description="Needs posts.draft, plus posts.schedule for a future `scheduledAt`, or posts.publish "
-        "when it publishes now.",
+        description="Needs posts.draft, plus posts.schedule for a future `scheduledAt` or `queue: true`, or "
+        "posts.publish when it publishes now. `queue: true` schedules the post at the earliest slot of its "
+        "accounts' posting queues free for all of them (400 naming the account when one has no queue slots).",
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={201: PostCreateOutput},
@@ -117,7 +118,9 @@ class PostViewSet(viewsets.GenericViewSet):
     def create(self, request: Request) -> Response:
         access = access_of(request)
         data = _valid(PostCreateInput, request.data)
-        timing = timing_of(save_as_draft=data["saveAsDraft"], scheduled_at=data.get("scheduledAt"))
+        timing = timing_of(
+            save_as_draft=data["saveAsDraft"], scheduled_at=data.get("scheduledAt"), queue=bool(data.get("queue"))
+        )
         require_for_timing(access, timing)
         plan = build_plan(workspace_id=access.workspace.id, data=data, full=timing != DRAFT)
         post = post_create(workspace_id=access.workspace.id, plan=plan, user_id=access.member_id)

@@ -14,6 +14,7 @@ from media.services import media_mark_referenced
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.pipeline.enqueue import enqueue_targets
+from posts.queues import queue_claim
 from posts.recurrence.services import series_start
 from posts.rendering import post_record
 from posts.validation import Issue, PostPlan, TargetPlan, build_plan
@@ -24,10 +25,15 @@ from workspaces.roles import Permission
 DRAFT, SCHEDULED, NOW = "draft", "scheduled", "now"
 
 
-def timing_of(*, save_as_draft: bool, scheduled_at: dt.datetime | None, now: dt.datetime | None = None) -> str:
-    """draft, scheduled (a future ``scheduledAt``) or now (missing or past ``scheduledAt``)."""
+def timing_of(
+    *, save_as_draft: bool, scheduled_at: dt.datetime | None, now: dt.datetime | None = None, queue: bool = False
+) -> str:
+    """draft, scheduled (a future ``scheduledAt``, or a queued post: its slot is in the future)
+    or now (missing or past ``scheduledAt``)."""
     if save_as_draft:
         return DRAFT
+    if queue:
+        return SCHEDULED
     if scheduled_at is not None and scheduled_at > (now or timezone.now()):
         return SCHEDULED
     return NOW
@@ -73,11 +79,14 @@ def post_create(
     *, workspace_id: str, plan: PostPlan, now: dt.datetime | None = None, user_id: int | None = None
 ) -> Post:
     """Create the post (``user_id``: the member creating it, also of its series) and its targets
-    from a valid plan (400 otherwise) in one transaction:
+    from a valid plan (400 otherwise) in one transaction. A queued plan (``queue: true``) is
+    scheduled at its accounts' earliest free queue slot, claimed under their queue locks:
     DRAFT (a dated draft keeps a future ``scheduledAt``), SCHEDULED (post.scheduled emitted in
     the same transaction) or PENDING (targets queued after commit). Media is marked referenced."""
     plan.raise_if_invalid()
     now = now or timezone.now()
+    if plan.queue:
+        plan.scheduled_at = queue_claim(accounts=[t.account for t in plan.targets], now=now)
     timing = timing_of(save_as_draft=plan.save_as_draft, scheduled_at=plan.scheduled_at, now=now)
     future = plan.scheduled_at if plan.scheduled_at is not None and plan.scheduled_at > now else None
     status = {DRAFT: PostStatus.DRAFT, SCHEDULED: PostStatus.SCHEDULED, NOW: PostStatus.PENDING}[timing]

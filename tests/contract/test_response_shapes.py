@@ -179,6 +179,16 @@ def _connect_link(ctx: Ctx) -> list[Call]:
     return [("delete", f"/connect-links/{token}", None)]
 
 
+QUEUE = {"timezone": "Europe/Berlin", "slots": [{"day": "MON", "time": "09:30"}]}
+
+
+def _queued(ctx: Ctx) -> str:
+    """The MASTODON account, given a posting queue."""
+    account = ctx.accounts["MASTODON"]
+    assert ctx.api.put(f"{API}/social-accounts/{account}/queue", QUEUE, format="json").status_code == 200
+    return account
+
+
 # operationId → the requests that show its bodies (success first, then its own error cases).
 CASES: dict[str, Cases] = {
     "generateCaption": lambda c: [
@@ -311,6 +321,20 @@ CASES: dict[str, Cases] = {
     ],
     "listEvents": _events,
     "listWorkspaces": lambda c: [("get", "/workspaces", None)],
+    "getAccountQueue": lambda c: [
+        ("get", f"/social-accounts/{_queued(c)}/queue", None),
+        ("get", f"/social-accounts/{c.accounts['BLUESKY']}/queue", None),
+        ("get", f"/social-accounts/{c.accounts['BLUESKY']}/queue?x=1", None),
+    ],
+    "setAccountQueue": lambda c: [
+        ("put", f"/social-accounts/{c.accounts['MASTODON']}/queue", QUEUE),
+        ("put", f"/social-accounts/{c.accounts['MASTODON']}/queue", {"timezone": "UTC", "slots": [{"day": "X"}]}),
+    ],
+    "listAccountQueueSlots": lambda c: [
+        ("get", f"/social-accounts/{_queued(c)}/queue/next?count=3", None),
+        ("get", f"/social-accounts/{c.accounts['MASTODON']}/queue/next?count=0", None),
+    ],
+    "listPlatforms": lambda c: [("get", "/platforms", None), ("get", "/platforms?x=1", None)],
 }
 
 

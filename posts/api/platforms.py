@@ -1,0 +1,148 @@
+"""``GET /platforms``: what each platform accepts, generated from the table validation uses
+(``posts.catalogue``)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.query import UNKNOWN_PARAMETER, NoQuery, parse_query
+from platforms.capabilities import METRICS
+from posts.catalogue import platform_catalogue
+from posts.models import ContentType
+from posts.payloads import PLATFORM_VALUES, choice
+from workspaces.permissions import ANY_VALID_KEY
+
+COUNTING_HELP = (
+    "How `limit` is counted: `chars` (Unicode code points), `x_weighted` (X's weighted count: most "
+    "non-Latin characters and emoji count 2, any URL counts 23), `graphemes` (user-perceived characters)."
+)
+
+
+class PlatformTextLimitsOutput(serializers.Serializer):
+    limit = serializers.IntegerField(help_text="Longest text accepted, counted as `counting` says")
+    counting = choice(["chars", "x_weighted", "graphemes"], help_text=COUNTING_HELP)
+    limitWithMedia = serializers.IntegerField(allow_null=True, help_text="The limit when the post carries media")
+    byteLimit = serializers.IntegerField(allow_null=True, help_text="UTF-8 bytes, where the platform caps those too")
+
+
+class PlatformMediaKindOutput(serializers.Serializer):
+    kind = choice(["image", "video", "document"])
+    maxCount = serializers.IntegerField(help_text="Most items of this kind in one post")
+    mimeTypes = serializers.ListField(child=serializers.CharField(), help_text="Upload types of this kind")
+    maxFileBytes = serializers.IntegerField(help_text="Largest file accepted (the upload limit)")
+
+
+# ``required``, ``type`` and ``fields`` are names of Serializer attributes too: these shapes are
+# declared with type() (as core.records does) so that the keys can be what the body says.
+PlatformMediaOutput = type(
+    "PlatformMediaOutput",
+    (serializers.Serializer,),
+    {
+        "required": serializers.BooleanField(help_text="A post needs at least one media item"),
+        "maxItems": serializers.IntegerField(help_text="Most media items in one post"),
+        "mixedImagesAndVideos": serializers.BooleanField(),
+        "minImagesWithoutVideo": serializers.IntegerField(allow_null=True, help_text="Fewest images in a photo post"),
+        "kinds": PlatformMediaKindOutput(many=True, help_text="The media kinds accepted; a kind not listed is refused"),
+    },
+)
+
+
+PlatformConfigFieldOutput = type(
+    "PlatformConfigFieldOutput",
+    (serializers.Serializer,),
+    {
+        "name": serializers.CharField(),
+        "type": choice(["string", "integer", "number", "boolean", "array"], help_text="The JSON type accepted"),
+        "required": serializers.BooleanField(help_text="Must be present in each config object"),
+        "allowsNull": serializers.BooleanField(help_text="null is accepted"),
+        "enum": serializers.ListField(child=serializers.CharField(), allow_null=True, help_text="The values accepted"),
+        "maxLength": serializers.IntegerField(allow_null=True),
+    },
+)
+PlatformConfigOutput = type(
+    "PlatformConfigOutput",
+    (serializers.Serializer,),
+    {
+        "field": serializers.CharField(help_text="The create payload's array of this platform's configs"),
+        "fields": PlatformConfigFieldOutput(many=True),
+    },
+)
+
+
+class PlatformAnalyticsOutput(serializers.Serializer):
+    metrics = serializers.ListField(child=choice(list(METRICS)), help_text="Per-post figures the platform reports")
+    followers = serializers.BooleanField(help_text="Follower counts are reported")
+
+
+class PlatformOutput(serializers.Serializer):
+    platform = choice(PLATFORM_VALUES)
+    contentTypes = serializers.ListField(child=choice(ContentType.values))
+    text = PlatformTextLimitsOutput()
+    titleLimit = serializers.IntegerField(allow_null=True, help_text="Title limit, for platforms whose posts have one")
+    media = PlatformMediaOutput()
+    config = PlatformConfigOutput(allow_null=True, help_text="null for a platform without a config array")
+    analytics = PlatformAnalyticsOutput()
+
+
+class PlatformListOutput(serializers.Serializer):
+    platforms = PlatformOutput(many=True)
+
+
+_EXAMPLE = {
+    "platforms": [
+        {
+            "platform": "BLUESKY",
+            "contentTypes": ["TEXT", "IMAGE", "VIDEO", "CAROUSEL"],
+            "text": {"limit": 300, "counting": "graphemes", "limitWithMedia": None, "byteLimit": 3000},
+            "titleLimit": None,
+            "media": {
+                "required": False,
+                "maxItems": 4,
+                "mixedImagesAndVideos": False,
+                "minImagesWithoutVideo": None,
+                "kinds": [
+                    {
+                        "kind": "image",
+                        "maxCount": 4,
+                        "mimeTypes": ["image/jpeg", "image/png", "image/webp"],
+                        "maxFileBytes": 536870912,
+                    },
+                    {
+                        "kind": "video",
+                        "maxCount": 1,
+                        "mimeTypes": ["video/mp4", "video/quicktime"],
+                        "maxFileBytes": 536870912,
+                    },
+                ],
+            },
+            "config": None,
+            "analytics": {"metrics": ["likes", "comments", "shares"], "followers": True},
+        }
+    ]
+}
+
+
+class PlatformListView(APIView):
+    required_permissions = {"get": ANY_VALID_KEY}
+    schema_tags = ["Platforms"]
+
+    @extend_schema(
+        operation_id="listPlatforms",
+        summary="What each platform accepts",
+        description=(
+            "One entry per platform: content types, text limits and how they are counted, media kinds, counts "
+            "and upload types, title limit, the per-platform config array and its fields, and the analytics "
+            "metrics. Generated from the table create and `/social-posts/validate` check against, so a text of "
+            "`text.limit` characters (counted as `text.counting` says) passes and one more fails. Media "
+            "durations and pixel sizes are not checked by this service; `maxFileBytes` is the upload limit."
+        ),
+        responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
+        examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],
+    )
+    def get(self, request: Request) -> Response:
+        parse_query(request.query_params, NoQuery)
+        return Response({"platforms": platform_catalogue()})

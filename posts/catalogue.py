@@ -1,0 +1,88 @@
+"""What ``GET /platforms`` answers: each platform's limits as the validators apply them. Built on
+every call from the same sources validation reads (``platforms.capabilities``, the config
+serializers of ``posts.payloads``, the upload types and size of ``media``), so the catalogue
+cannot drift from what create and ``/validate`` enforce."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from core.serializers import json_type
+from media.files import ALLOWED_MIME_TYPES
+from media.models import MediaKind
+from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES, METRICS, Capabilities
+from posts.models import ContentType
+from posts.payloads import CONFIG_FIELDS, CONFIG_SERIALIZERS
+
+
+def platform_catalogue() -> list[dict[str, Any]]:
+    """One entry per platform of the spec, in the spec's order."""
+    return [_entry(platform, CAPABILITIES[platform]) for platform in Platform]
+
+
+def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
+    return {
+        "platform": platform.value,
+        "contentTypes": [c for c in ContentType.values if c in caps.content_types],
+        "text": {
+            "limit": caps.text_limit,
+            "counting": caps.text_counting,
+            "limitWithMedia": caps.text_limit_with_media,
+            "byteLimit": caps.text_byte_limit,
+        },
+        "titleLimit": caps.title_limit,
+        "media": _media(caps),
+        "config": _config(platform.value),
+        "analytics": {"metrics": [m for m in METRICS if m in caps.metrics], "followers": caps.followers},
+    }
+
+
+def _media(caps: Capabilities) -> dict[str, Any]:
+    maxima = {
+        MediaKind.IMAGE: caps.max_images,
+        MediaKind.VIDEO: caps.max_videos,
+        MediaKind.DOCUMENT: caps.max_documents,
+    }
+    kinds = [
+        {
+            "kind": kind.value,
+            "maxCount": maxima[kind],
+            "mimeTypes": [mime for mime, (of_kind, _) in ALLOWED_MIME_TYPES.items() if of_kind == kind],
+            "maxFileBytes": settings.MEDIA_MAX_UPLOAD_BYTES,
+        }
+        for kind in MediaKind
+        if maxima[kind]
+    ]
+    return {
+        "required": caps.media_required,
+        "maxItems": caps.max_items,
+        "mixedImagesAndVideos": caps.mixed_media,
+        "minImagesWithoutVideo": caps.min_images_without_video or None,
+        "kinds": kinds,
+    }
+
+
+def _config(platform: str) -> dict[str, Any] | None:
+    serializer_class = CONFIG_SERIALIZERS.get(platform)
+    if serializer_class is None:
+        return None
+    fields = [_config_field(name, field) for name, field in serializer_class().fields.items() if not field.write_only]
+    return {"field": CONFIG_FIELDS[platform], "fields": fields}
+
+
+def _config_field(name: str, field: serializers.Field) -> dict[str, Any]:
+    kind = "array" if isinstance(field, serializers.ListField) else json_type(field) or "string"
+    choices = list(field.choices) if isinstance(field, serializers.ChoiceField) else None
+    max_length = getattr(field, "max_length", None)
+    return {
+        "name": name,
+        "type": kind,
+        "required": bool(field.required),
+        "allowsNull": bool(getattr(field, "allow_null", False)),
+        "enum": choices,
+        "maxLength": max_length,
+    }

@@ -1,0 +1,201 @@
+"""``GET /platforms``: every platform, derived from the capabilities table the validators use."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES, text_length
+from posts.catalogue import platform_catalogue
+from posts.payloads import CONNECTION_FIELDS
+from tests.factories.accounts import SocialAccountFactory
+from workspaces.models import Workspace
+
+URL = "/api/v1/platforms"
+
+
+@pytest.mark.parametrize("role", ["admin", "editor", "contributor", "viewer"])
+def test_every_role_reads_every_platform(client_for: Callable[..., APIClient], role: str) -> None:
+    response = client_for(role).get(URL)
+    assert response.status_code == 200
+    body = response.json()
+    assert [entry["platform"] for entry in body["platforms"]] == [p.value for p in Platform]
+    assert body == {"platforms": platform_catalogue()}
+
+
+def test_an_entry_whole(api: APIClient, settings: Any) -> None:
+    settings.MEDIA_MAX_UPLOAD_BYTES = 1000
+    [tiktok] = [e for e in api.get(URL).json()["platforms"] if e["platform"] == "TIKTOK"]
+    privacy = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
+    assert tiktok == {
+        "platform": "TIKTOK",
+        "contentTypes": ["IMAGE", "VIDEO", "CAROUSEL"],
+        "text": {"limit": 2200, "counting": "chars", "limitWithMedia": None, "byteLimit": None},
+        "titleLimit": 90,
+        "media": {
+            "required": True,
+            "maxItems": 35,
+            "mixedImagesAndVideos": False,
+            "minImagesWithoutVideo": 2,
+            "kinds": [
+                {
+                    "kind": "image",
+                    "maxCount": 35,
+                    "mimeTypes": ["image/jpeg", "image/png", "image/webp"],
+                    "maxFileBytes": 1000,
+                },
+                {"kind": "video", "maxCount": 1, "mimeTypes": ["video/mp4", "video/quicktime"], "maxFileBytes": 1000},
+            ],
+        },
+        "config": {
+            "field": "tiktokConfigs",
+            "fields": [
+                {
+                    "name": "connectionId",
+                    "type": "string",
+                    "required": False,
+                    "allowsNull": False,
+                    "enum": None,
+                    "maxLength": 255,
+                },
+                {
+                    "name": "privacyLevel",
+                    "type": "string",
+                    "required": False,
+                    "allowsNull": True,
+                    "enum": privacy,
+                    "maxLength": None,
+                },
+                {
+                    "name": "title",
+                    "type": "string",
+                    "required": False,
+                    "allowsNull": True,
+                    "enum": None,
+                    "maxLength": 5000,
+                },
+                {
+                    "name": "caption",
+                    "type": "string",
+                    "required": False,
+                    "allowsNull": True,
+                    "enum": None,
+                    "maxLength": 100000,
+                },
+                *[
+                    {
+                        "name": name,
+                        "type": "boolean",
+                        "required": False,
+                        "allowsNull": False,
+                        "enum": None,
+                        "maxLength": None,
+                    }
+                    for name in ("allowComments", "allowDuet", "allowStitch", "sendAsDraft", "aiGenerated")
+                ],
+                {
+                    "name": "brandedContent",
+                    "type": "boolean",
+                    "required": False,
+                    "allowsNull": False,
+                    "enum": None,
+                    "maxLength": None,
+                },
+                {
+                    "name": "brandedContentOwnBrand",
+                    "type": "boolean",
+                    "required": False,
+                    "allowsNull": False,
+                    "enum": None,
+                    "maxLength": None,
+                },
+                {
+                    "name": "autoAddMusic",
+                    "type": "boolean",
+                    "required": False,
+                    "allowsNull": False,
+                    "enum": None,
+                    "maxLength": None,
+                },
+            ],
+        },
+        "analytics": {"metrics": ["views", "likes", "comments", "shares"], "followers": True},
+    }
+
+
+def test_a_changed_capability_changes_the_answer_and_the_validation(
+    api: APIClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tighter = dataclasses.replace(
+        CAPABILITIES[Platform.MASTODON], text_limit=10, max_images=2, max_items=2, metrics=frozenset({"likes"})
+    )
+    monkeypatch.setitem(CAPABILITIES, Platform.MASTODON, tighter)
+    [mastodon] = [e for e in api.get(URL).json()["platforms"] if e["platform"] == "MASTODON"]
+    assert mastodon["text"]["limit"] == 10
+    assert mastodon["media"]["maxItems"] == 2
+    assert mastodon["media"]["kinds"][0]["maxCount"] == 2
+    assert mastodon["analytics"]["metrics"] == ["likes"]
+    account = SocialAccountFactory(workspace=workspace, platform="MASTODON")
+    assert _text_issues(api, "MASTODON", account.id, "x" * 10) == []
+    assert len(_text_issues(api, "MASTODON", account.id, "x" * 11)) == 1
+
+
+def _text_of(counting: str, length: int) -> str:
+    """``length`` units as the platform counts them, in characters that tell the countings apart."""
+    if counting == "x_weighted":
+        return "漢" * (length // 2) + "a" * (length % 2)  # CJK weighs 2 on X
+    if counting == "graphemes":
+        return "👍🏽" * length  # two code points, one grapheme
+    return "a" * length
+
+
+def _text_issues(api: APIClient, platform: str, account_id: str, text: str) -> list[dict[str, Any]]:
+    content = "TEXT" if "TEXT" in CAPABILITIES[Platform(platform)].content_types else "VIDEO"
+    body = {
+        "contentType": content,
+        "text": text,
+        "timezone": "UTC",
+        "platforms": [platform],
+        CONNECTION_FIELDS[platform]: [account_id],
+    }
+    response = api.post("/api/v1/social-posts/validate", body, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["skippedPlatforms"] == []
+    return [i for i in response.json()["issues"] if i.get("field") == "text"]
+
+
+def test_every_text_limit_answered_is_the_one_validation_enforces(api: APIClient, workspace: Workspace) -> None:
+    for entry in api.get(URL).json()["platforms"]:
+        platform, limit, counting = entry["platform"], entry["text"]["limit"], entry["text"]["counting"]
+        account = SocialAccountFactory(workspace=workspace, platform=platform)
+        at_limit, over = _text_of(counting, limit), _text_of(counting, limit + 1)
+        assert text_length(Platform(platform), at_limit) == limit
+        if counting != "chars":
+            assert len(at_limit) != limit  # the counting matters: a plain count would differ
+        assert _text_issues(api, platform, account.id, at_limit) == [], platform
+        [issue] = _text_issues(api, platform, account.id, over)
+        assert issue["platform"] == platform
+        assert f"the limit is {limit}" in issue["message"]
+
+
+def test_anonymous_is_401(anon: APIClient) -> None:
+    response = anon.get(URL)
+    assert response.status_code == 401
+    assert response.json()["code"] == "unauthorized"
+
+
+def test_an_unknown_parameter_is_400_naming_it(api: APIClient) -> None:
+    response = api.get(f"{URL}?verbose=1")
+    assert response.status_code == 400
+    assert "verbose" in str(response.json()["message"])
+
+
+def test_rate_limit_headers(api: APIClient) -> None:
+    response = api.get(URL)
+    assert response["RateLimit-Limit"]
+    assert response["RateLimit-Remaining"]
