@@ -29,6 +29,14 @@ class TargetStatus(models.TextChoices):
     FAILED = "FAILED"
 
 
+class LatePolicy(models.TextChoices):
+    """What happens to an entry that reaches a worker later than the post's maxLatenessSeconds."""
+
+    PUBLISH = "publish"  # it goes out late (the spec's behaviour, the default)
+    SKIP = "skip"  # it fails with errorCode "missed"
+    DRAFT = "draft"  # the post turns back into an undated draft (when nothing of it went out yet)
+
+
 class ContentType(models.TextChoices):
     TEXT = "TEXT"
     IMAGE = "IMAGE"
@@ -108,6 +116,8 @@ class Post(models.Model):
     media_alt_texts = models.JSONField(default=list, blank=True)
     thumbnail_url = models.URLField(max_length=2000, blank=True, default="")
     thumbnail_timestamp_ms = models.PositiveIntegerField(null=True, blank=True)
+    late_policy = models.CharField(max_length=10, choices=LatePolicy.choices, default=LatePolicy.PUBLISH)
+    max_lateness_seconds = models.PositiveIntegerField(null=True, blank=True)
     recurring_post = models.ForeignKey(
         RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences"
     )
@@ -132,6 +142,11 @@ class Post(models.Model):
             models.CheckConstraint(
                 condition=~Q(status=PostStatus.SCHEDULED) | Q(scheduled_at__isnull=False),
                 name="post_scheduled_has_time",
+            ),
+            models.CheckConstraint(
+                condition=Q(late_policy=LatePolicy.PUBLISH, max_lateness_seconds__isnull=True)
+                | Q(late_policy__in=[LatePolicy.SKIP, LatePolicy.DRAFT], max_lateness_seconds__gte=1),
+                name="post_late_policy_valid",
             ),
             models.UniqueConstraint(
                 fields=["recurring_post", "occurrence_at"],

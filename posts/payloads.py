@@ -11,7 +11,7 @@ from rest_framework import serializers
 from core import serializers as strict
 from core.fields import InstantField, TimeZoneField, choice
 from platforms.base import Platform
-from posts.models import ContentType
+from posts.models import ContentType, LatePolicy
 from posts.recurrence.input import RECURRENCE_DESCRIPTION, RecurrenceInput
 
 PLATFORM_VALUES = [p.value for p in Platform]
@@ -215,6 +215,24 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         "`recurrence`; every target account needs a queue with slots (PUT /social-accounts/{id}/queue). "
         "400 when no slot within POSTING_QUEUE_HORIZON_DAYS (366 by default) is free for all of them; "
         "`/validate` checks the rest, the slot itself is claimed by the create.",
+    )
+
+    latePolicy = choice(
+        LatePolicy.values,
+        required=False,
+        help_text="What happens to an entry that reaches a worker more than `maxLatenessSeconds` after "
+        "`scheduledAt` (workers were down, a backlog): `publish` (the default) sends it late; `skip` fails it with "
+        "`errorCode: missed`; `draft` turns the post back into an undated draft when none of its entries has been "
+        "sent yet (else the entry is skipped). Either emits `post.missed` naming the entries. Only a first attempt "
+        "is judged: a retry after a platform error is never skipped.",
+    )
+    maxLatenessSeconds = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=30 * 86_400,
+        help_text="With latePolicy skip or draft: how late an entry may still go out (default "
+        "LATE_POLICY_DEFAULT_SECONDS, 3600).",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from core.fields import choice
 from core.records import Key, Reader, Record, column, id_text, instant, listed, text_or_none
 from media.selectors import media_previews
 from platforms.base import Platform
-from posts.models import Post, PostStatus, TargetStatus
+from posts.models import LatePolicy, Post, PostStatus, TargetStatus
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
 # prefix their entry fields carry in the record (``postType`` of INSTAGRAM → ``instagramPostType``).
@@ -96,6 +96,8 @@ POST_FIELDS = (
     "media_urls",
     "media_alt_texts",
     "thumbnail_url",
+    "late_policy",
+    "max_lateness_seconds",
     "recurring_post_id",
     "occurrence_at",
     "created_by_id",
@@ -235,7 +237,20 @@ POST = Record(
         "platforms": Key(PlatformEntryOutput(many=True), column("platforms")),
     }
 )
-PostOutput = POST.serializer("PostOutput")
+# Keys a record carries only when the post has a late policy (bodies of other posts are unchanged).
+LATE = Record(
+    {
+        "latePolicy": Key(
+            choice([LatePolicy.SKIP.value, LatePolicy.DRAFT.value], required=False, help_text="Present when set"),
+            column("late_policy"),
+        ),
+        "maxLatenessSeconds": Key(
+            serializers.IntegerField(required=False, help_text="Present with latePolicy"),
+            column("max_lateness_seconds"),
+        ),
+    }
+)
+PostOutput = POST.serializer("PostOutput", LATE)
 
 
 def _entry(row: dict[str, Any], media: dict[str, list[Any]]) -> dict[str, Any]:
@@ -266,7 +281,14 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
         post["platforms"].append(
             _entry(target, {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])})
         )
-    return [POST.render(source) for source in records.values()]
+    return [_post(source) for source in records.values()]
+
+
+def _post(source: dict[str, Any]) -> dict[str, Any]:
+    record = POST.render(source)
+    if source["late_policy"] != LatePolicy.PUBLISH:
+        record.update(LATE.render(source))
+    return record
 
 
 def post_record(post: Post) -> dict[str, Any]:

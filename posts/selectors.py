@@ -47,6 +47,8 @@ _POST_COLUMNS = {
     "media_urls": "p.media_urls",
     "media_alt_texts": "p.media_alt_texts",
     "thumbnail_url": "p.thumbnail_url",
+    "late_policy": "p.late_policy",
+    "max_lateness_seconds": "p.max_lateness_seconds",
     "recurring_post_id": "p.recurring_post_id",
     "occurrence_at": _instant("p.occurrence_at"),
     "created_by_id": "p.created_by_id",

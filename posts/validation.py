@@ -9,6 +9,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from accounts.models import AccountStatus, SocialAccount
 from accounts.selectors import accounts_by_ids, facebook_accounts_by_page_ids
 from core.errors import ValidationFailed
@@ -16,7 +18,7 @@ from core.fields import format_instant
 from media.services import media_resolve
 from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES, text_length, validate_content
-from posts.models import ContentType
+from posts.models import ContentType, LatePolicy
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.queues import missing_queues, queue_missing_message
 
@@ -74,6 +76,8 @@ class PostPlan:
     issues: list[Issue] = field(default_factory=list)
     recurrence: dict[str, Any] | None = None
     queue: bool = False
+    late_policy: str = "publish"
+    max_lateness_seconds: int | None = None
 
     @property
     def valid(self) -> bool:
@@ -87,6 +91,19 @@ class PostPlan:
         codes = {i.code for i in self.issues if i.code}
         code = next((c for c in _CODE_PRIORITY if c in codes), None)
         raise ValidationFailed([i.message for i in self.issues], code=code)
+
+
+def _plan_lateness(plan: PostPlan, data: dict[str, Any]) -> None:
+    """``latePolicy`` and ``maxLatenessSeconds``: the limit only with skip or draft, defaulted there."""
+    plan.late_policy = data.get("latePolicy") or LatePolicy.PUBLISH.value
+    limit = data.get("maxLatenessSeconds")
+    if plan.late_policy == LatePolicy.PUBLISH:
+        if limit is not None:
+            plan.issues.append(
+                Issue("maxLatenessSeconds: applies only with latePolicy skip or draft", None, "maxLatenessSeconds")
+            )
+        return
+    plan.max_lateness_seconds = limit if limit is not None else settings.LATE_POLICY_DEFAULT_SECONDS
 
 
 def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPlan:
@@ -105,6 +122,7 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         recurrence=data.get("recurrence"),
         queue=bool(data.get("queue")),
     )
+    _plan_lateness(plan, data)
     if len(plan.media_alt_texts) > len(plan.media_urls):
         plan.issues.append(Issue("mediaAltTexts: must not have more items than mediaUrls", None, "mediaAltTexts"))
     _resolve_targets(plan, workspace_id, data, full)

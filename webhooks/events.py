@@ -22,6 +22,7 @@ EVENT_NAMES = (
     "post.partially_failed",
     "post.failed",
     "post.scheduled",
+    "post.missed",
     "account.unauthorized",
     "image.completed",
     "image.failed",

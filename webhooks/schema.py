@@ -66,6 +66,31 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["post"],
         "properties": {"post": _ref("WebhookPostRecord")},
     },
+    "WebhookPostMissedData": {
+        "type": "object",
+        "required": ["post", "latePolicy", "missed"],
+        "properties": {
+            "post": _ref("WebhookPostRecord"),
+            "latePolicy": {
+                "type": "string",
+                "enum": ["skip", "draft"],
+                "description": "What was done: skip (the entries FAILED with errorCode missed) or draft (the post "
+                "is an undated DRAFT again).",
+            },
+            "missed": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["platformId", "platform", "latenessSeconds"],
+                    "properties": {
+                        "platformId": {"type": "string"},
+                        "platform": {"type": "string"},
+                        "latenessSeconds": {"type": "integer", "minimum": 0},
+                    },
+                },
+            },
+        },
+    },
     "WebhookAccountUnauthorizedData": {
         "type": "object",
         "required": ["account"],
@@ -142,6 +167,11 @@ EVENT_DATA = {
     "post.partially_failed": ("WebhookPostEventData", "Some platforms published, others failed."),
     "post.failed": ("WebhookPostEventData", "Publishing failed on all platforms."),
     "post.scheduled": ("WebhookPostEventData", "A post was scheduled for a future date."),
+    "post.missed": (
+        "WebhookPostMissedData",
+        "Entries reached a worker later than the post's maxLatenessSeconds and, by its latePolicy, were skipped "
+        "or the post turned back into a draft.",
+    ),
     "account.unauthorized": (
         "WebhookAccountUnauthorizedData",
         "A platform rejected an account's token; it stays unauthorized until reconnected.",

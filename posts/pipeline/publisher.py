@@ -36,7 +36,7 @@ from platforms.base import (
 )
 from platforms.capabilities import CAPABILITIES
 from posts.models import PostTarget
-from posts.pipeline import outcomes
+from posts.pipeline import lateness, outcomes
 from posts.pipeline.claims import Claim, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 
@@ -56,10 +56,11 @@ def publish_targets(target_ids: list[str]) -> int:
     for each claimed. Safe to run any number of times: what is not claimed is left alone.
     Returns how many targets this call attempted."""
     ids = list(dict.fromkeys(target_ids))
-    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
+    now = timezone.now()
+    claims = claim_targets(ids, now=now, lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
     if len(claims) < len(ids):
         requeue_early(ids, claims)
-    run_attempts(claims)
+    run_attempts(lateness.judge(claims, now=now))
     return len(claims)
 
 

@@ -18,7 +18,16 @@ from django.db import transaction
 from accounts.models import SocialAccount
 from core.errors import ApplicationError, NotFound
 from media.services import media_mark_referenced
-from posts.models import PauseReason, Post, PostStatus, PostTarget, RecurringPost, RecurringStatus, TargetStatus
+from posts.models import (
+    LatePolicy,
+    PauseReason,
+    Post,
+    PostStatus,
+    PostTarget,
+    RecurringPost,
+    RecurringStatus,
+    TargetStatus,
+)
 from posts.rendering import post_record
 from webhooks.events import emit_event
 
@@ -125,6 +134,8 @@ def create_occurrence(series: RecurringPost, at: dt.datetime) -> Post | None:
         media_alt_texts=list(template.get("mediaAltTexts") or []),
         thumbnail_url=template.get("thumbnailUrl") or "",
         thumbnail_timestamp_ms=template.get("thumbnailTimestampMs"),
+        late_policy=template.get("latePolicy") or LatePolicy.PUBLISH,
+        max_lateness_seconds=template.get("maxLatenessSeconds"),
         recurring_post=series,
         occurrence_at=at,
         created_by_id=series.created_by_id,

@@ -86,6 +86,8 @@ def series_start(*, post: Post, plan: PostPlan) -> RecurringPost:
             "mediaAltTexts": list(plan.media_alt_texts),
             "thumbnailUrl": plan.thumbnail_url,
             "thumbnailTimestampMs": plan.thumbnail_timestamp_ms,
+            "latePolicy": plan.late_policy,
+            "maxLatenessSeconds": plan.max_lateness_seconds,
             "targets": [
                 {
                     "platform": t.platform,

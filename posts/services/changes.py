@@ -17,7 +17,16 @@ from posts.services.creation import build_targets, payload_of
 from posts.validation import PostPlan, build_plan
 
 PAST_TOLERANCE = dt.timedelta(minutes=1)
-_POST_FIELDS = ("contentType", "text", "timezone", "scheduledAt", "thumbnailUrl", "thumbnailTimestampMs")
+_POST_FIELDS = (
+    "contentType",
+    "text",
+    "timezone",
+    "scheduledAt",
+    "thumbnailUrl",
+    "thumbnailTimestampMs",
+    "latePolicy",
+    "maxLatenessSeconds",
+)
 # Without ``platforms`` the targets stay (texts and configs are updated in place), so media and
 # account choices cannot change; the alt texts of the post's media can (the published CLI edits
 # them alone).
@@ -65,12 +74,15 @@ def post_update(*, workspace_id: str, post_id: str, changes: dict[str, Any], now
     post.scheduled_at = scheduled_at
     post.thumbnail_url = plan.thumbnail_url
     post.thumbnail_timestamp_ms = plan.thumbnail_timestamp_ms
+    post.late_policy, post.max_lateness_seconds = plan.late_policy, plan.max_lateness_seconds
     post.save()
     return Post.objects.prefetch_related("targets").get(pk=post.pk)
 
 
 def _merged(post: Post, changes: dict[str, Any]) -> dict[str, Any]:
     current = payload_of(post)
+    if "latePolicy" in changes and "maxLatenessSeconds" not in changes:
+        current["maxLatenessSeconds"] = None  # a new policy starts from its own default limit
     if "platforms" in changes:
         data = {name: current[name] for name in _POST_FIELDS}
         data.update(changes)

@@ -101,6 +101,8 @@ def post_create(
         media_alt_texts=plan.media_alt_texts,
         thumbnail_url=plan.thumbnail_url,
         thumbnail_timestamp_ms=plan.thumbnail_timestamp_ms,
+        late_policy=plan.late_policy,
+        max_lateness_seconds=plan.max_lateness_seconds,
         created_by_id=user_id,
     )
     targets = build_targets(post, plan)
@@ -169,6 +171,8 @@ def payload_of(post: Post) -> dict[str, Any]:
         "mediaAltTexts": list(post.media_alt_texts or []),
         "thumbnailUrl": post.thumbnail_url,
         "thumbnailTimestampMs": post.thumbnail_timestamp_ms,
+        "latePolicy": post.late_policy,
+        "maxLatenessSeconds": post.max_lateness_seconds,
         "platforms": list(dict.fromkeys(t.platform for t in targets)),
         "platformTexts": [{"platform": t.platform, "text": t.text} for t in targets if t.text != post.text],
     }

@@ -413,13 +413,16 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     """The post record and ``PostOutput`` come from one declaration (``posts.rendering``); a body's
     keys are the documented fields in their documented order: the post's, then in each entry its
     fixed fields, its platform's config values (and their client aliases), then its media."""
-    from posts.rendering import ENTRY, ENTRY_CONFIG, ENTRY_MEDIA, PlatformEntryOutput, PostOutput
+    from posts.rendering import ENTRY, ENTRY_CONFIG, ENTRY_MEDIA, LATE, PlatformEntryOutput, PostOutput
 
     post = PostFactory(workspace=workspace, status=PostStatus.SCHEDULED, scheduled_at=timezone.now())
     for platform in ("INSTAGRAM", "TIKTOK", "YOUTUBE", "BLUESKY"):
         PostTargetFactory(post=post, platform=platform, config={"postType": "REELS", "tags": ["a"]})
     record = api.get(f"{API}/social-posts/{post.id}").json()
-    assert list(record) == list(PostOutput().fields)
+    assert list(record) == [key for key in PostOutput().fields if key not in LATE.keys]  # no late policy
+    post.late_policy, post.max_lateness_seconds = "skip", 60
+    post.save()
+    assert list(api.get(f"{API}/social-posts/{post.id}").json()) == list(PostOutput().fields)
     documented = list(PlatformEntryOutput().fields)
     assert len(record["platforms"]) == 4
     for entry in record["platforms"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
@@ -76,6 +77,8 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     from openapi_schema_validator import OAS30Validator
 
     from accounts.services import account_event_data
+    from posts.pipeline import lateness
+    from posts.pipeline.claims import claim_targets
     from posts.rendering import post_record
     from tests.factories.posts import PostFactory, PostTargetFactory, account
     from tests.factories.webhooks import WebhookFactory
@@ -107,6 +110,12 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
         emit_webhook_notice(
             workspace_id=workspace.id, name=name, data=notice_data(failing), about_webhook_id=failing.id
         )
+    # post.missed as the pipeline emits it: a first attempt two hours late under latePolicy skip.
+    late = PostFactory(workspace=workspace, status="PENDING", late_policy="skip", max_lateness_seconds=60)
+    due = timezone.now() - dt.timedelta(hours=2)
+    target = PostTargetFactory(post=late, platform="MASTODON", status="PENDING", next_attempt_at=due)
+    claims = claim_targets([target.id], now=timezone.now(), lease=dt.timedelta(seconds=60))
+    assert lateness.judge(claims, now=timezone.now()) == []
     test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
     test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
     bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}
