@@ -382,3 +382,38 @@ def test_a_chunked_body_counts_by_the_bytes_received_behind_gunicorn(e2e, accoun
     assert unframed.request.headers.get("Transfer-Encoding") == "chunked"
     assert framed.status_code == 200, framed.text
     assert (unframed.status_code, unframed.json()) == (framed.status_code, framed.json())
+
+
+def test_a_late_policy_holds_back_what_the_workers_reach_too_late(e2e, accounts, hook):
+    """Workers down past the posts' time: on their return the skip post fails its entry as missed
+    and the draft post is a draft again, neither sent; a post without a policy goes out late."""
+    receiver, _ = hook
+    due = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=2)
+    base = {**targeting(accounts, ["MASTODON"]), "contentType": "TEXT", "scheduledAt": due.isoformat()[:19] + "Z"}
+    e2e.kill_worker()
+    try:
+        skipped = create(e2e, {**base, "text": "Too late to skip", "latePolicy": "skip", "maxLatenessSeconds": 1})
+        drafted = create(e2e, {**base, "text": "Too late to draft", "latePolicy": "draft", "maxLatenessSeconds": 1})
+        late = create(e2e, {**base, "text": "Late but sent"})
+        wait_for(lambda: dt.datetime.now(dt.UTC) > due + dt.timedelta(seconds=3), timeout=30, what="the posts late")
+    finally:
+        e2e.start_worker()
+
+    assert wait_final(e2e, late["postId"])["status"] == "COMPLETED"
+    failed = wait_final(e2e, skipped["postId"])
+    assert failed["status"] == "FAILED" and failed["platforms"][0]["errorCode"] == "missed"
+
+    def draft() -> dict[str, Any] | None:
+        post = e2e.api("GET", f"/social-posts/{drafted['postId']}").json()
+        return post if post["status"] == "DRAFT" else None
+
+    assert wait_for(draft, timeout=60, what="the late post a draft again")["scheduledAt"] is None
+    texts = json.dumps([r for r in e2e.sandbox_requests("MASTODON") if r.get("publish")])
+    assert "Late but sent" in texts and "Too late" not in texts
+    for post_id, policy in ((skipped["postId"], "skip"), (drafted["postId"], "draft")):
+        missed = wait_for(
+            lambda post_id=post_id: [r for r in events_for(receiver, post_id) if r.envelope["event"] == "post.missed"],
+            timeout=30,
+            what="post.missed",
+        )
+        assert [m.envelope["data"]["latePolicy"] for m in missed] == [policy]
