@@ -108,6 +108,11 @@ class Post(models.Model):
     media_alt_texts = models.JSONField(default=list, blank=True)
     thumbnail_url = models.URLField(max_length=2000, blank=True, default="")
     thumbnail_timestamp_ms = models.PositiveIntegerField(null=True, blank=True)
+    thread = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Replies published after the post's own text, in order: [{text, mediaUrls}] (empty: no thread)",
+    )
     recurring_post = models.ForeignKey(
         RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences"
     )
@@ -176,6 +181,12 @@ class PostTarget(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     remote_state = models.JSONField(default=dict, blank=True, help_text="Intermediate ids of multi-step flows")
+    thread_items = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The thread items the platform confirmed, in order (the post itself first); kept across "
+        "retries so that a thread resumes after its last confirmed item",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -154,6 +154,33 @@ class PlatformTextInput(strict.Serializer):
     text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
 
 
+THREAD_MAX_ITEMS = 24
+THREAD_DESCRIPTION = (
+    "Replies published after the post, in order (1 to 24 items): the post's own `text` and media are the "
+    "first item of the thread and each item here is a reply to the one before it. Only TWITTER, BLUESKY, "
+    "THREADS and MASTODON publish threads; a post with a `thread` that targets any other platform is a 400 "
+    "naming that platform. Every item is checked against each target platform's limits (its text as that "
+    "platform counts it, its media by that platform's media rules). Each entry answers the items the platform "
+    "confirmed in `threadItems`; a thread interrupted mid-way resumes after the last confirmed item. Not with "
+    "`recurrence`; set at create only (a change keeps it)."
+)
+
+
+class ThreadItemInput(strict.Serializer):
+    text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
+    mediaUrls = serializers.ListField(
+        child=serializers.CharField(max_length=2000),
+        required=False,
+        max_length=35,
+        help_text="`publicUrl`s from POST /upload-urls, as the post's own mediaUrls",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs["text"].strip() and not attrs.get("mediaUrls"):
+            raise serializers.ValidationError({"text": "a thread item needs text or media"})
+        return attrs
+
+
 class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
@@ -217,16 +244,26 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         "`/validate` checks the rest, the slot itself is claimed by the create.",
     )
 
+    thread = serializers.ListField(
+        child=ThreadItemInput(),
+        required=False,
+        min_length=1,
+        max_length=THREAD_MAX_ITEMS,
+        help_text=THREAD_DESCRIPTION,
+    )
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return PostContentInput.validate(self, attrs)
 
 
 class PostUpdateInput(PostCreateInput):
-    """Same fields as create but ``saveAsDraft`` and ``recurrence``; every field optional."""
+    """Same fields as create but ``saveAsDraft``, ``recurrence``, ``queue`` and ``thread``; every
+    field optional."""
 
     saveAsDraft = None  # type: ignore[assignment]
     recurrence = None  # type: ignore[assignment]
     queue = None  # type: ignore[assignment]
+    thread = None  # type: ignore[assignment]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
