@@ -8,9 +8,10 @@ import json
 from typing import Any
 
 import pytest
+import requests
 import responses
 
-from platforms.base import Credentials, Permanent, Platform, PostRef, PublishRequest, ReplyTo
+from platforms.base import Credentials, Permanent, Platform, PostRef, PublishRequest, ReplyTo, Transient
 from platforms.registry import get_client
 from tests.platforms.conftest import drive, publish_calls, sim_requests
 
@@ -111,3 +112,24 @@ def test_bluesky_sends_the_reply_strong_refs_only_for_a_reply() -> None:
         "root": {"uri": "100", "cid": "cid-root"},
         "parent": {"uri": "200", "cid": "cid-parent"},
     }
+
+
+def test_a_fault_armed_on_a_body_holds_only_the_call_that_carries_it(sandbox: str, connect_one: Any) -> None:
+    creds: Credentials = connect_one(Platform.MASTODON).credentials
+    client = get_client(Platform.MASTODON)
+    armed = requests.post(
+        f"{sandbox}/_control/mastodon/faults",
+        json={"kind": "server_error", "path": "/api/v1/statuses", "body": "item two"},
+        timeout=10,
+    )
+    assert armed.status_code == 201 and armed.json()["body"] == "item two"
+    first = client.publish(creds, _request("item one", "pt_body_fault"), {})
+    assert first.done
+    with pytest.raises(Transient):
+        client.publish(creds, _request("item two", "pt_body_fault.1"), {})
+    assert client.publish(creds, _request("item two", "pt_body_fault.1"), {}).done  # used up: once only
+    assert [e.get("fault") for e in sim_requests(sandbox, "mastodon", "/api/v1/statuses")] == [
+        None,
+        "server_error",
+        None,
+    ]
