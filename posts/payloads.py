@@ -161,8 +161,13 @@ THREAD_DESCRIPTION = (
     "THREADS and MASTODON publish threads; a post with a `thread` that targets any other platform is a 400 "
     "naming that platform. Every item is checked against each target platform's limits (its text as that "
     "platform counts it, its media by that platform's media rules). Each entry answers the items the platform "
-    "confirmed in `threadItems`; a thread interrupted mid-way resumes after the last confirmed item. Not with "
-    "`recurrence`; set at create only (a change keeps it)."
+    "confirmed in `threadItems`; a thread interrupted mid-way resumes after the last confirmed item, never "
+    "sending an item twice: on BLUESKY and MASTODON each item carries its own idempotency key, so an item whose "
+    "answer was lost is sent again safely; on TWITTER and THREADS, where a reply cannot be looked up, an item "
+    "whose outcome is unknown (a timeout, a worker lost mid-call) ends the entry FAILED `unknown_outcome` "
+    "instead, with the items before it in `threadItems`: check the platform, then `/retry` sends the thread on "
+    "from that item. Not with `recurrence`; set at create only (a change keeps it and checks it against new "
+    "platforms)."
 )
 
 
