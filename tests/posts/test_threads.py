@@ -10,7 +10,7 @@ import pytest
 
 from posts.models import Post
 from posts.rendering import post_record
-from tests.factories.posts import account, uploaded
+from tests.factories.posts import PostFactory, PostTargetFactory, account, uploaded
 from tests.posts.conftest import future, iso
 
 URL = "/api/v1/social-posts"
@@ -177,3 +177,24 @@ def test_a_change_keeps_the_thread_and_checks_it_against_new_platforms(api: Any,
     assert moved.status_code == 200 and moved.json()["thread"] == [{"text": "more", "mediaUrls": []}]
     ignored = api.patch(f"{URL}/{post_id}", {"thread": [{"text": "new"}]}, format="json")
     assert ignored.status_code == 200 and ignored.json()["thread"] == [{"text": "more", "mediaUrls": []}]
+
+
+def test_results_list_every_thread_item_id_only_for_a_thread(api: Any, workspace: Any) -> None:
+    post = PostFactory(workspace=workspace, status="COMPLETED", thread=[{"text": "2/", "mediaUrls": []}])
+    items = [
+        {"platformPostId": "m1", "postUrl": "https://m.test/@me/m1", "publishedAt": "", "cid": ""},
+        {"platformPostId": "m2", "postUrl": "https://m.test/@me/m2", "publishedAt": "", "cid": ""},
+    ]
+    target = PostTargetFactory(
+        post=post, platform="MASTODON", status="PUBLISHED", platform_post_id="m1", thread_items=items
+    )
+    [result] = api.get(f"{URL}/{post.id}/results").json()["results"]
+    assert result["platformId"] == target.id and result["platformPostId"] == "m1"
+    assert result["threadItems"] == [
+        {"platformPostId": "m1", "postUrl": "https://m.test/@me/m1"},
+        {"platformPostId": "m2", "postUrl": "https://m.test/@me/m2"},
+    ]
+    plain = PostFactory(workspace=workspace, status="COMPLETED")
+    PostTargetFactory(post=plain, platform="MASTODON", status="PUBLISHED", platform_post_id="m3")
+    [result] = api.get(f"{URL}/{plain.id}/results").json()["results"]
+    assert "threadItems" not in result
