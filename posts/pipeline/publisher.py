@@ -37,7 +37,7 @@ from platforms.base import (
 )
 from platforms.capabilities import CAPABILITIES
 from posts.models import Post, PostTarget
-from posts.pipeline import outcomes, threads
+from posts.pipeline import outcomes, thread_sequence
 from posts.pipeline.claims import Claim, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 
@@ -154,7 +154,9 @@ def _call_platform(call: _Call) -> _Outcome:
     if call.request.thread:
         if call.book.get("verify"):  # never set for a thread (see _on_unknown_outcome): do not guess
             raise UnknownOutcome("the last attempt of this thread was interrupted")
-        return _Outcome(result=threads.publish_next(call.client, call.creds, call.request, call.state, call.confirmed))
+        return _Outcome(
+            result=thread_sequence.publish_next(call.client, call.creds, call.request, call.state, call.confirmed)
+        )
     if call.book.get("verify"):
         # The last attempt may have created the post (worker lost mid-call): look before sending.
         found = call.client.lookup(call.creds, call.request)

@@ -14,7 +14,7 @@ from platforms import registry
 from platforms.base import Permanent, Platform, PublishResult, UnknownOutcome
 from platforms.sandbox.store import SandboxStore
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
-from posts.pipeline import threads
+from posts.pipeline import thread_sequence
 from posts.pipeline.claims import claim_targets
 from posts.pipeline.publisher import _prepare, publish_targets
 from posts.pipeline.sweeper import sweep
@@ -133,7 +133,7 @@ def _crash_mid_item(target: PostTarget, index: int) -> None:
     row = PostTarget.objects.select_related("post", "account").get(id=target.id)
     assert len(row.thread_items) == index
     creds, request = _prepare(row, {})
-    result = threads.publish_next(registry.get_client(row.platform), creds, request, {}, list(row.thread_items))
+    result = thread_sequence.publish_next(registry.get_client(row.platform), creds, request, {}, list(row.thread_items))
     assert len(result.thread_items) == index + 1  # the platform has it; nobody wrote it down
     PostTarget.objects.filter(id=target.id).update(lease_until=claim.lease_until - dt.timedelta(minutes=5))
 
