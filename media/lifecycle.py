@@ -58,8 +58,8 @@ def collect_garbage(*, now: dt.datetime | None = None) -> SweepResult:
 
     A file is KEPT while any of these holds:
 
-    * a post in DRAFT, SCHEDULED, PENDING or PUBLISHING references it (``mediaUrls`` or
-      ``thumbnailUrl``);
+    * a post in DRAFT, SCHEDULED, PENDING or PUBLISHING references it (``mediaUrls``,
+      ``thumbnailUrl`` or a ``thread`` item's ``mediaUrls``);
     * an ACTIVE or PAUSED recurring series references it in its template;
     * a post in FAILED or PARTIAL_FAILURE that finished less than 7 days ago references it —
       such a post may still be retried (``POST /social-posts/{id}/retry``), and a retry must
@@ -120,12 +120,16 @@ def _references(candidates: list[MediaFile], *, now: dt.datetime) -> tuple[set[s
     """(URLs something still needs, URLs a finished post has released) among the candidates."""
     urls = {row.public_url for row in candidates}
     statuses: dict[str, list[tuple[str, dt.datetime]]] = defaultdict(list)
+    in_thread = Q()
+    for url in sorted(urls):  # a thread item's media: jsonb containment, one term per URL
+        in_thread |= Q(thread__contains=[{"mediaUrls": [url]}])
     posts = Post.objects.filter(
-        Q(media_urls__has_any_keys=list(urls)) | Q(thumbnail_url__in=urls),
+        Q(media_urls__has_any_keys=list(urls)) | Q(thumbnail_url__in=urls) | in_thread,
         workspace_id__in={row.workspace_id for row in candidates},
-    ).values_list("status", "media_urls", "thumbnail_url", "finished_at", "updated_at")
-    for status, media_urls, thumbnail_url, finished_at, updated_at in posts:
+    ).values_list("status", "media_urls", "thumbnail_url", "thread", "finished_at", "updated_at")
+    for status, media_urls, thumbnail_url, thread, finished_at, updated_at in posts:
         referenced = {u for u in (media_urls or []) if isinstance(u, str)} | {thumbnail_url}
+        referenced |= {u for item in thread or [] for u in item.get("mediaUrls") or [] if isinstance(u, str)}
         for url in referenced & urls:
             statuses[url].append((status, finished_at or updated_at))
     kept: set[str] = set()

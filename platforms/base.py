@@ -147,6 +147,32 @@ class MediaItem:
 
 
 @dataclass(frozen=True)
+class PostRef:
+    """A post on the platform that another one replies to. ``cid``: Bluesky's content id of the
+    record (a reply's strong references need it); empty elsewhere."""
+
+    platform_post_id: str
+    cid: str = ""
+
+
+@dataclass(frozen=True)
+class ReplyTo:
+    """Where a thread item goes: under ``parent`` (the item before it), in the thread of ``root``
+    (the first item)."""
+
+    root: PostRef
+    parent: PostRef
+
+
+@dataclass(frozen=True)
+class ThreadPart:
+    """One reply of a thread after the post itself, with its own text and media."""
+
+    text: str
+    media: tuple[MediaItem, ...] = ()
+
+
+@dataclass(frozen=True)
 class PublishRequest:
     target_id: str  # our platform entry id: the idempotency key / marker where the platform allows
     content_type: str  # TEXT | IMAGE | VIDEO | CAROUSEL | DOCUMENT
@@ -154,6 +180,8 @@ class PublishRequest:
     media: tuple[MediaItem, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)  # the platform's config values (camelCase keys)
     thumbnail_url: str = ""
+    reply_to: ReplyTo | None = None  # publish as a reply (a thread item); None: a post of its own
+    thread: tuple[ThreadPart, ...] = ()  # the replies after this post (the pipeline sends them one by one)
 
 
 @dataclass(frozen=True)
@@ -168,6 +196,10 @@ class PublishResult:
     state: dict[str, Any] = field(default_factory=dict)
     poll_after: float = 0.0
     draft_fallback: bool = False  # TikTok: delivered to the creator's inbox as a draft
+    cid: str = ""  # Bluesky: the record's content id (what a reply to it must name)
+    # A thread: every item the platform confirmed so far, in order, as stored on the entry
+    # (``{platformPostId, postUrl, publishedAt, cid}``); empty for a post without a thread.
+    thread_items: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

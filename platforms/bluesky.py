@@ -336,6 +336,12 @@ class Client(PlatformClient):
             record["embed"] = embed
         if request.options.get("languages"):
             record["langs"] = list(request.options["languages"])
+        if request.reply_to is not None:
+            root, parent = request.reply_to.root, request.reply_to.parent
+            record["reply"] = {
+                "root": {"uri": root.platform_post_id, "cid": root.cid},
+                "parent": {"uri": parent.platform_post_id, "cid": parent.cid},
+            }
         rkey = record_key(request.target_id)
         try:
             created = self.xrpc(
@@ -354,14 +360,15 @@ class Client(PlatformClient):
             if existing is None:
                 raise
             return existing
-        return self._result(creds, str(created["uri"]), record["createdAt"])
+        return self._result(creds, str(created["uri"]), record["createdAt"], str(created.get("cid") or ""))
 
-    def _result(self, creds: Credentials, uri: str, created_at: Any) -> PublishResult:
+    def _result(self, creds: Credentials, uri: str, created_at: Any, cid: str = "") -> PublishResult:
         return PublishResult(
             done=True,
             platform_post_id=uri,
             url=post_url(creds.extra.get("handle") or creds.external_id, uri),
             published_at=parse_instant(created_at),
+            cid=cid,
         )
 
     def _get_post(self, creds: Credentials, rkey: str) -> PublishResult | None:
@@ -376,7 +383,9 @@ class Client(PlatformClient):
             if "RecordNotFound" in exc.message or "Could not locate record" in exc.message:
                 return None
             raise
-        return self._result(creds, str(found["uri"]), (found.get("value") or {}).get("createdAt"))
+        return self._result(
+            creds, str(found["uri"]), (found.get("value") or {}).get("createdAt"), str(found.get("cid") or "")
+        )
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         return self._get_post(creds, record_key(request.target_id))

@@ -36,6 +36,7 @@ class Capabilities:
     followers: bool = False
     idempotent_publish: str = "none"  # "key" (idempotency key), "lookup" (find by marker), "none"
     refreshable_token: bool = False
+    threads: bool = False  # publishes a thread: replies to the post, each to the one before it
 
     @property
     def has_analytics(self) -> bool:
@@ -59,6 +60,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="lookup",
             refreshable_token=True,
+            threads=True,
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -73,6 +75,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="key",
             refreshable_token=True,
+            threads=True,
         ),
         Capabilities(
             Platform.MASTODON,
@@ -83,6 +86,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_items=4,
             followers=True,  # verify_credentials reports followers_count; no per-post analytics
             idempotent_publish="key",
+            threads=True,
         ),
         Capabilities(
             Platform.THREADS,
@@ -97,6 +101,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="lookup",
             refreshable_token=True,
+            threads=True,
         ),
         Capabilities(
             Platform.LINKEDIN,

@@ -208,6 +208,8 @@ class Client(PlatformClient):
         payload: dict[str, Any] = {"status": request.text, "visibility": request.options.get("visibility", "public")}
         if media_ids:
             payload["media_ids"] = media_ids
+        if request.reply_to is not None:
+            payload["in_reply_to_id"] = request.reply_to.parent.platform_post_id
         for option, field in (("spoilerText", "spoiler_text"), ("language", "language"), ("sensitive", "sensitive")):
             if option in request.options:
                 payload[field] = request.options[option]

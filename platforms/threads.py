@@ -153,6 +153,8 @@ class Client(PlatformClient):
             poll_after=VIDEO_POLL_SECONDS if has_video else TEXT_POLL_SECONDS,
         )
         common = {"reply_control": request.options.get("replyControl")}
+        if request.reply_to is not None:
+            common["reply_to_id"] = request.reply_to.parent.platform_post_id
 
         def create_containers() -> dict[str, Any]:
             check_publishing_limit(
@@ -186,8 +188,9 @@ class Client(PlatformClient):
         return {"media_type": "IMAGE", "image_url": url}
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
-        """A thread from the last day whose text is exactly ours; an empty text cannot be matched."""
-        if not request.text:
+        """A thread from the last day whose text is exactly ours; an empty text cannot be matched,
+        nor a reply (the user's threads edge lists no replies)."""
+        if not request.text or request.reply_to is not None:
             raise NotSupported
         return find_recent_post(
             self.graph,

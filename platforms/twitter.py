@@ -30,6 +30,7 @@ from platforms.base import (
     Credentials,
     ErrorCode,
     Metrics,
+    NotSupported,
     Permanent,
     Platform,
     PlatformClient,
@@ -261,6 +262,8 @@ class Client(PlatformClient):
             payload["media"] = {"media_ids": media_ids}
         if request.options.get("replySettings"):
             payload["reply_settings"] = request.options["replySettings"]
+        if request.reply_to is not None:
+            payload["reply"] = {"in_reply_to_tweet_id": request.reply_to.parent.platform_post_id}
         created = self._call("POST", "/2/tweets", creds.access_token, creates=True, json=payload)["data"]
         return self._result(creds, str(created["id"]), dt.datetime.now(dt.UTC))
 
@@ -274,6 +277,8 @@ class Client(PlatformClient):
         )
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
+        if request.reply_to is not None:
+            raise NotSupported  # the timeline read here leaves replies out: a reply cannot be found by it
         since = dt.datetime.now(dt.UTC) - dt.timedelta(days=2)
         for post in self.list_recent_posts(creds, since, pages=2):
             if _same_text(post.text, request.text):

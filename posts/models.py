@@ -118,6 +118,11 @@ class Post(models.Model):
     thumbnail_timestamp_ms = models.PositiveIntegerField(null=True, blank=True)
     late_policy = models.CharField(max_length=10, choices=LatePolicy.choices, default=LatePolicy.PUBLISH)
     max_lateness_seconds = models.PositiveIntegerField(null=True, blank=True)
+    thread = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Replies published after the post's own text, in order: [{text, mediaUrls}] (empty: no thread)",
+    )
     recurring_post = models.ForeignKey(
         RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences"
     )
@@ -191,6 +196,12 @@ class PostTarget(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     remote_state = models.JSONField(default=dict, blank=True, help_text="Intermediate ids of multi-step flows")
+    thread_items = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The thread items the platform confirmed, in order (the post itself first); kept across "
+        "retries so that a thread resumes after its last confirmed item",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -154,6 +154,38 @@ class PlatformTextInput(strict.Serializer):
     text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
 
 
+THREAD_MAX_ITEMS = 24
+THREAD_DESCRIPTION = (
+    "Replies published after the post, in order (1 to 24 items): the post's own `text` and media are the "
+    "first item of the thread and each item here is a reply to the one before it. Only TWITTER, BLUESKY, "
+    "THREADS and MASTODON publish threads; a post with a `thread` that targets any other platform is a 400 "
+    "naming that platform. Every item is checked against each target platform's limits (its text as that "
+    "platform counts it, its media by that platform's media rules). Each entry answers the items the platform "
+    "confirmed in `threadItems`; a thread interrupted mid-way resumes after the last confirmed item, never "
+    "sending an item twice: on BLUESKY and MASTODON each item carries its own idempotency key, so an item whose "
+    "answer was lost is sent again safely; on TWITTER and THREADS, where a reply cannot be looked up, an item "
+    "whose outcome is unknown (a timeout, a worker lost mid-call) ends the entry FAILED `unknown_outcome` "
+    "instead, with the items before it in `threadItems`: check the platform, then `/retry` sends the thread on "
+    "from that item. Not with `recurrence`; set at create only (a change keeps it and checks it against new "
+    "platforms)."
+)
+
+
+class ThreadItemInput(strict.Serializer):
+    text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
+    mediaUrls = serializers.ListField(
+        child=serializers.CharField(max_length=2000),
+        required=False,
+        max_length=35,
+        help_text="`publicUrl`s from POST /upload-urls, as the post's own mediaUrls",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs["text"].strip() and not attrs.get("mediaUrls"):
+            raise serializers.ValidationError({"text": "a thread item needs text or media"})
+        return attrs
+
+
 class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
@@ -234,17 +266,26 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         help_text="With latePolicy skip or draft: how late an entry may still go out (default "
         "LATE_POLICY_DEFAULT_SECONDS, 3600).",
     )
+    thread = serializers.ListField(
+        child=ThreadItemInput(),
+        required=False,
+        min_length=1,
+        max_length=THREAD_MAX_ITEMS,
+        help_text=THREAD_DESCRIPTION,
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return PostContentInput.validate(self, attrs)
 
 
 class PostUpdateInput(PostCreateInput):
-    """Same fields as create but ``saveAsDraft`` and ``recurrence``; every field optional."""
+    """Same fields as create but ``saveAsDraft``, ``recurrence``, ``queue`` and ``thread``; every
+    field optional."""
 
     saveAsDraft = None  # type: ignore[assignment]
     recurrence = None  # type: ignore[assignment]
     queue = None  # type: ignore[assignment]
+    thread = None  # type: ignore[assignment]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -98,6 +98,7 @@ POST_FIELDS = (
     "thumbnail_url",
     "late_policy",
     "max_lateness_seconds",
+    "thread",
     "recurring_post_id",
     "occurrence_at",
     "created_by_id",
@@ -120,6 +121,7 @@ TARGET_FIELDS = (
     "published_at",
     "tiktok_draft_fallback",
     "config",
+    "thread_items",
 )
 
 
@@ -199,7 +201,59 @@ ENTRY_MEDIA = Record(
     }
 )
 _NO_CONFIG = Record({})
-PlatformEntryOutput = ENTRY.serializer("PlatformEntryOutput", *ENTRY_CONFIG.values(), ENTRY_MEDIA)
+
+
+class ThreadItemResultOutput(serializers.Serializer):
+    platformPostId = serializers.CharField(help_text="The platform's id of this thread item")
+    postUrl = serializers.CharField(allow_null=True)
+
+
+def _thread_items(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"platformPostId": item.get("platformPostId") or "", "postUrl": item.get("postUrl") or None}
+        for item in row["thread_items"] or []
+    ]
+
+
+# Entries of a post with a ``thread`` only (a post without one answers exactly as before).
+ENTRY_THREAD = Record(
+    {
+        "threadItems": Key(
+            serializers.ListField(
+                child=ThreadItemResultOutput(),
+                required=False,
+                help_text="Posts with a thread only: the items this platform has confirmed so far, in order, the post "
+                "itself first (its platformPostId and postUrl are the entry's). The entry is PUBLISHED once every "
+                "item is; a FAILED entry lists those published before the failure, and a retry resumes after them.",
+            ),
+            _thread_items,
+        )
+    }
+)
+PlatformEntryOutput = ENTRY.serializer("PlatformEntryOutput", *ENTRY_CONFIG.values(), ENTRY_MEDIA, ENTRY_THREAD)
+
+
+class ThreadItemOutput(serializers.Serializer):
+    text = serializers.CharField()
+    mediaUrls = serializers.ListField(child=serializers.CharField())
+
+
+# Posts with a thread only.
+POST_THREAD = Record(
+    {
+        "thread": Key(
+            serializers.ListField(
+                child=ThreadItemOutput(),
+                required=False,
+                help_text="Posts created with a thread only: its replies, in order, after the post's own text",
+            ),
+            lambda row: [
+                {"text": item.get("text") or "", "mediaUrls": list(item.get("mediaUrls") or [])}
+                for item in row["thread"] or []
+            ],
+        )
+    }
+)
 
 # The post record: ``preview_urls`` and ``platforms`` are added to the row by :func:`post_records`.
 POST = Record(
@@ -250,15 +304,17 @@ LATE = Record(
         ),
     }
 )
-PostOutput = POST.serializer("PostOutput", LATE)
+PostOutput = POST.serializer("PostOutput", LATE, POST_THREAD)
 
 
-def _entry(row: dict[str, Any], media: dict[str, list[Any]]) -> dict[str, Any]:
-    """The entry of a ``TARGET_FIELDS`` row, with the media of its post."""
+def _entry(row: dict[str, Any], media: dict[str, list[Any]], *, thread: bool = False) -> dict[str, Any]:
+    """The entry of a ``TARGET_FIELDS`` row, with the media of its post (and, when the post has a
+    thread, its thread items)."""
     return {
         **ENTRY.render(row),
         **ENTRY_CONFIG.get(row["platform"], _NO_CONFIG).render(row),
         **ENTRY_MEDIA.render(media),
+        **(ENTRY_THREAD.render(row) if thread else {}),
     }
 
 
@@ -279,15 +335,23 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
         post = records[target["post_id"]]
         # every entry publishes the post's media (a list of its own in each entry)
         post["platforms"].append(
-            _entry(target, {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])})
+            _entry(
+                target,
+                {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])},
+                thread=bool(post["thread"]),
+            )
         )
     return [_post(source) for source in records.values()]
 
 
 def _post(source: dict[str, Any]) -> dict[str, Any]:
+    """The record of a post's row: its keys, then those of a late policy and of a thread, each
+    only when the post has one (so a post without either has the body it always had)."""
     record = POST.render(source)
     if source["late_policy"] != LatePolicy.PUBLISH:
         record.update(LATE.render(source))
+    if source["thread"]:
+        record.update(POST_THREAD.render(source))
     return record
 
 

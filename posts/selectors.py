@@ -49,6 +49,7 @@ _POST_COLUMNS = {
     "thumbnail_url": "p.thumbnail_url",
     "late_policy": "p.late_policy",
     "max_lateness_seconds": "p.max_lateness_seconds",
+    "thread": "p.thread",
     "recurring_post_id": "p.recurring_post_id",
     "occurrence_at": _instant("p.occurrence_at"),
     "created_by_id": "p.created_by_id",
@@ -71,9 +72,12 @@ _TARGET_COLUMNS = {
     "published_at": _instant("t.published_at"),
     "tiktok_draft_fallback": "t.tiktok_draft_fallback",
     "config": "t.config",
+    "thread_items": "t.thread_items",
 }
 assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
-_JSON_FIELDS = frozenset({"media_urls", "media_alt_texts", "config"})  # jsonb: Django's connection reads it as text
+_JSON_FIELDS = frozenset(
+    {"media_urls", "media_alt_texts", "config", "thread", "thread_items"}
+)  # jsonb: Django's connection reads it as text
 _POST_SQL = ", ".join(_POST_COLUMNS.values())
 _TARGET_SQL = ", ".join(_TARGET_COLUMNS.values())
 

@@ -78,6 +78,7 @@ class PostPlan:
     queue: bool = False
     late_policy: str = "publish"
     max_lateness_seconds: int | None = None
+    thread: list[dict[str, Any]] = field(default_factory=list)  # [{text, mediaUrls}] as stored on the post
 
     @property
     def valid(self) -> bool:
@@ -121,6 +122,9 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         thumbnail_timestamp_ms=data.get("thumbnailTimestampMs"),
         recurrence=data.get("recurrence"),
         queue=bool(data.get("queue")),
+        thread=[
+            {"text": item["text"], "mediaUrls": list(item.get("mediaUrls") or [])} for item in data.get("thread") or []
+        ],
     )
     _plan_lateness(plan, data)
     if len(plan.media_alt_texts) > len(plan.media_urls):
@@ -129,12 +133,60 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
     if plan.queue:
         _check_queue(plan)
     media_kinds = _resolve_media(plan, workspace_id)
+    thread_kinds = _resolve_thread_media(plan, workspace_id)
     _attach_configs(plan, data)
+    if plan.thread and plan.recurrence:
+        plan.issues.append(Issue("thread: a recurring series cannot publish a thread", None, "thread"))
     if full:
         _check_content(plan, media_kinds)
         for target in plan.targets:
             _check_target(plan, target, media_kinds)
+            _check_thread(plan, target, thread_kinds)
     return plan
+
+
+def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[str] | None]:
+    """The media kinds of each thread item (None: its media could not be resolved, reported)."""
+    kinds: list[list[str] | None] = []
+    for index, item in enumerate(plan.thread):
+        if not item["mediaUrls"]:
+            kinds.append([])
+            continue
+        try:
+            kinds.append([m.kind for m in media_resolve(workspace_id=workspace_id, urls=item["mediaUrls"])])
+        except ValidationFailed as exc:
+            messages = exc.message if isinstance(exc.message, list) else [exc.message]
+            plan.issues.extend(Issue(f"thread[{index}].mediaUrls: {m}", None, "thread", exc.code) for m in messages)
+            kinds.append(None)
+    return kinds
+
+
+def _thread_item_type(kinds: list[str]) -> str:
+    if not kinds:
+        return ContentType.TEXT
+    if len(kinds) > 1:
+        return ContentType.CAROUSEL
+    return {"image": ContentType.IMAGE, "video": ContentType.VIDEO}.get(kinds[0], ContentType.DOCUMENT)
+
+
+def _check_thread(plan: PostPlan, target: TargetPlan, kinds: list[list[str] | None]) -> None:
+    """A thread only where the platform publishes one, and every item within its limits."""
+    if not plan.thread:
+        return
+    platform = Platform(target.platform)
+    if not CAPABILITIES[platform].threads:
+        supported = ", ".join(p.value for p, caps in CAPABILITIES.items() if caps.threads)
+        plan.issues.append(
+            Issue(f"thread: {platform.value} does not publish threads (only {supported})", platform.value, "thread")
+        )
+        return
+    for index, (item, item_kinds) in enumerate(zip(plan.thread, kinds, strict=True)):
+        if item_kinds is None:
+            continue
+        for message in validate_content(
+            platform, content_type=_thread_item_type(item_kinds), text=item["text"], media_kinds=item_kinds
+        ):
+            plan.issues.append(Issue(f"thread[{index}]: {message}", platform.value, "thread"))
 
 
 def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], full: bool) -> None:

@@ -387,6 +387,27 @@ def _validate_post(did: str, record: dict[str, Any]) -> None:
             _check_blob(did, image.get("image"), video=False)
     elif embed and embed.get("$type") == "app.bsky.embed.video":
         _check_blob(did, embed.get("video"), video=True)
+    if "reply" in record:
+        _check_reply(record["reply"])
+
+
+def _check_reply(reply: Any) -> None:
+    """``reply: {root, parent}``, each a strong reference (``uri`` and ``cid``) to a post that
+    exists with that content id."""
+    invalid = "Invalid app.bsky.feed.post record: "
+    if not isinstance(reply, dict):
+        raise XrpcError(400, "InvalidRequest", invalid + "Record/reply must be an object")
+    for name in ("root", "parent"):
+        ref = reply.get(name)
+        if not isinstance(ref, dict) or not isinstance(ref.get("uri"), str) or not isinstance(ref.get("cid"), str):
+            raise XrpcError(
+                400, "InvalidRequest", invalid + f'Record/reply/{name} must have the properties "uri", "cid"'
+            )
+        did, _, rest = ref["uri"].removeprefix("at://").partition("/")
+        collection, _, rkey = rest.partition("/")
+        post = _store().get(f"posts:{did}", rkey) if collection == POST and rkey else None
+        if post is None or post["cid"] != ref["cid"]:
+            raise XrpcError(400, "InvalidRequest", f"Could not find reply {name}: {ref['uri']} ({ref['cid']})")
 
 
 def _scenario(request: HttpRequest, did: str, rkey: str, text: str) -> None:
@@ -405,7 +426,10 @@ def create_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     raw_record = body.get("record")
     record: dict[str, Any] = raw_record if isinstance(raw_record, dict) else {}
     rkey = str(body.get("rkey") or "")
-    log = {"publish": True, "marker": rkey or None, "text": str(record.get("text", ""))[:80]}
+    log: dict[str, Any] = {"publish": True, "marker": rkey or None, "text": str(record.get("text", ""))[:80]}
+    reply = record.get("reply")
+    if isinstance(reply, dict):
+        log["replyTo"] = {name: as_ref for name, as_ref in reply.items() if name in ("root", "parent")}
     request.sandbox_log = log  # type: ignore[attr-defined]
     if str(body.get("repo")) not in {user["did"], user["handle"]}:
         raise XrpcError(400, "InvalidRequest", "Invalid repo")

@@ -1,7 +1,9 @@
 """Failures armed on purpose: the next calls a simulator receives whose path contains ``path``
-(and whose method is ``method``, when given) fail the way that platform fails, so the error
+(and whose method is ``method``, and whose body contains ``body``, when given) fail the way that
+platform fails, so the error
 classes a real platform answers with (rate limit with its retry time, a used-up quota, a 5xx, an
-answer that comes too late) can be produced over HTTP on demand.
+answer that comes too late) can be produced over HTTP on demand. ``body`` singles out one call
+among many to the same path (a thread's item k: its text), so a test can hold exactly that one.
 
 Each simulator module names its platform's answers in ``FAULTS`` (kind → view of the request);
 ``timeout`` is common to all: the call is carried out, then answered after ``seconds`` (the
@@ -34,7 +36,7 @@ def supported(slug: str) -> tuple[str, ...]:
 
 
 def arm(
-    slug: str, kind: str, *, path: str = "", method: str = "", times: int = 1, seconds: float = 0.0
+    slug: str, kind: str, *, path: str = "", method: str = "", times: int = 1, seconds: float = 0.0, body: str = ""
 ) -> dict[str, Any]:
     store = SandboxStore(slug)
     fault_id = secrets.token_hex(6)
@@ -45,6 +47,7 @@ def arm(
         "method": method.upper(),
         "times": times,
         "seconds": seconds,
+        "body": body,
     }
     pipe = store.redis.pipeline()
     pipe.set(store._key("fault", fault_id), times, ex=86400)
@@ -69,15 +72,18 @@ def clear(slug: str) -> None:
     store.redis.delete(store._key("faults"))
 
 
-def take(slug: str, method: str, path: str) -> dict[str, Any] | None:
+def take(slug: str, method: str, path: str, body: Callable[[], str] | None = None) -> dict[str, Any] | None:
     """The first armed fault this call matches, counted as used (atomic per fault: two
-    concurrent calls never both take the last use)."""
+    concurrent calls never both take the last use). ``body`` gives the call's body as text; it is
+    read only when a fault filters on it."""
     store = SandboxStore(slug)
     for raw in store.redis.lrange(store._key("faults"), 0, -1):
         fault = json.loads(raw)
         if fault["method"] and fault["method"] != method.upper():
             continue
         if fault["path"] not in path:
+            continue
+        if fault.get("body") and (body is None or fault["body"] not in body()):
             continue
         if int(store.redis.decr(store._key("fault", fault["id"]))) >= 0:
             return dict(fault)

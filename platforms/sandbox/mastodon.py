@@ -395,8 +395,8 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
     return {
         "id": status["id"],
         "created_at": iso(status["created"], millis=True),
-        "in_reply_to_id": None,
-        "in_reply_to_account_id": None,
+        "in_reply_to_id": status.get("in_reply_to_id"),
+        "in_reply_to_account_id": account["id"] if status.get("in_reply_to_id") else None,
         "sensitive": status["sensitive"],
         "spoiler_text": status["spoiler_text"],
         "visibility": status["visibility"],
@@ -462,6 +462,11 @@ def statuses(request: HttpRequest) -> HttpResponse:
             return _error("Record not found", 404, headers)
         if media["ready_at"] > time.time():
             return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    parent_id = str(params.get("in_reply_to_id") or "")
+    if parent_id:
+        request.sandbox_log["inReplyTo"] = parent_id  # type: ignore[attr-defined]
+        if _store().get(f"statuses:{account['id']}", parent_id) is None:
+            return _error("Record not found", 404, headers)
     status_id = _store().new_id()
     if key:
         claim, created = _store().create_once("idempotency", f"{account['id']}:{key}", {"status_id": status_id})
@@ -480,6 +485,7 @@ def statuses(request: HttpRequest) -> HttpResponse:
         "sensitive": str(params.get("sensitive", "")).lower() in {"true", "1"},
         "spoiler_text": str(params.get("spoiler_text") or ""),
         "language": str(params.get("language") or "en"),
+        "in_reply_to_id": parent_id or None,
     }
     _store().put(f"statuses:{account['id']}", status_id, status)
     request.sandbox_log["remoteId"] = status_id  # type: ignore[attr-defined]

@@ -157,7 +157,9 @@ def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
         return error
     s = _store()
     if request.method == "GET":
-        return meta.owned_listing(request, s.all("thread"), owner_key="user_id", owner=user_id, view=_thread_view)
+        # The user's threads edge lists their own threads, not their replies (those are on /replies).
+        own = [t for t in s.all("thread") if not t.get("reply_to_id")]
+        return meta.owned_listing(request, own, owner_key="user_id", owner=user_id, view=_thread_view)
     media_type = meta.param(request, "media_type").upper()
     text = meta.param(request, "text")
     if (scenario := meta.scenario_error(s, text, f"threads:{user_id}")) is not None:
@@ -188,6 +190,14 @@ def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
         return meta.graph_error(f"(#100) Invalid media_type {media_type or '(missing)'}", code=100)
     elif not text:
         return meta.graph_error("(#100) A TEXT post needs text", code=100)
+    reply_to = meta.param(request, "reply_to_id")
+    if reply_to:
+        request.sandbox_log = {"replyTo": reply_to}  # type: ignore[attr-defined]
+        if s.get("thread", reply_to) is None:
+            return meta.graph_error(
+                f"(#100) Param reply_to_id must be a valid Threads media id: {reply_to}", code=100, subcode=33
+            )
+        fields["reply_to_id"] = reply_to
     container_id = meta.new_numeric_id(s, "179")
     status = "ERROR" if fields.get("error_message") else "IN_PROGRESS"
     s.put(
@@ -225,6 +235,7 @@ def threads_publish(request: HttpRequest, version: str, user_id: str) -> JsonRes
             "text": container["text"],
             "media_type": "TEXT_POST" if kind == "TEXT" else kind,
             "media_url": container.get("media_url", ""),
+            **({"reply_to_id": container["reply_to_id"]} if container.get("reply_to_id") else {}),
         }
 
     return meta.publish_container(

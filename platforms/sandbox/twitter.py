@@ -223,6 +223,8 @@ def user_tweets(request: HttpRequest, user_id: str) -> HttpResponse:
             "https://api.twitter.com/2/problems/invalid-request",
         )
     tweets = sorted(_store().all(f"tweets:{user_id}"), key=lambda t: int(t["id"]), reverse=True)
+    if "replies" in (request.GET.get("exclude") or "").split(","):
+        tweets = [t for t in tweets if not t.get("in_reply_to_tweet_id")]
     start = request.GET.get("start_time")
     if start:
         tweets = [t for t in tweets if iso(t["created"], millis=True) >= start.replace("Z", ".000Z")]
@@ -307,6 +309,23 @@ def create_tweet(request: HttpRequest, user: dict[str, Any]) -> HttpResponse:
             invalid,
             errors=[{"parameters": {"text": [text]}, "message": "Your Tweet text is too long."}],
         )
+    reply = body.get("reply")
+    parent_id = None
+    if reply is not None:
+        parent_id = as_dict(reply).get("in_reply_to_tweet_id")
+        if not isinstance(parent_id, str) or not parent_id:
+            return _problem(
+                400,
+                "Invalid Request",
+                "One or more parameters to your request was invalid.",
+                invalid,
+                errors=[{"parameters": {"reply.in_reply_to_tweet_id": [str(parent_id)]}, "message": "is required"}],
+            )
+        request.sandbox_log["inReplyTo"] = parent_id  # type: ignore[attr-defined]
+        if _find_tweet(parent_id) is None:
+            return _problem(
+                403, "Forbidden", "You attempted to reply to a Tweet that is deleted or not visible to you."
+            )
     media_keys = []
     for media_id in media_ids:
         media = _store().get("media", media_id)
@@ -326,6 +345,8 @@ def create_tweet(request: HttpRequest, user: dict[str, Any]) -> HttpResponse:
     )
     tweet_id = str(1_900_000_000_000_000_000 + int(_store().new_id()[-12:]))
     tweet = {"id": tweet_id, "text": text, "author_id": user["id"], "created": time.time(), "media_keys": media_keys}
+    if parent_id:
+        tweet["in_reply_to_tweet_id"] = parent_id
     _store().put(f"tweets:{user['id']}", tweet_id, tweet)
     _store().put("tweet_owner", tweet_id, {"user_id": user["id"]})
     request.sandbox_log["remoteId"] = tweet_id  # type: ignore[attr-defined]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse, RawPostDataException
 from django.views.decorators.csrf import csrf_exempt
 
 from platforms.base import Platform
@@ -29,7 +30,7 @@ def simulator_view(
         @wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             simulate_latency()
-            fault = faults.take(slug, request.method or "GET", request.path)
+            fault = faults.take(slug, request.method or "GET", request.path, partial(_body_text, request))
             if fault is None or fault["kind"] == faults.TIMEOUT:
                 response = view(request, *args, **kwargs)
             else:
@@ -46,6 +47,15 @@ def simulator_view(
         return wrapper
 
     return decorate
+
+
+def _body_text(request: HttpRequest) -> str:
+    """The request body as text, for a fault that filters on it ("" when it cannot be read in
+    memory: a large upload never matches such a fault)."""
+    try:
+        return request.body.decode("utf-8", "replace")
+    except (RequestDataTooBig, RawPostDataException):
+        return ""
 
 
 def json_body(request: HttpRequest) -> dict[str, Any]:
@@ -83,8 +93,9 @@ def control_revoke(request: HttpRequest, slug: str, account_id: str) -> JsonResp
 @csrf_exempt
 def control_faults(request: HttpRequest, slug: str) -> JsonResponse:
     """GET: the armed faults; DELETE: disarm them all; POST ``{"kind", "path", "method", "times",
-    "seconds"}``: the next ``times`` calls (default 1) whose path contains ``path`` fail as
-    ``kind`` (one of the platform's ``supported`` kinds)."""
+    "seconds", "body"}``: the next ``times`` calls (default 1) whose path contains ``path`` (and
+    whose body contains ``body``, when given) fail as ``kind`` (one of the platform's ``supported``
+    kinds)."""
     if slug not in {p.slug for p in Platform}:
         return JsonResponse({"error": "unknown platform"}, status=404)
     if request.method == "DELETE":
@@ -106,6 +117,12 @@ def control_faults(request: HttpRequest, slug: str) -> JsonResponse:
     if times < 1 or not 0 <= seconds <= 60:
         return JsonResponse({"error": "times must be at least 1 and seconds within 0..60"}, status=400)
     fault = faults.arm(
-        slug, kind, path=str(body.get("path") or ""), method=str(body.get("method") or ""), times=times, seconds=seconds
+        slug,
+        kind,
+        path=str(body.get("path") or ""),
+        method=str(body.get("method") or ""),
+        times=times,
+        seconds=seconds,
+        body=str(body.get("body") or ""),
     )
     return JsonResponse(fault, status=201)

@@ -13,7 +13,7 @@ from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
 from posts.payloads import PLATFORM_VALUES, choice
-from posts.rendering import PostOutput
+from posts.rendering import PostOutput, ThreadItemResultOutput
 
 
 class PostListQuery(OffsetQuery):
@@ -78,6 +78,12 @@ class PostResultOutput(serializers.Serializer):
     errorMessage = serializers.CharField(allow_null=True)
     tiktokDraftFallback = serializers.BooleanField()
     publishedAt = serializers.DateTimeField(allow_null=True)
+    threadItems = serializers.ListField(
+        child=ThreadItemResultOutput(),
+        required=False,
+        help_text="Posts with a thread only: every item's id on the platform confirmed so far, in order, the "
+        "post itself first (as the entry's threadItems)",
+    )
 
 
 RESULT_FIELDS = tuple(PostResultOutput().fields)

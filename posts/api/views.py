@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -55,6 +55,22 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     description="Repeat within 24 h returns the first response and never acts twice.",
 )
 _ID = OpenApiParameter("id", str, OpenApiParameter.PATH, description="Post id")
+_THREAD_EXAMPLE = OpenApiExample(
+    "A thread on X and Bluesky",
+    request_only=True,
+    value={
+        "contentType": "TEXT",
+        "timezone": "Europe/Paris",
+        "text": "How we cut our build time in half, a thread 🧵",
+        "thread": [
+            {"text": "1/ We cached the dependency layer first."},
+            {"text": "2/ Then we split the test suite.", "mediaUrls": ["https://media.example.com/u/chart.png"]},
+        ],
+        "platforms": ["TWITTER", "BLUESKY"],
+        "twitterConnectionIds": ["acc_x"],
+        "blueskyConnectionIds": ["acc_bsky"],
+    },
+)
 
 
 def _valid(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
@@ -109,10 +125,13 @@ class PostViewSet(viewsets.GenericViewSet):
         summary="Create a post (now, scheduled, draft, or the start of a series)",
         description="Needs posts.draft, plus posts.schedule for a future `scheduledAt` or `queue: true`, or "
         "posts.publish when it publishes now. `queue: true` schedules the post at the earliest slot of its "
-        "accounts' posting queues free for all of them (400 naming the account when one has no queue slots).",
+        "accounts' posting queues free for all of them (400 naming the account when one has no queue slots). "
+        "`thread` (TWITTER, BLUESKY, THREADS and MASTODON only) publishes the post and then each item as a reply "
+        "to the one before it; each entry answers the confirmed items in `threadItems`.",
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={201: PostCreateOutput},
+        examples=[_THREAD_EXAMPLE],
     )
     @idempotent
     def create(self, request: Request) -> Response:
@@ -167,7 +186,8 @@ class PostViewSet(viewsets.GenericViewSet):
     def results(self, request: Request, id: str) -> Response:
         row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
         entries = post_records([row], targets)[0]["platforms"]
-        results = [{name: entry[name] for name in RESULT_FIELDS} for entry in entries]
+        # threadItems: only in the entries of a post with a thread, and so only in its results
+        results = [{name: entry[name] for name in RESULT_FIELDS if name in entry} for entry in entries]
         return Response({"postId": row["id"], "status": row["status"], "results": results})
 
     @extend_schema(
@@ -246,10 +266,12 @@ class PostViewSet(viewsets.GenericViewSet):
     @extend_schema(
         operation_id="validatePost",
         summary="Check a create payload without creating anything",
-        description="Runs exactly the create validation and answers every problem found, per platform.",
+        description="Runs exactly the create validation and answers every problem found, per platform "
+        "(a `thread` item's issues name it: `thread[1]: TWITTER text is 301 characters; the limit is 280`).",
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={200: PostValidateOutput},
+        examples=[_THREAD_EXAMPLE],
     )
     @action(detail=False, methods=["post"])
     @idempotent

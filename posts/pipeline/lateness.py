@@ -4,8 +4,9 @@ sent late; it is skipped (FAILED, ``errorCode: missed``) or its post turns back 
 draft, and ``post.missed`` names the entries.
 
 Only a first attempt of an entry staged by the dispatcher is judged (``attempts`` 1 after the
-claim, ``next_attempt_at`` its due time): a retry after a platform error, a retry asked for by
-the client and a post sent "now" always go out. The judgement happens after the claim and before
+claim, ``next_attempt_at`` its due time, nothing started on the platform: no ``remote_state``, no
+thread item): a retry after a platform error, a retry asked for by the client, a post sent "now",
+a multi-step flow polling the platform and the rest of a started thread always go on. The judgement happens after the claim and before
 any call, so nothing of a skipped entry ever reaches the platform; its writes are fenced by the
 claim like every other outcome."""
 
@@ -33,9 +34,14 @@ def judge(claims: list[Claim], *, now: dt.datetime) -> list[Claim]:
         return claims
     due = {
         target_id: (policy, limit, due_at)
-        for target_id, policy, limit, due_at in PostTarget.objects.filter(
+        for target_id, policy, limit, due_at, state, items in PostTarget.objects.filter(
             id__in=[claim.target_id for claim in first], post__late_policy__in=[LatePolicy.SKIP, LatePolicy.DRAFT]
-        ).values_list("id", "post__late_policy", "post__max_lateness_seconds", "next_attempt_at")
+        ).values_list(
+            "id", "post__late_policy", "post__max_lateness_seconds", "next_attempt_at", "remote_state", "thread_items"
+        )
+        # Nothing of it sent yet: a multi-step flow polling the platform, or a thread between two
+        # items, gives its attempt back (attempts 1 again) but keeps what it has started.
+        if not state and not items
     }
     late: dict[str, list[tuple[Claim, int]]] = defaultdict(list)
     for claim in first:

@@ -39,6 +39,7 @@ class Published:
     url: str
     published_at: dt.datetime | None
     draft_fallback: bool = False
+    thread_items: list[dict[str, str]] | None = None  # a thread: every item, in order (None: no thread)
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,9 @@ WITH v AS (
     SELECT * FROM unnest(
         %(ids)s::text[], %(leases)s::timestamptz[], %(statuses)s::text[], %(remote_ids)s::text[], %(urls)s::text[],
         %(published_at)s::timestamptz[], %(draft_fallback)s::boolean[], %(error_codes)s::text[],
-        %(messages)s::text[], %(states)s::text[]
+        %(messages)s::text[], %(states)s::text[], %(thread_items)s::text[]
     ) AS v(id, lease_until, status, platform_post_id, post_url, published_at, draft_fallback, error_code,
-           error_message, remote_state)
+           error_message, remote_state, thread_items)
 ),
 done AS (
     UPDATE posts_posttarget t
@@ -75,6 +76,7 @@ done AS (
         tiktok_draft_fallback = COALESCE(v.draft_fallback, t.tiktok_draft_fallback),
         error_code = v.error_code, error_message = v.error_message,
         remote_state = COALESCE(v.remote_state::jsonb, t.remote_state),
+        thread_items = COALESCE(v.thread_items::jsonb, t.thread_items),
         lease_until = NULL, next_attempt_at = NULL, updated_at = %(now)s
     FROM v
     WHERE t.id = v.id AND t.status = %(publishing)s AND t.lease_until = v.lease_until
@@ -129,17 +131,28 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
 
 def _record_params(items: list[Published | Failed], *, now: dt.datetime) -> dict[str, Any]:
     """The rows of :data:`_RECORD_SQL` as parallel arrays (NULL: the target keeps its value)."""
-    names = ("statuses", "remote_ids", "urls", "published_at", "draft_fallback", "error_codes", "messages", "states")
+    names = (
+        "statuses",
+        "remote_ids",
+        "urls",
+        "published_at",
+        "draft_fallback",
+        "error_codes",
+        "messages",
+        "states",
+        "thread_items",
+    )
     columns: dict[str, list[Any]] = {name: [] for name in names}
     for item in items:
         row: tuple[Any, ...]
         if isinstance(item, Published):
             published_at = item.published_at or now
             row = (TargetStatus.PUBLISHED.value, item.platform_post_id, item.url, published_at, item.draft_fallback)
-            row += ("", "", "{}")
+            thread = None if item.thread_items is None else json.dumps(item.thread_items, cls=DjangoJSONEncoder)
+            row += ("", "", "{}", thread)
         else:
             state = None if item.remote_state is None else json.dumps(item.remote_state, cls=DjangoJSONEncoder)
-            row = (TargetStatus.FAILED.value, None, None, None, None, item.error_code, item.message[:4000], state)
+            row = (TargetStatus.FAILED.value, None, None, None, None, item.error_code, item.message[:4000], state, None)
         for name, value in zip(names, row, strict=True):
             columns[name].append(value)
     return {
@@ -237,10 +250,13 @@ def release_for_retry(
     error_code: str = "",
     message: str = "",
     count_attempt: bool = True,
+    thread_items: list[dict[str, str]] | None = None,
 ) -> bool:
     """PUBLISHING → PENDING, due at ``next_attempt_at``, keeping ``remote_state`` so the next attempt
     resumes. ``count_attempt`` False (a multi-step flow waiting on the platform) gives the attempt
-    back: polling rounds do not use up the retry budget."""
+    back: polling rounds do not use up the retry budget. ``thread_items`` (a thread: the items
+    confirmed so far) is written in the same fenced statement, so an item is on record before the
+    next is sent."""
     changes: dict[str, Any] = {
         "status": TargetStatus.PENDING,
         "next_attempt_at": next_attempt_at,
@@ -251,5 +267,7 @@ def release_for_retry(
     }
     if not count_attempt:
         changes["attempts"] = F("attempts") - 1
+    if thread_items is not None:
+        changes["thread_items"] = thread_items
     publishing = PostTarget.objects.filter(id=claim.target_id, status=TargetStatus.PUBLISHING)
     return bool(work.release(publishing, lease_until=claim.lease_until, **changes))

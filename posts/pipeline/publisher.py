@@ -32,11 +32,12 @@ from platforms.base import (
     PlatformError,
     PublishRequest,
     PublishResult,
+    ThreadPart,
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
-from posts.models import PostTarget
-from posts.pipeline import lateness, outcomes
+from posts.models import Post, PostTarget
+from posts.pipeline import lateness, outcomes, thread_sequence
 from posts.pipeline.claims import Claim, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 
@@ -48,6 +49,10 @@ BOOK_KEY = "_pipeline"
 BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
 UNKNOWN_OUTCOME_MESSAGE = (
     "The platform did not confirm whether the post was created ({detail}). Check the platform before retrying."
+)
+THREAD_UNKNOWN_MESSAGE = (
+    "The platform did not confirm whether thread item {index} was created ({detail}); the items before it are "
+    "listed in threadItems. Check the platform before retrying: a retry sends the thread on from item {index}."
 )
 
 
@@ -99,6 +104,7 @@ class _Call:
     client: PlatformClient
     creds: Credentials
     request: PublishRequest
+    confirmed: list[dict[str, str]]  # a thread: the items the platform confirmed in earlier attempts
 
 
 @dataclass(frozen=True)
@@ -139,12 +145,19 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
             errors.append(exc)
             continue
         client = registry.get_client(target.platform)
-        calls.append(_Call(claim, target, state, book, client, creds, request))
+        confirmed = [dict(item) for item in target.thread_items or []]
+        calls.append(_Call(claim, target, state, book, client, creds, request, confirmed))
     return calls
 
 
 def _call_platform(call: _Call) -> _Outcome:
     """The platform side of one attempt; never touches the database itself."""
+    if call.request.thread:
+        if call.book.get("verify"):  # never set for a thread (see _on_unknown_outcome): do not guess
+            raise UnknownOutcome("the last attempt of this thread was interrupted")
+        return _Outcome(
+            result=thread_sequence.publish_next(call.client, call.creds, call.request, call.state, call.confirmed)
+        )
     if call.book.get("verify"):
         # The last attempt may have created the post (worker lost mid-call): look before sending.
         found = call.client.lookup(call.creds, call.request)
@@ -164,6 +177,7 @@ def _write_outcomes(arrived: list[work.Arrived[_Call, _Outcome]], *, errors: lis
             url=answer.value.result.url,
             published_at=answer.value.result.published_at,
             draft_fallback=answer.value.result.draft_fallback,
+            thread_items=_thread_items_of(answer.item, answer.value.result),
         )
         for answer in arrived
         if answer.value is not None
@@ -219,17 +233,29 @@ def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | 
     assert outcome is not None
     result = outcome.result
     if outcome.found or result.done:
-        _record_result(claim, result)
+        _record_result(claim, result, thread_items=_thread_items_of(call, result))
         return
-    delay = max(result.poll_after, 0.5)
+    thread_items = _thread_items_of(call, result)
+    stepped = thread_items is not None and len(thread_items) > len(call.confirmed)
+    # A thread item just confirmed: the next one goes out at once (after this write); a flow
+    # waiting on the platform is polled again.
+    delay = 0.0 if stepped else max(result.poll_after, 0.5)
     next_state = {**result.state, BOOK_KEY: book} if book else dict(result.state)
     if outcomes.release_for_retry(
         claim,
         next_attempt_at=timezone.now() + dt.timedelta(seconds=delay),
         remote_state=next_state,
         count_attempt=False,
+        thread_items=thread_items,
     ):
         _requeue(claim.target_id, delay)
+
+
+def _thread_items_of(call: _Call, result: PublishResult) -> list[dict[str, str]] | None:
+    """The confirmed items to write for a thread (None for a post without one)."""
+    if not call.request.thread:
+        return None
+    return [dict(item) for item in result.thread_items]
 
 
 def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[Credentials, PublishRequest]:
@@ -276,11 +302,28 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
         media=media,
         options=options,
         thumbnail_url=post.thumbnail_url,
+        thread=tuple(_thread_parts(post)),
     )
     return creds, request
 
 
-def _record_result(claim: Claim, result: PublishResult) -> None:
+def _thread_parts(post: Post) -> list[ThreadPart]:
+    """The thread items of ``post`` with their media resolved (none for a post without a thread)."""
+    parts: list[ThreadPart] = []
+    for item in post.thread or []:
+        urls = list(item.get("mediaUrls") or [])
+        media: tuple[MediaItem, ...] = ()
+        if urls:
+            try:
+                infos = media_resolve(workspace_id=str(post.workspace_id), urls=urls)
+            except ApplicationError as exc:
+                raise _Unsendable(ErrorCode.MEDIA_REJECTED, str(getattr(exc, "message", exc)))
+            media = tuple(MediaItem(url=i.url, kind=i.kind, mime_type=i.mime_type, size=i.size) for i in infos)
+        parts.append(ThreadPart(text=str(item.get("text") or ""), media=media))
+    return parts
+
+
+def _record_result(claim: Claim, result: PublishResult, *, thread_items: list[dict[str, str]] | None = None) -> None:
     if not result.platform_post_id:
         _record_failed(
             claim,
@@ -296,6 +339,7 @@ def _record_result(claim: Claim, result: PublishResult) -> None:
                 url=result.url,
                 published_at=result.published_at,
                 draft_fallback=result.draft_fallback,
+                thread_items=thread_items,
             )
         ]
     )
@@ -342,9 +386,20 @@ def _on_unknown_outcome(
     request: PublishRequest | None,
 ) -> None:
     """Never re-send blindly: re-send only where the platform deduplicates on our key; otherwise
-    look the post up, and re-send once only if the platform says it does not exist."""
+    look the post up, and re-send once only if the platform says it does not exist. A thread item
+    cannot be looked up reliably (replies are not on the timelines the lookups read), so a thread
+    on such a platform ends FAILED ``unknown_outcome`` with the items confirmed before it."""
     if CAPABILITIES[Platform(target.platform)].idempotent_publish == "key" or client is None:
         _retry_or_fail(claim, exc, state, book)
+        return
+    if target.post.thread:
+        index = len(target.thread_items or [])
+        _record_failed(
+            claim,
+            error_code=ErrorCode.UNKNOWN_OUTCOME,
+            message=THREAD_UNKNOWN_MESSAGE.format(index=index, detail=exc.message),
+            remote_state=_with_book(state, book),
+        )
         return
     assert creds is not None and request is not None
     try:

@@ -3,7 +3,9 @@
 - A PUBLISHING target whose lease expired lost its worker mid-attempt; the platform may or may
   not have the post. Platforms that deduplicate on our key: back to PENDING and queued. Platforms
   where a post can be found by our marker: back to PENDING with "look first", so the next attempt
-  looks the post up before it sends anything. Others: FAILED ``unknown_outcome``.
+  looks the post up before it sends anything (not a thread: its replies cannot be found that way).
+  Others: FAILED ``unknown_outcome``; a thread keeps the items confirmed before the interruption
+  (``thread_items``), so a retry sends it on from there.
 - A PENDING target well past its due time with no task alive (Redis lost its queue, a worker was
   killed holding prefetched messages) is queued again; the claim makes duplicates harmless. While
   the publish queue holds a backlog, a target waiting that long is more likely still queued than
@@ -74,7 +76,7 @@ def sweep(*, now: dt.datetime | None = None) -> SweepReport:
 def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
     expired = list(
         PostTarget.objects.filter(work.lease_expired(now), status=TargetStatus.PUBLISHING).values(
-            "id", "post_id", "platform", "lease_until", "attempts", "remote_state"
+            "id", "post_id", "platform", "lease_until", "attempts", "remote_state", "post__thread"
         )[:SWEEP_LIMIT]
     )
     interrupted: list[outcomes.Published | outcomes.Failed] = []
@@ -85,6 +87,8 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
             target_id=row["id"], post_id=row["post_id"], lease_until=row["lease_until"], attempts=row["attempts"]
         )
         mode = CAPABILITIES[Platform(row["platform"])].idempotent_publish
+        if mode == "lookup" and row["post__thread"]:
+            mode = "none"  # a thread item (a reply) cannot be found by the lookups: never guess
         if mode == "none" or claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
             interrupted.append(
                 outcomes.Failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE)

@@ -85,6 +85,8 @@ def _merged(post: Post, changes: dict[str, Any]) -> dict[str, Any]:
         current["maxLatenessSeconds"] = None  # a new policy starts from its own default limit
     if "platforms" in changes:
         data = {name: current[name] for name in _POST_FIELDS}
+        if "thread" in current:  # a change keeps the thread (and checks it against the new platforms)
+            data["thread"] = current["thread"]
         data.update(changes)
         return data
     data = dict(current)

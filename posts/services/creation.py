@@ -103,10 +103,12 @@ def post_create(
         thumbnail_timestamp_ms=plan.thumbnail_timestamp_ms,
         late_policy=plan.late_policy,
         max_lateness_seconds=plan.max_lateness_seconds,
+        thread=plan.thread,
         created_by_id=user_id,
     )
     targets = build_targets(post, plan)
-    media_mark_referenced(workspace_id=workspace_id, urls=plan.media_urls)
+    thread_media = [url for item in plan.thread for url in item["mediaUrls"]]
+    media_mark_referenced(workspace_id=workspace_id, urls=[*plan.media_urls, *thread_media])
     if plan.recurrence:
         _start_series(post, plan)
     go_live(post, timing=timing, target_ids=[t.id for t in targets])
@@ -176,6 +178,8 @@ def payload_of(post: Post) -> dict[str, Any]:
         "platforms": list(dict.fromkeys(t.platform for t in targets)),
         "platformTexts": [{"platform": t.platform, "text": t.text} for t in targets if t.text != post.text],
     }
+    if post.thread:
+        data["thread"] = [dict(item) for item in post.thread]
     for target in targets:
         data.setdefault(CONNECTION_FIELDS[target.platform], [])
         if target.account_id:

@@ -24,7 +24,7 @@ from jsonschema import Draft4Validator
 from rest_framework.test import APIClient
 
 from core.fields import format_instant
-from posts.models import PostStatus, TargetStatus
+from posts.models import Post, PostStatus, TargetStatus
 from tests.factories.accounts import SocialAccountFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
@@ -412,23 +412,43 @@ def test_bodies_match_the_description(
 def test_post_records_show_the_documented_fields_in_their_order(workspace: Workspace, api: APIClient) -> None:
     """The post record and ``PostOutput`` come from one declaration (``posts.rendering``); a body's
     keys are the documented fields in their documented order: the post's, then in each entry its
-    fixed fields, its platform's config values (and their client aliases), then its media."""
-    from posts.rendering import ENTRY, ENTRY_CONFIG, ENTRY_MEDIA, LATE, PlatformEntryOutput, PostOutput
+    fixed fields, its platform's config values (and their client aliases), then its media; a post
+    with a late policy adds its keys, one with a thread ``thread`` last, and its entries ``threadItems`` last (documented, in order)."""
+    from posts.rendering import (
+        ENTRY,
+        ENTRY_CONFIG,
+        ENTRY_MEDIA,
+        ENTRY_THREAD,
+        LATE,
+        POST,
+        POST_THREAD,
+        PlatformEntryOutput,
+        PostOutput,
+    )
 
     post = PostFactory(workspace=workspace, status=PostStatus.SCHEDULED, scheduled_at=timezone.now())
     for platform in ("INSTAGRAM", "TIKTOK", "YOUTUBE", "BLUESKY"):
         PostTargetFactory(post=post, platform=platform, config={"postType": "REELS", "tags": ["a"]})
     record = api.get(f"{API}/social-posts/{post.id}").json()
-    assert list(record) == [key for key in PostOutput().fields if key not in LATE.keys]  # no late policy
-    post.late_policy, post.max_lateness_seconds = "skip", 60
-    post.save()
-    assert list(api.get(f"{API}/social-posts/{post.id}").json()) == list(PostOutput().fields)
+    assert list(record) == list(POST.keys)
+    assert list(PostOutput().fields) == list(POST.keys) + list(LATE.keys) + list(POST_THREAD.keys)
     documented = list(PlatformEntryOutput().fields)
     assert len(record["platforms"]) == 4
     for entry in record["platforms"]:
         config = list(ENTRY_CONFIG[entry["platform"]].keys) if entry["platform"] in ENTRY_CONFIG else []
         assert list(entry) == list(ENTRY.keys) + config + list(ENTRY_MEDIA.keys)
         assert [key for key in documented if key in entry] == list(entry)
+    Post.objects.filter(id=post.id).update(thread=[{"text": "reply", "mediaUrls": []}])
+    threaded = api.get(f"{API}/social-posts/{post.id}").json()
+    assert list(threaded) == list(POST.keys) + list(POST_THREAD.keys)
+    assert threaded["thread"] == [{"text": "reply", "mediaUrls": []}]
+    Post.objects.filter(id=post.id).update(late_policy="skip", max_lateness_seconds=60)
+    both = api.get(f"{API}/social-posts/{post.id}").json()
+    assert list(both) == list(PostOutput().fields)  # every optional key, in the documented order
+    for entry in threaded["platforms"]:
+        assert list(entry)[-1] == "threadItems" and entry["threadItems"] == []
+        assert [key for key in documented if key in entry] == list(entry)
+    assert list(ENTRY_THREAD.keys) == ["threadItems"]
     tiktok = next(entry for entry in record["platforms"] if entry["platform"] == "TIKTOK")
     assert tiktok["tiktokBrandedOwnBrand"] is None and "instagramPostType" not in tiktok
     youtube = next(entry for entry in record["platforms"] if entry["platform"] == "YOUTUBE")

@@ -131,6 +131,19 @@ def test_a_post_thumbnail_counts_as_a_reference(workspace, local_media):
     assert exists(row, local_media)
 
 
+def test_a_thread_items_media_counts_as_a_reference_until_the_post_finishes(workspace, local_media):
+    row = stored(workspace, local_media, first_referenced_at=timezone.now())
+    other = stored(workspace, local_media, first_referenced_at=timezone.now())
+    thread = [{"text": "2/", "mediaUrls": []}, {"text": "3/", "mediaUrls": ["https://x.example/a.png", row.public_url]}]
+    pending = post(workspace, "PENDING", [], thread=thread)
+    assert sweep_twice(timezone.now() + 30 * DAY) == (1, 0)  # the file no thread names goes
+    assert exists(row, local_media) and not exists(other, local_media)
+
+    Post.objects.filter(id=pending.id).update(status="COMPLETED", finished_at=timezone.now())
+    assert sweep_twice(timezone.now()) == (1, 0)
+    assert not exists(row, local_media)
+
+
 def test_a_post_of_another_workspace_does_not_keep_a_file(workspace, other_workspace, local_media):
     row = stored(workspace, local_media)
     post(other_workspace, "DRAFT", [row.public_url])

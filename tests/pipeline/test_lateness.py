@@ -133,3 +133,15 @@ def test_a_retry_is_never_judged_late(sandbox, workspace):
     assert publish_targets([target.id]) == 1
     post.refresh_from_db()
     assert post.status == PostStatus.COMPLETED and len(sandbox_publishes(Platform.MASTODON)) == 1
+
+
+def test_an_entry_already_started_on_the_platform_is_never_judged_late(sandbox, workspace):
+    """A multi-step flow polling the platform (its container made) or a thread between two items
+    gives its attempt back but has started: it goes on however late its next round comes."""
+    account = connect_account(workspace, Platform.MASTODON)
+    post = _scheduled(workspace, [account], policy="skip", limit=60, late_by=dt.timedelta(hours=1))
+    (target,) = targets_of(post)
+    PostTarget.objects.filter(id=target.id).update(remote_state={"_pipeline": {"started": True}})
+    assert publish_targets([target.id]) == 1
+    target.refresh_from_db()
+    assert target.error_code != MISSED
