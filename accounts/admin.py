@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts import services
-from accounts.models import ConnectLink, SocialAccount
+from accounts.models import ConnectLink, PostingQueue, QueueSlot, SocialAccount
 from core.errors import ApplicationError
 from platforms.base import PlatformError
 
@@ -74,4 +74,36 @@ class ConnectLinkAdmin(admin.ModelAdmin):
     exclude = ["token_hash"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+class QueueSlotInline(admin.TabularInline):
+    model = QueueSlot
+    fields = ["weekday", "local_time"]
+    readonly_fields = ["weekday", "local_time"]
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(PostingQueue)
+class PostingQueueAdmin(admin.ModelAdmin):
+    """Posting queues, to look at: they change through PUT /social-accounts/{id}/queue only, whose
+    lock keeps a queued create from reading half a queue."""
+
+    list_display = ["account", "timezone", "updated_at"]
+    list_select_related = ["account"]
+    search_fields = ["account__id", "account__display_name", "account__workspace__id"]
+    readonly_fields = ["account", "timezone", "updated_at"]
+    inlines = [QueueSlotInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

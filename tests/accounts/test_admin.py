@@ -80,3 +80,21 @@ def test_check_now_action(
     account.refresh_from_db()
     assert account.status == "unauthorized"
     assert len(unauthorized_events(workspace.id)) == 1
+
+
+@pytest.mark.django_db
+def test_posting_queues_are_shown_read_only(staff: Client, workspace: Workspace) -> None:
+    import datetime as dt
+
+    from accounts.models import PostingQueue, QueueSlot
+
+    account = SocialAccountFactory(workspace=workspace, platform=Platform.MASTODON, display_name="Masto")
+    queue = PostingQueue.objects.create(account=account, timezone="Europe/Berlin")
+    QueueSlot.objects.create(queue=queue, weekday=0, local_time=dt.time(9, 30))
+    listing = staff.get("/admin/accounts/postingqueue/")
+    assert listing.status_code == 200 and "Europe/Berlin" in listing.content.decode()
+    detail = staff.get(f"/admin/accounts/postingqueue/{quote(account.id)}/change/")
+    assert detail.status_code == 200 and "09:30" in detail.content.decode()
+    assert staff.get("/admin/accounts/postingqueue/add/").status_code == 403
+    staff.post(f"/admin/accounts/postingqueue/{quote(account.id)}/change/", {"timezone": "UTC"})
+    assert PostingQueue.objects.get().timezone == "Europe/Berlin"
