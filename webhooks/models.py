@@ -60,39 +60,28 @@ class Webhook(models.Model):
         return None
 
 
-class CurrentTransactionId(models.Func):
-    """The id of the transaction writing the row (PostgreSQL's 64-bit ``xid8``, never reused)."""
-
-    template = "(pg_current_xact_id()::text::bigint)"
-    output_field = models.BigIntegerField()
-
-
-class OldestRunningTransactionId(models.Func):
-    """The id below which every transaction has ended (committed or rolled back) as the current
-    snapshot sees it: a row written with a smaller id can no longer appear later."""
-
-    template = "(pg_snapshot_xmin(pg_current_snapshot())::text::bigint)"
-    output_field = models.BigIntegerField()
-
-
 class Event(models.Model):
     """One emitted event. ``payload`` is the envelope serialized once; every attempt of every
-    delivery sends exactly these bytes (UTF-8). ``txid`` orders the events feed: see
-    ``webhooks.selectors.event_page``."""
+    delivery sends exactly these bytes (UTF-8). ``seq`` orders the events feed, given once the
+    event is committed: see ``webhooks.services.events_seal``."""
 
     id = models.CharField(primary_key=True, max_length=40, default=id_factory("evt"), editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="events")
     name = models.CharField(max_length=64)
     payload = models.TextField()
     created_at = models.DateTimeField()
-    txid = models.BigIntegerField(db_default=CurrentTransactionId(), editable=False)
+    seq = models.BigIntegerField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "id"]
         indexes = [
             models.Index(fields=["workspace", "-created_at"], name="event_ws_created"),
-            # The events feed: one workspace's events in (txid, created_at, id) order after a cursor.
-            models.Index(fields=["workspace", "txid", "created_at", "id"], name="event_ws_feed"),
+            # The events feed: one workspace's sealed events in seq order after a cursor, and the
+            # few not sealed yet, oldest first.
+            models.Index(fields=["workspace", "seq"], name="event_ws_feed", condition=Q(seq__isnull=False)),
+            models.Index(
+                fields=["workspace", "created_at", "id"], name="event_ws_unsealed", condition=Q(seq__isnull=True)
+            ),
             # Pruning past the retention window, oldest first, across workspaces.
             models.Index(fields=["created_at"], name="event_created"),
         ]

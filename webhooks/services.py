@@ -40,6 +40,9 @@ UNSET = _Unset.UNSET
 DUPLICATE_MESSAGE = "A webhook with this URL already exists in this workspace"
 
 
+SEAL_BATCH = 1000  # events numbered per GET /events at most (the rest by the next ones)
+
+
 def new_secret() -> str:
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode("ascii")
 
@@ -184,6 +187,39 @@ def delivery_redeliver(*, workspace: Workspace, webhook_id: str, delivery_id: st
         ids = [delivery.pk]
         transaction.on_commit(lambda: enqueue_deliveries(ids), robust=True)
     return Delivery.objects.select_related("event").prefetch_related("attempts").get(pk=delivery.pk)
+
+
+# The feed's sealing: one advisory-lock class for it, the workspace's id hashed as the object.
+_SEAL_LOCK_SQL = "SELECT pg_advisory_xact_lock(%s, hashtext(%s))"
+_SEAL_LOCK_CLASS = 0x4576  # "Ev"
+_SEAL_SQL = """
+UPDATE webhooks_event e SET seq = v.seq
+FROM (SELECT unnest(%(ids)s::text[]) AS id, nextval('webhooks_event_seq') AS seq) v
+WHERE e.id = v.id
+"""
+
+
+def events_seal(*, workspace: Workspace, limit: int = SEAL_BATCH) -> int:
+    """Number the workspace's committed events that have no feed number yet (oldest first, at
+    most ``limit``), so GET /events can list them after every event numbered before.
+
+    Why numbers given after commit: an event's ``createdAt`` is stamped inside the transaction
+    that emits it, and that transaction may commit after later-stamped events are already
+    visible; a reader paging by instant would pass it and never see it. A number is given only to
+    an event already committed, from an increasing sequence, by one sealer of the workspace at a
+    time (a transaction-scoped advisory lock held until the numbers commit), so an event that
+    becomes visible later always gets a larger number than any a reader has seen: nothing can
+    appear behind a cursor. Safe to run any number of times; returns how many were numbered."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(_SEAL_LOCK_SQL, [_SEAL_LOCK_CLASS, str(workspace.pk)])
+        ids = list(
+            Event.objects.filter(workspace=workspace, seq__isnull=True)
+            .order_by("created_at", "id")
+            .values_list("pk", flat=True)[:limit]
+        )
+        if ids:
+            cursor.execute(_SEAL_SQL, {"ids": ids})
+    return len(ids)
 
 
 def events_prune(*, batch: int = PRUNE_BATCH, max_batches: int = PRUNE_MAX_BATCHES) -> int:

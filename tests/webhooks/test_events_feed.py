@@ -18,6 +18,7 @@ from tests.webhooks.conftest import Receiver, attempt_one
 from webhooks.events import STORED_EVENT_NAMES, emit_event
 from webhooks.models import Delivery, Event
 from webhooks.selectors import encode_event_cursor, event_page
+from webhooks.services import events_seal
 
 # Committed for real: the feed lists only the events of transactions that have ended, so events
 # written inside a test's own open transaction would never show.
@@ -70,8 +71,8 @@ def test_pages_follow_the_cursor_with_nothing_missing_or_doubled(api: Any, works
         emit_event(workspace_id=workspace.id, name="post.published", data={"n": n})
     # Events of one transaction at the same instant are ordered by id, and the cursor keeps them apart.
     first = Event.objects.order_by("created_at").first()
-    assert Event.objects.filter(txid=first.txid).count() == 3
-    Event.objects.filter(txid=first.txid).update(created_at=first.created_at)
+    same = Event.objects.order_by("created_at")[:3]
+    Event.objects.filter(pk__in=[e.pk for e in same]).update(created_at=first.created_at)
     seen: list[int] = []
     cursor = None
     for _ in range(10):
@@ -79,7 +80,10 @@ def test_pages_follow_the_cursor_with_nothing_missing_or_doubled(api: Any, works
         if not bodies:
             break
         seen += [json.loads(b)["data"]["n"] for b in bodies]
-    expected = [json.loads(e.payload)["data"]["n"] for e in Event.objects.order_by("txid", "created_at", "id")]
+    expected = [json.loads(e.payload)["data"]["n"] for e in Event.objects.order_by("created_at", "id")]
+    assert list(Event.objects.order_by("seq").values_list("pk", flat=True)) == list(
+        Event.objects.order_by("created_at", "id").values_list("pk", flat=True)
+    )  # sealed together: numbered in creation order
     assert seen == expected and sorted(seen) == list(range(7))
     assert sorted(seen[:3]) == [0, 1, 2] and seen[3:] == [3, 4, 5, 6]
 
@@ -109,12 +113,9 @@ def test_only_this_workspace_and_only_the_retention_window(
     settings.EVENTS_RETENTION_DAYS = 31
     bodies, _ = _page(api)
     assert [json.loads(b)["data"] for b in bodies] == [{"old": True}, {"recent": True}]
-    # Another workspace's cursor only positions in time: it never shows that workspace's events.
-    theirs = Event.objects.get(workspace=other_workspace)
-    bodies, _ = _page(
-        api, f"?after={encode_event_cursor(theirs.txid, theirs.created_at - dt.timedelta(days=40), theirs.id)}"
-    )
-    assert all(json.loads(b)["data"] != {"theirs": True} for b in bodies)
+    # A cursor only positions in the feed: from the start, it never shows another workspace's events.
+    bodies, _ = _page(api, f"?after={encode_event_cursor(0)}")
+    assert [json.loads(b)["data"] for b in bodies] == [{"old": True}, {"recent": True}]
 
 
 @pytest.mark.parametrize(
@@ -172,7 +173,8 @@ def test_a_fixed_number_of_queries_whatever_the_page_size(api: Any, workspace: A
 
     emit_event(workspace_id=workspace.id, name="post.published", data={})
     count()  # the key's first use writes last_used_at
-    few = count()
+    emit_event(workspace_id=workspace.id, name="post.published", data={})
+    few = count()  # one event to seal
     for _ in range(20):
         emit_event(workspace_id=workspace.id, name="post.published", data={})
     assert count() == few
@@ -180,6 +182,8 @@ def test_a_fixed_number_of_queries_whatever_the_page_size(api: Any, workspace: A
 
 def test_the_feed_query_uses_the_workspace_order_index(workspace: Any) -> None:
     emit_event(workspace_id=workspace.id, name="post.published", data={})
+    assert events_seal(workspace=workspace) == 1
+    assert events_seal(workspace=workspace) == 0  # sealing twice numbers nothing more
     cursor = event_page(workspace=workspace, after=None, limit=1, names=None).next_cursor
     with CaptureQueriesContext(connection) as ctx:
         event_page(workspace=workspace, after=cursor, limit=20, names=["post.published"])
@@ -192,8 +196,8 @@ def test_the_feed_query_uses_the_workspace_order_index(workspace: Any) -> None:
 
 
 def test_no_cursor_passes_an_event_whose_transaction_is_still_open(api: Any, workspace: Any) -> None:
-    """An event stamped first but committed last (a slow publish transaction) is never skipped: the
-    events of transactions that began writing after it wait until it has ended."""
+    """An event stamped first but committed last (a slow publish transaction) is never skipped: it
+    is numbered when it becomes visible, after every event a reader has already been given."""
     written, release = threading.Event(), threading.Event()
 
     def slow_transaction() -> None:
@@ -211,13 +215,36 @@ def test_no_cursor_passes_an_event_whose_transaction_is_still_open(api: Any, wor
         assert written.wait(timeout=60)
         emit_event(workspace_id=workspace.id, name="post.published", data={"n": 2})  # committed at once
         emit_event(workspace_id=workspace.id, name="image.failed", data={"n": 3})
-        assert Event.objects.count() == 2  # the first is not visible yet
-        assert _page(api) == ([], None)  # and nothing written after it is listed before it
+        bodies, cursor = _page(api)
+        assert [json.loads(b)["data"] for b in bodies] == [{"n": 2}, {"n": 3}]  # n 1 is not visible yet
     finally:
         release.set()
         slow.join(timeout=60)
-    bodies, cursor = _page(api, "?limit=2")
-    assert [json.loads(b)["data"] for b in bodies] == [{"n": 1}, {"n": 2}]
+    first = Event.objects.order_by("created_at").first()
+    assert json.loads(first.payload)["data"] == {"n": 1}  # stamped before the cursor's events
     bodies, cursor = _page(api, f"?after={cursor}")
-    assert [json.loads(b)["data"] for b in bodies] == [{"n": 3}]
+    assert [json.loads(b)["data"] for b in bodies] == [{"n": 1}]  # still served: nothing skipped
     assert _page(api, f"?after={cursor}") == ([], cursor)
+
+
+def test_concurrent_readers_number_each_event_once(workspace: Any) -> None:
+    for n in range(30):
+        emit_event(workspace_id=workspace.id, name="post.published", data={"n": n})
+    start = threading.Barrier(4)
+    sealed: list[int] = []
+
+    def seal() -> None:
+        try:
+            start.wait(timeout=30)
+            sealed.append(events_seal(workspace=workspace, limit=10))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=seal) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(sealed) == [0, 10, 10, 10]
+    seqs = list(Event.objects.order_by("created_at", "id").values_list("seq", flat=True))
+    assert None not in seqs and seqs == sorted(seqs) and len(set(seqs)) == 30

@@ -207,14 +207,15 @@ class EventViewSet(viewsets.ViewSet):
         "its webhooks received (same `id`, same bytes), for the last 30 days (`EVENTS_RETENTION_DAYS`), "
         "whatever each webhook's `events` filter. Pass `nextCursor` back as `after` to continue where the "
         "page ended: a receiver that was down replays from the last cursor it stored, and dedupes on `id` "
-        "the events that also arrive by delivery. The order is that of the transactions that wrote the "
-        "events, and an event is listed once every transaction that began writing before its own has ended "
-        "(milliseconds): a cursor never passes an event that appears later.",
+        "the events that also arrive by delivery. The order is the order in which the events became visible "
+        "(committed), which is their creation order but for events of transactions still committing: a cursor "
+        "never passes an event that appears later.",
         parameters=[EventListQuery],
         responses={200: EventListOutput},
     )
     def list(self, request: Request) -> HttpResponse:
         query = parse_query(request.query_params, EventListQuery)
+        services.events_seal(workspace=access_of(request).workspace)
         page = selectors.event_page(
             workspace=access_of(request).workspace,
             after=query.get("after"),
