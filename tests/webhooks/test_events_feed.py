@@ -124,12 +124,12 @@ def test_only_this_workspace_and_only_the_retention_window(
         ("?limit=0", "limit: Ensure this value is greater than or equal to 1."),
         ("?limit=101", "limit: Ensure this value is less than or equal to 100."),
         ("?limit=ten", "limit: must be an integer"),
-        ("?after=not-a-cursor", "after must be a nextCursor returned by GET /events"),
-        ("?after=MS5hYmMuZXZ0", "after must be a nextCursor returned by GET /events"),
-        ("?after=MS4xLmV2dABf", "after must be a nextCursor returned by GET /events"),  # NUL in the id
-        ("?after=MS45OTk5OTk5OTk5OTk5OTk5OTk5LmV2dF8x", "after must be a nextCursor returned by GET /events"),
-        ("?after=%F0%9F%9A%80", "after must be a nextCursor returned by GET /events"),
-        ("?after=" + "x" * 201, "after: Ensure this field has no more than 200 characters."),
+        ("?after=not-a-cursor", "after: must be a nextCursor returned by GET /events"),
+        ("?after=MS5hYmMuZXZ0", "after: must be a nextCursor returned by GET /events"),
+        ("?after=-1", "after: must be a nextCursor returned by GET /events"),
+        ("?after=1234567890123456789", "after: must be a nextCursor returned by GET /events"),
+        ("?after=%F0%9F%9A%80", "after: must be a nextCursor returned by GET /events"),
+        ("?after=" + "1" * 201, "after: must be a nextCursor returned by GET /events"),
         ("?after=", "after: This field may not be blank."),
         (
             "?type=webhook.test",

@@ -15,7 +15,7 @@ from webhooks.models import Delivery, Webhook
 from webhooks.services import ROTATION_GRACE_MAX_SECONDS, ROTATION_GRACE_SECONDS
 from webhooks.url_safety import MAX_URL_LENGTH
 
-MAX_CURSOR_LENGTH = 200
+CURSOR_PATTERN = r"^[0-9]{1,18}$"  # a position in the workspace's feed: any value of it is one
 
 
 def _event_name(names: tuple[str, ...] = EVENT_NAMES) -> serializers.ChoiceField:
@@ -34,6 +34,7 @@ def _events_filter(**kwargs: Any) -> serializers.ListField:
         child=_event_name(),
         allow_null=True,
         allow_empty=False,
+        min_length=1,
         max_length=len(EVENT_NAMES),
         help_text="Subscribe to these events only; absent or null: every event (the default). "
         "`webhook.test` is always sent, whatever the list.",
@@ -194,10 +195,14 @@ class DeliveryListOutput(serializers.Serializer):
 
 
 class EventListQuery(strict.QuerySerializer):
-    after = serializers.CharField(
+    after = serializers.RegexField(
+        CURSOR_PATTERN,
         required=False,
-        max_length=MAX_CURSOR_LENGTH,
-        help_text="A `nextCursor` from an earlier page: the events created after the last one it returned.",
+        help_text="A `nextCursor` from an earlier page, passed back as it is: the events after the last one it "
+        "returned.",
+        error_messages={
+            "invalid": "must be a nextCursor returned by GET /events",
+        },
     )
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     type = serializers.ListField(
