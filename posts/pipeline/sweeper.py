@@ -13,6 +13,9 @@
   multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
   written in one transaction) is finalized.
+- First comments (``posts.pipeline.first_comment.recover``): one whose worker was lost mid-call is
+  sent again where the platform dedupes on our key, else FAILED ``unknown_outcome``; a due one whose
+  task was lost is queued again.
 """
 
 from __future__ import annotations
