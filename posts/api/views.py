@@ -206,7 +206,7 @@ class PostViewSet(viewsets.GenericViewSet):
     def results(self, request: Request, id: str) -> Response:
         row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
         entries = post_records([row], targets)[0]["platforms"]
-        # threadItems: only in the entries of a post with a thread, and so only in its results
+        # threadItems / firstComment: only in the entries of a post with one, and so only in its results
         results = [{name: entry[name] for name in RESULT_FIELDS if name in entry} for entry in entries]
         return Response({"postId": row["id"], "status": row["status"], "results": results})
 

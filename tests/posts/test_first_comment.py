@@ -10,7 +10,7 @@ import pytest
 
 from posts.models import Post
 from posts.rendering import post_record
-from tests.factories.posts import account, uploaded
+from tests.factories.posts import PostFactory, PostTargetFactory, account, uploaded
 from tests.posts.conftest import future, iso
 
 URL = "/api/v1/social-posts"
@@ -172,3 +172,34 @@ def test_patch_sets_changes_keeps_and_removes_the_first_comment(api: Any, accoun
     removed = api.patch(f"{URL}/{post_id}", {"firstComment": None}, format="json")
     assert removed.status_code == 200 and "firstComment" not in removed.json()
     assert Post.objects.get(id=post_id).first_comment == {}
+
+
+def test_results_answer_each_entrys_comment_only_for_a_post_with_one(api: Any, workspace: Any) -> None:
+    post = PostFactory(workspace=workspace, status="COMPLETED", first_comment={"text": "hi", "delaySeconds": 0})
+    published = PostTargetFactory(
+        post=post,
+        platform="MASTODON",
+        status="PUBLISHED",
+        platform_post_id="m1",
+        comment_status="PUBLISHED",
+        first_comment={"platformCommentId": "m2"},
+    )
+    failed = PostTargetFactory(
+        post=post,
+        platform="BLUESKY",
+        status="PUBLISHED",
+        platform_post_id="b1",
+        comment_status="FAILED",
+        first_comment={"errorCode": "unknown_outcome", "errorMessage": "timed out"},
+    )
+    results = {r["platformId"]: r for r in api.get(f"{URL}/{post.id}/results").json()["results"]}
+    assert results[published.id]["firstComment"] == {"status": "PUBLISHED", "platformCommentId": "m2"}
+    assert results[failed.id]["firstComment"] == {
+        "status": "FAILED",
+        "platformCommentId": None,
+        "errorCode": "unknown_outcome",
+    }
+    plain = PostFactory(workspace=workspace, status="COMPLETED")
+    PostTargetFactory(post=plain, platform="MASTODON", status="PUBLISHED", platform_post_id="m3")
+    [result] = api.get(f"{URL}/{plain.id}/results").json()["results"]
+    assert "firstComment" not in result
