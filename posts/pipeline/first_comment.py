@@ -119,19 +119,42 @@ def schedule(target_ids: list[str], *, now: dt.datetime) -> list[str]:
 
 
 def send_first_comments(target_ids: list[str]) -> int:
-    """Claim each due PENDING comment of ``target_ids`` and send it once. Safe to run any number
-    of times: what is not claimed is left alone. Returns how many this call attempted."""
-    claims = _claim(list(dict.fromkeys(target_ids)), now=timezone.now())
+    """Claim each due PENDING comment of ``target_ids`` and send it once. Each is claimed just
+    before its call, so its lease covers that call alone, never a wait behind the others of the
+    batch. Safe to run any number of times: what is not claimed is left alone (one that arrived
+    early is queued again for its time). Returns how many this call attempted."""
+    ids = list(dict.fromkeys(target_ids))
     errors: list[BaseException] = []
-    for claim in claims:
+    attempted = 0
+    for target_id in ids:
+        claims = _claim([target_id], now=timezone.now())
+        if not claims:
+            _requeue_early(target_id)
+            continue
+        attempted += 1
         try:
-            _attempt(claim)
+            _attempt(claims[0])
         except Exception as exc:
-            logger.exception("first comment of %s raised", claim.target_id)
+            logger.exception("first comment of %s raised", target_id)
             errors.append(exc)
     if errors:
         raise errors[0]
-    return len(claims)
+    return attempted
+
+
+def _requeue_early(target_id: str) -> None:
+    """A task that arrived before its comment was due (clock skew, a countdown rounded down) puts
+    it back with the remaining countdown instead of leaving it to the sweeper."""
+    now = timezone.now()
+    due_at = (
+        PostTarget.objects.filter(id=target_id, comment_status=CommentStatus.PENDING, comment_due_at__gt=now)
+        .values_list("comment_due_at", flat=True)
+        .first()
+    )
+    if due_at is not None:
+        delay = (due_at - now).total_seconds() + 0.05
+        if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
+            enqueue_first_comments([target_id], countdown=delay)
 
 
 def _claim(target_ids: list[str], *, now: dt.datetime) -> list[CommentClaim]:

@@ -107,6 +107,9 @@ def test_the_comment_follows_the_published_entry_after_its_delay(
     assert len(tasks) == 1 and tasks[0][2] is not None and 28 <= tasks[0][2] <= 31
     assert first_comment.send_first_comments([target.id]) == 0  # not due yet: nothing sent
     assert _comments_in(Platform.MASTODON) == []
+    # the early task put itself back for the comment's time
+    again = [t for t in queued_publish_tasks([target.id]) if t[0] == "posts.send_first_comments"]
+    assert len(again) == 2 and again[1][2] is not None and 28 <= again[1][2] <= 31
     _later(monkeypatch, 31)
     assert first_comment.send_first_comments([target.id]) == 1
     assert first_comment.send_first_comments([target.id]) == 0  # the task run twice: nothing more
