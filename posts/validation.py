@@ -157,6 +157,10 @@ def _check_first_comment(plan: PostPlan, target: TargetPlan) -> None:
     platform = Platform(target.platform)
     for message in validate_comment(platform, plan.first_comment["text"]):
         plan.issues.append(Issue(f"firstComment: {message}", platform.value, "firstComment"))
+    if str(target.config.get("postType") or "").upper() == "STORY":
+        # A story takes no comments on either platform (its replies are private messages).
+        message = f"firstComment: {platform.value} stories cannot be commented on (postType STORY)"
+        plan.issues.append(Issue(message, platform.value, "firstComment"))
 
 
 def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[str] | None]:

@@ -203,3 +203,25 @@ def test_results_answer_each_entrys_comment_only_for_a_post_with_one(api: Any, w
     PostTargetFactory(post=plain, platform="MASTODON", status="PUBLISHED", platform_post_id="m3")
     [result] = api.get(f"{URL}/{plain.id}/results").json()["results"]
     assert "firstComment" not in result
+
+
+def test_a_story_takes_no_first_comment(api: Any, workspace: Any, accounts: Any) -> None:
+    image = uploaded(workspace, "image")
+    page = accounts["FACEBOOK"]
+    payload = body(
+        contentType="IMAGE",
+        mediaUrls=[image],
+        firstComment={"text": "first"},
+        facebookConfigs=[{"pageId": page.page_id, "postType": "STORY"}],
+        **targets(accounts, "FACEBOOK"),
+    )
+    issues = api.post(f"{URL}/validate", payload, format="json").json()["issues"]
+    assert issues == [
+        {
+            "platform": "FACEBOOK",
+            "field": "firstComment",
+            "message": "firstComment: FACEBOOK stories cannot be commented on (postType STORY)",
+        }
+    ]
+    feed = {**payload, "facebookConfigs": [{"pageId": page.page_id, "postType": "FEED"}]}
+    assert api.post(f"{URL}/validate", feed, format="json").json()["issues"] == []
