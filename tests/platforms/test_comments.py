@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from platforms.base import NotSupported, Permanent, Platform, PostRef, PublishRequest, ReplyTo
+from platforms.base import Credentials, NotSupported, Permanent, Platform, PostRef, PublishRequest, ReplyTo
 from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
 from tests.platforms.conftest import drive, media_item, sim_requests
@@ -129,7 +129,7 @@ def test_a_platform_without_a_comment_api_raises_not_supported(platform: Platfor
     on = PostRef("123")
     request = PublishRequest(target_id="k", content_type="TEXT", text="x", reply_to=ReplyTo(root=on, parent=on))
     with pytest.raises(NotSupported):
-        get_client(platform).comment(Any, request, {})  # type: ignore[arg-type]
+        get_client(platform).comment(Credentials(access_token="tok", external_id="42"), request, {})
 
 
 @pytest.mark.parametrize("platform", [Platform.BLUESKY, Platform.MASTODON], ids=lambda p: p.value)
