@@ -330,6 +330,8 @@ PUBLISH_ATTEMPT_THREADS = max(1, env.int("PUBLISH_ATTEMPT_THREADS", default=25))
 PUBLISH_LOST_TASK_SECONDS = env.float("PUBLISH_LOST_TASK_SECONDS", default=60.0)
 # A post's latePolicy skip or draft without maxLatenessSeconds allows entries this late.
 LATE_POLICY_DEFAULT_SECONDS = env.int("LATE_POLICY_DEFAULT_SECONDS", default=3600)
+# The longest firstComment.delaySeconds accepted (the comment goes out this long after its entry).
+FIRST_COMMENT_MAX_DELAY_SECONDS = env.int("FIRST_COMMENT_MAX_DELAY_SECONDS", default=3600)
 # Retries due later than this are not queued with a countdown; the sweeper queues them when due.
 PUBLISH_MAX_COUNTDOWN_SECONDS = env.float("PUBLISH_MAX_COUNTDOWN_SECONDS", default=600.0)
 PUBLISH_SWEEP_INTERVAL_SECONDS = env.float("PUBLISH_SWEEP_INTERVAL_SECONDS", default=15.0)

@@ -327,6 +327,12 @@ class ContainerFlow:
         )
 
 
+def post_comment(graph: GraphApi, *, token: str, object_id: str, text: str) -> PublishResult:
+    """``POST /{object-id}/comments`` (a Facebook post, an Instagram media): the comment's id."""
+    body = graph.call("POST", f"{object_id}/comments", token=token, data={"message": text}, creates=True)
+    return PublishResult(done=True, platform_post_id=str(body["id"]))
+
+
 def find_recent_post(graph: GraphApi, *, token: str, edge: str, text_field: str, text: str) -> PublishResult | None:
     """A post of the last day on ``edge`` whose ``text_field`` is exactly ``text`` (the lookup
     after an unknown outcome, for APIs with no idempotency key); None when there is none."""

@@ -295,6 +295,14 @@ class PlatformClient:
         Raises NotSupported where the platform offers no way to look."""
         raise NotSupported
 
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """Post ``request.text`` as a comment (or reply) under ``request.reply_to.parent``, the
+        published post. ``request.target_id`` is the comment's own idempotency key where the
+        platform takes one. The result's ``platform_post_id`` is the comment's id; ``done`` False
+        (a multi-step flow) as for :meth:`publish`. Raises NotSupported where the platform has no
+        comment API."""
+        raise NotSupported
+
     # accounts
     def check_token(self, creds: Credentials) -> AccountProfile:
         """Raise AuthError if the platform rejects the token."""

@@ -14,6 +14,7 @@ outcome. Metrics from ``app.bsky.feed.getPosts`` (no views), followers from ``ge
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -35,11 +36,13 @@ from platforms.base import (
     Platform,
     PlatformClient,
     PlatformError,
+    PostRef,
     PublishRequest,
     PublishResult,
     QuotaExhausted,
     RateLimited,
     RemotePost,
+    ReplyTo,
     Transient,
 )
 from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send
@@ -316,6 +319,21 @@ class Client(PlatformClient):
             images = [{"image": self._upload_blob(creds, item.url), "alt": item.alt_text} for item in request.media]
             embed = {"$type": "app.bsky.embed.images", "images": images}
         return self._create_post(creds, request, embed)
+
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A reply record under the post (the thread items' call), its record key minted from the
+        request's ``target_id`` so that a re-send finds the first instead of making a second. A
+        reply names the post's cid: read from the repo when the caller does not have it."""
+        if request.reply_to is None:
+            raise Permanent("A comment needs the post it replies to", error_code=ErrorCode.INVALID_REQUEST)
+        parent = request.reply_to.parent
+        if not parent.cid:
+            found = self._get_post(creds, parent.platform_post_id.rsplit("/", 1)[-1])
+            if found is None:
+                raise Permanent("The post to comment on was not found", error_code=ErrorCode.INVALID_REQUEST)
+            parent = PostRef(parent.platform_post_id, found.cid)
+            request = dataclasses.replace(request, reply_to=ReplyTo(root=parent, parent=parent))
+        return self._create_post(creds, request, None)
 
     def _resolve_handle(self, handle: str) -> str | None:
         try:

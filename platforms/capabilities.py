@@ -37,6 +37,9 @@ class Capabilities:
     idempotent_publish: str = "none"  # "key" (idempotency key), "lookup" (find by marker), "none"
     refreshable_token: bool = False
     threads: bool = False  # publishes a thread: replies to the post, each to the one before it
+    # The longest comment (or reply) the platform takes under a published post, counted as its
+    # text is (``text_counting``); None: no comment API, so no ``firstComment``.
+    comment_text_limit: int | None = None
 
     @property
     def has_analytics(self) -> bool:
@@ -61,6 +64,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="lookup",
             refreshable_token=True,
             threads=True,
+            comment_text_limit=280,
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -76,6 +80,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="key",
             refreshable_token=True,
             threads=True,
+            comment_text_limit=300,
         ),
         Capabilities(
             Platform.MASTODON,
@@ -87,6 +92,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,  # verify_credentials reports followers_count; no per-post analytics
             idempotent_publish="key",
             threads=True,
+            comment_text_limit=500,
         ),
         Capabilities(
             Platform.THREADS,
@@ -102,6 +108,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="lookup",
             refreshable_token=True,
             threads=True,
+            comment_text_limit=500,
         ),
         Capabilities(
             Platform.LINKEDIN,
@@ -117,6 +124,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             title_limit=100,
             idempotent_publish="none",
             refreshable_token=True,
+            comment_text_limit=1250,
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -132,6 +140,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="lookup",
             refreshable_token=True,
+            comment_text_limit=2200,
         ),
         Capabilities(
             Platform.FACEBOOK,
@@ -145,6 +154,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             title_limit=255,
             idempotent_publish="lookup",
+            comment_text_limit=8000,
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -175,6 +185,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="none",
             refreshable_token=True,
+            comment_text_limit=10000,
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -236,6 +247,19 @@ def text_length(platform: Platform, text: str) -> int:
     if counting == "graphemes":
         return grapheme.length(text)
     return len(text)
+
+
+def validate_comment(platform: Platform, text: str) -> list[str]:
+    """Every reason ``platform`` would refuse ``text`` as a comment under a post, as messages naming
+    the platform (a platform without a comment API refuses every comment)."""
+    limit = CAPABILITIES[platform].comment_text_limit
+    if limit is None:
+        supported = ", ".join(p.value for p, caps in CAPABILITIES.items() if caps.comment_text_limit is not None)
+        return [f"{platform.value} has no comment API (only {supported})"]
+    length = text_length(platform, text)
+    if length > limit:
+        return [f"{platform.value} comment is {length} characters; the limit is {limit}"]
+    return []
 
 
 def validate_content(

@@ -22,6 +22,7 @@ from platforms._meta_common import (
     facebook_login_token,
     insight_values,
     parse_time,
+    post_comment,
 )
 from platforms.base import (
     AccountProfile,
@@ -161,6 +162,15 @@ class Client(PlatformClient):
                 return "story_photo_upload"
             return "single_photo" if len(images) == 1 else "photos_upload"
         return "feed"
+
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``POST /{object-id}/comments`` with ``message``: no idempotency key, so the pipeline never
+        re-sends one whose outcome is unknown."""
+        if request.reply_to is None:
+            raise Permanent("A comment needs the post it replies to", error_code=ErrorCode.INVALID_REQUEST)
+        return post_comment(
+            self.graph, token=creds.access_token, object_id=request.reply_to.parent.platform_post_id, text=request.text
+        )
 
     def _done(self, post_id: str) -> PublishResult:
         return PublishResult(

@@ -35,6 +35,7 @@ from platforms.base import (
     RateLimited,
     RemotePost,
     Transient,
+    UnknownOutcome,
 )
 from platforms.http import (
     as_int,
@@ -321,6 +322,22 @@ class Client(PlatformClient):
             url=f"https://www.linkedin.com/feed/update/{urn}/",
             published_at=dt.datetime.now(dt.UTC),
         )
+
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``POST /rest/socialActions/{urn}/comments`` as the member: no idempotency key, so the
+        pipeline never re-sends one whose outcome is unknown. The comment's URN is its id."""
+        if request.reply_to is None:
+            raise Permanent("A comment needs the post it replies to", error_code=ErrorCode.INVALID_REQUEST)
+        urn = request.reply_to.parent.platform_post_id
+        body = {"actor": f"urn:li:person:{creds.external_id}", "object": urn, "message": {"text": request.text}}
+        response = self._call(
+            "POST", f"/rest/socialActions/{quote(urn, safe='')}/comments", creds, json=body, creates=True
+        )
+        created = json_or_empty(response)
+        comment_urn = str(created.get("$URN") or response.headers.get("x-restli-id") or "")
+        if not comment_urn:
+            raise UnknownOutcome("LinkedIn answered the comment without its URN")
+        return PublishResult(done=True, platform_post_id=comment_urn)
 
     # --- analytics -----------------------------------------------------------------------
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:

@@ -204,6 +204,11 @@ class Client(PlatformClient):
             )
         return self._post_status(creds, request, media_ids)
 
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A status with ``in_reply_to_id`` (the thread items' call), deduplicated on
+        ``Idempotency-Key`` (the request's ``target_id``)."""
+        return self.publish(creds, request, state)
+
     def _post_status(self, creds: Credentials, request: PublishRequest, media_ids: list[str]) -> PublishResult:
         payload: dict[str, Any] = {"status": request.text, "visibility": request.options.get("visibility", "public")}
         if media_ids:

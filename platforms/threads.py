@@ -181,6 +181,10 @@ class Client(PlatformClient):
 
         return flow.advance(state, create_containers=create_containers, carousel_params=carousel_params)
 
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A reply container (``reply_to_id``) then its publish: the thread items' flow."""
+        return self.publish(creds, request, state)
+
     @staticmethod
     def _item_params(kind: str, url: str) -> dict[str, str]:
         if kind == "video":

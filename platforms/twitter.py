@@ -267,6 +267,10 @@ class Client(PlatformClient):
         created = self._call("POST", "/2/tweets", creds.access_token, creates=True, json=payload)["data"]
         return self._result(creds, str(created["id"]), dt.datetime.now(dt.UTC))
 
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A reply tweet (``reply.in_reply_to_tweet_id``): the thread items' call."""
+        return self.publish(creds, request, state)
+
     def _result(self, creds: Credentials, tweet_id: str, published_at: dt.datetime | None) -> PublishResult:
         username = creds.extra.get("username") or "i/web"
         return PublishResult(

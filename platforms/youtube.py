@@ -97,6 +97,22 @@ class Client(GoogleClient):
             return PublishResult(done=False, state={"session_uri": self._open_session(creds, request)})
         return self._upload(creds, request, state)
 
+    def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``commentThreads.insert``: a top-level comment under the video. No idempotency key, so the
+        pipeline never re-sends one whose outcome is unknown."""
+        if request.reply_to is None:
+            raise Permanent("A comment needs the video it goes under", error_code=ErrorCode.INVALID_REQUEST)
+        body = {
+            "snippet": {
+                "videoId": request.reply_to.parent.platform_post_id,
+                "topLevelComment": {"snippet": {"textOriginal": request.text}},
+            }
+        }
+        created = self._json(
+            "POST", f"{API}/commentThreads", creds, params={"part": "snippet"}, json=body, creates=True
+        )
+        return PublishResult(done=True, platform_post_id=str(created["id"]))
+
     def _metadata(self, request: PublishRequest) -> dict[str, Any]:
         options = request.options
         title_limit = platform_title_limit(Platform.YOUTUBE)

@@ -16,7 +16,7 @@ from media.models import MediaKind
 from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES, METRICS, Capabilities
 from posts.models import ContentType
-from posts.payloads import CONFIG_FIELDS, CONFIG_SERIALIZERS
+from posts.payloads import CONFIG_FIELDS, CONFIG_SERIALIZERS, THREAD_MAX_ITEMS
 
 
 def platform_catalogue() -> list[dict[str, Any]]:
@@ -38,6 +38,8 @@ def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
         "media": _media(caps),
         "config": _config(platform.value),
         "analytics": {"metrics": [m for m in METRICS if m in caps.metrics], "followers": caps.followers},
+        "thread": {"supported": caps.threads, "maxItems": THREAD_MAX_ITEMS if caps.threads else None},
+        "firstComment": {"supported": caps.comment_text_limit is not None, "textLimit": caps.comment_text_limit},
     }
 
 

@@ -29,6 +29,16 @@ class TargetStatus(models.TextChoices):
     FAILED = "FAILED"
 
 
+class CommentStatus(models.TextChoices):
+    """The first comment's step on an entry: due (PENDING), being sent (SENDING, under a lease), or
+    done either way."""
+
+    PENDING = "PENDING"
+    SENDING = "SENDING"
+    PUBLISHED = "PUBLISHED"
+    FAILED = "FAILED"
+
+
 class LatePolicy(models.TextChoices):
     """What happens to an entry that reaches a worker later than the post's maxLatenessSeconds."""
 
@@ -123,6 +133,11 @@ class Post(models.Model):
         blank=True,
         help_text="Replies published after the post's own text, in order: [{text, mediaUrls}] (empty: no thread)",
     )
+    first_comment = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A comment posted under each entry once it is live: {text, delaySeconds} (empty: none)",
+    )
     recurring_post = models.ForeignKey(
         RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences"
     )
@@ -202,6 +217,20 @@ class PostTarget(models.Model):
         help_text="The thread items the platform confirmed, in order (the post itself first); kept across "
         "retries so that a thread resumes after its last confirmed item",
     )
+    # The first comment's own step, claimed like the publish attempt (status, due time, lease as
+    # fencing token) but on its own columns, so the entry's status never waits for it.
+    comment_status = models.CharField(
+        max_length=10, choices=CommentStatus.choices, blank=True, default="", help_text="Empty: not scheduled"
+    )
+    comment_due_at = models.DateTimeField(null=True, blank=True)
+    comment_lease_until = models.DateTimeField(null=True, blank=True)
+    comment_attempts = models.PositiveSmallIntegerField(default=0)
+    first_comment = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The first comment's result: {platformCommentId, errorCode, errorMessage} and the state of a "
+        "multi-step comment flow",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -219,6 +248,11 @@ class PostTarget(models.Model):
             models.Index(fields=["status", "next_attempt_at"], name="target_status_next"),
             models.Index(fields=["status", "lease_until"], name="target_status_lease"),
             models.Index(fields=["post", "status"], name="target_post_status"),
+            models.Index(
+                fields=["comment_status", "comment_due_at"],
+                condition=Q(comment_status__in=["PENDING", "SENDING"]),
+                name="target_comment_due",
+            ),
             # The staff dashboard: publishes and failures per platform and errorCode (index-only).
             models.Index(
                 fields=["published_at"],

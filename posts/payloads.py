@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -186,6 +187,36 @@ class ThreadItemInput(strict.Serializer):
         return attrs
 
 
+FIRST_COMMENT_DESCRIPTION = (
+    "A comment posted under each entry's post once it is live, `delaySeconds` (0 to "
+    "FIRST_COMMENT_MAX_DELAY_SECONDS, 3600 by default) after the entry is PUBLISHED, exactly once: a comment "
+    "whose outcome is unknown (a timeout, a worker lost mid-call) is sent again only on BLUESKY and MASTODON, "
+    "which deduplicate on our key; elsewhere it ends FAILED `unknown_outcome` (check the post). Supported on "
+    "FACEBOOK, INSTAGRAM, LINKEDIN, TWITTER, BLUESKY, THREADS, MASTODON and YOUTUBE (GET /platforms: "
+    "`firstComment`); a post with one that targets any other platform is a 400 naming it. The text is checked "
+    "against each platform's comment limit, counted as that platform counts text. Each entry answers "
+    "`firstComment: {status, platformCommentId, errorCode?}`; events `post.first_comment.published` and "
+    "`post.first_comment.failed`. It never holds back the entry's status or the post's `post.published`. "
+    "On PATCH, null removes it."
+)
+
+
+class FirstCommentInput(strict.Serializer):
+    text = serializers.CharField(max_length=100_000, trim_whitespace=False, help_text="The comment's text")
+    delaySeconds = serializers.IntegerField(
+        required=False,
+        default=0,
+        min_value=0,
+        max_value=settings.FIRST_COMMENT_MAX_DELAY_SECONDS,
+        help_text="Seconds between the entry going live and its comment (default 0)",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs["text"].strip():
+            raise serializers.ValidationError({"text": "a first comment needs text"})
+        return attrs
+
+
 class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
@@ -273,6 +304,7 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         max_length=THREAD_MAX_ITEMS,
         help_text=THREAD_DESCRIPTION,
     )
+    firstComment = FirstCommentInput(required=False, allow_null=True, help_text=FIRST_COMMENT_DESCRIPTION)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return PostContentInput.validate(self, attrs)

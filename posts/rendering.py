@@ -99,6 +99,7 @@ POST_FIELDS = (
     "late_policy",
     "max_lateness_seconds",
     "thread",
+    "first_comment",
     "recurring_post_id",
     "occurrence_at",
     "created_by_id",
@@ -122,6 +123,8 @@ TARGET_FIELDS = (
     "tiktok_draft_fallback",
     "config",
     "thread_items",
+    "comment_status",
+    "first_comment",
 )
 
 
@@ -230,7 +233,49 @@ ENTRY_THREAD = Record(
         )
     }
 )
-PlatformEntryOutput = ENTRY.serializer("PlatformEntryOutput", *ENTRY_CONFIG.values(), ENTRY_MEDIA, ENTRY_THREAD)
+
+
+class FirstCommentResultOutput(serializers.Serializer):
+    status = choice(
+        ["PENDING", "PUBLISHED", "FAILED", "SKIPPED"],
+        help_text="PENDING until the entry is live and `delaySeconds` have passed and the comment is sent; "
+        "SKIPPED while the entry is FAILED (a retry that publishes it sends the comment)",
+    )
+    platformCommentId = serializers.CharField(allow_null=True, help_text="The platform's id of the comment")
+    errorCode = serializers.CharField(
+        required=False, help_text="FAILED only: the normalized errorCode (`unknown_outcome`: check the post)"
+    )
+
+
+def first_comment_result(row: dict[str, Any]) -> dict[str, Any]:
+    """An entry's ``firstComment``: its status, the comment's id, and on failure its errorCode."""
+    status = row["comment_status"]
+    result = row["first_comment"] or {}
+    if status == "PUBLISHED":
+        return {"status": "PUBLISHED", "platformCommentId": result.get("platformCommentId") or None}
+    if status == "FAILED":
+        return {"status": "FAILED", "platformCommentId": None, "errorCode": result.get("errorCode") or ""}
+    if not status and row["status"] == TargetStatus.FAILED:
+        return {"status": "SKIPPED", "platformCommentId": None}
+    return {"status": "PENDING", "platformCommentId": None}
+
+
+# Entries of a post with a ``firstComment`` only.
+ENTRY_FIRST_COMMENT = Record(
+    {
+        "firstComment": Key(
+            FirstCommentResultOutput(
+                required=False,
+                help_text="Posts with a firstComment only: the comment under this entry's post, sent once after the "
+                "entry is PUBLISHED (it never holds back the entry's or the post's status)",
+            ),
+            first_comment_result,
+        )
+    }
+)
+PlatformEntryOutput = ENTRY.serializer(
+    "PlatformEntryOutput", *ENTRY_CONFIG.values(), ENTRY_MEDIA, ENTRY_THREAD, ENTRY_FIRST_COMMENT
+)
 
 
 class ThreadItemOutput(serializers.Serializer):
@@ -251,6 +296,25 @@ POST_THREAD = Record(
                 {"text": item.get("text") or "", "mediaUrls": list(item.get("mediaUrls") or [])}
                 for item in row["thread"] or []
             ],
+        )
+    }
+)
+
+
+class FirstCommentOutput(serializers.Serializer):
+    text = serializers.CharField()
+    delaySeconds = serializers.IntegerField()
+
+
+# Posts with a first comment only.
+POST_FIRST_COMMENT = Record(
+    {
+        "firstComment": Key(
+            FirstCommentOutput(required=False, help_text="Posts created with a firstComment only"),
+            lambda row: {
+                "text": str(row["first_comment"].get("text") or ""),
+                "delaySeconds": int(row["first_comment"].get("delaySeconds") or 0),
+            },
         )
     }
 )
@@ -304,17 +368,20 @@ LATE = Record(
         ),
     }
 )
-PostOutput = POST.serializer("PostOutput", LATE, POST_THREAD)
+PostOutput = POST.serializer("PostOutput", LATE, POST_THREAD, POST_FIRST_COMMENT)
 
 
-def _entry(row: dict[str, Any], media: dict[str, list[Any]], *, thread: bool = False) -> dict[str, Any]:
+def _entry(
+    row: dict[str, Any], media: dict[str, list[Any]], *, thread: bool = False, first_comment: bool = False
+) -> dict[str, Any]:
     """The entry of a ``TARGET_FIELDS`` row, with the media of its post (and, when the post has a
-    thread, its thread items)."""
+    thread, its thread items; when it has a first comment, the comment's result)."""
     return {
         **ENTRY.render(row),
         **ENTRY_CONFIG.get(row["platform"], _NO_CONFIG).render(row),
         **ENTRY_MEDIA.render(media),
         **(ENTRY_THREAD.render(row) if thread else {}),
+        **(ENTRY_FIRST_COMMENT.render(row) if first_comment else {}),
     }
 
 
@@ -339,6 +406,7 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
                 target,
                 {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])},
                 thread=bool(post["thread"]),
+                first_comment=bool(post["first_comment"]),
             )
         )
     return [_post(source) for source in records.values()]
@@ -352,6 +420,8 @@ def _post(source: dict[str, Any]) -> dict[str, Any]:
         record.update(LATE.render(source))
     if source["thread"]:
         record.update(POST_THREAD.render(source))
+    if source["first_comment"]:
+        record.update(POST_FIRST_COMMENT.render(source))
     return record
 
 

@@ -50,6 +50,7 @@ _POST_COLUMNS = {
     "late_policy": "p.late_policy",
     "max_lateness_seconds": "p.max_lateness_seconds",
     "thread": "p.thread",
+    "first_comment": "p.first_comment",
     "recurring_post_id": "p.recurring_post_id",
     "occurrence_at": _instant("p.occurrence_at"),
     "created_by_id": "p.created_by_id",
@@ -73,10 +74,12 @@ _TARGET_COLUMNS = {
     "tiktok_draft_fallback": "t.tiktok_draft_fallback",
     "config": "t.config",
     "thread_items": "t.thread_items",
+    "comment_status": "t.comment_status",
+    "first_comment": "t.first_comment",
 }
 assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
 _JSON_FIELDS = frozenset(
-    {"media_urls", "media_alt_texts", "config", "thread", "thread_items"}
+    {"media_urls", "media_alt_texts", "config", "thread", "thread_items", "first_comment"}
 )  # jsonb: Django's connection reads it as text
 _POST_SQL = ", ".join(_POST_COLUMNS.values())
 _TARGET_SQL = ", ".join(_TARGET_COLUMNS.values())

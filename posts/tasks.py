@@ -6,6 +6,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from posts.pipeline.dispatcher import dispatch_due
+from posts.pipeline.first_comment import send_first_comments
 from posts.pipeline.publisher import publish_targets
 from posts.pipeline.sweeper import sweep
 from posts.recurrence.services import series_repair_stalled
@@ -22,6 +23,12 @@ def publish_target_task(target_id: str) -> int:
     """Alias kept registered for messages queued before every publish became a batch (nothing sends
     this name any more): the same path as ``posts.publish_targets`` with a batch of one."""
     return publish_targets([target_id])
+
+
+@shared_task(name="posts.send_first_comments", ignore_result=True)
+def send_first_comments_task(target_ids: list[str]) -> int:
+    """The first comment of each due entry among ``target_ids``, claimed before it is sent."""
+    return send_first_comments(list(target_ids))
 
 
 @shared_task(name="posts.dispatch_due", ignore_result=True)

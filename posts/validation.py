@@ -17,7 +17,7 @@ from core.errors import ValidationFailed
 from core.fields import format_instant
 from media.services import media_resolve
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, text_length, validate_content
+from platforms.capabilities import CAPABILITIES, text_length, validate_comment, validate_content
 from posts.models import ContentType, LatePolicy
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.queues import missing_queues, queue_missing_message
@@ -79,6 +79,7 @@ class PostPlan:
     late_policy: str = "publish"
     max_lateness_seconds: int | None = None
     thread: list[dict[str, Any]] = field(default_factory=list)  # [{text, mediaUrls}] as stored on the post
+    first_comment: dict[str, Any] = field(default_factory=dict)  # {text, delaySeconds} as stored ({}: none)
 
     @property
     def valid(self) -> bool:
@@ -127,6 +128,9 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         ],
     )
     _plan_lateness(plan, data)
+    comment = data.get("firstComment")
+    if comment:
+        plan.first_comment = {"text": comment["text"], "delaySeconds": int(comment.get("delaySeconds") or 0)}
     if len(plan.media_alt_texts) > len(plan.media_urls):
         plan.issues.append(Issue("mediaAltTexts: must not have more items than mediaUrls", None, "mediaAltTexts"))
     _resolve_targets(plan, workspace_id, data, full)
@@ -142,7 +146,21 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         for target in plan.targets:
             _check_target(plan, target, media_kinds)
             _check_thread(plan, target, thread_kinds)
+            _check_first_comment(plan, target)
     return plan
+
+
+def _check_first_comment(plan: PostPlan, target: TargetPlan) -> None:
+    """A first comment only where the platform has a comment API, within its comment limit."""
+    if not plan.first_comment:
+        return
+    platform = Platform(target.platform)
+    for message in validate_comment(platform, plan.first_comment["text"]):
+        plan.issues.append(Issue(f"firstComment: {message}", platform.value, "firstComment"))
+    if str(target.config.get("postType") or "").upper() == "STORY":
+        # A story takes no comments on either platform (its replies are private messages).
+        message = f"firstComment: {platform.value} stories cannot be commented on (postType STORY)"
+        plan.issues.append(Issue(message, platform.value, "firstComment"))
 
 
 def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[str] | None]:

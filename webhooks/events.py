@@ -23,6 +23,8 @@ EVENT_NAMES = (
     "post.failed",
     "post.scheduled",
     "post.missed",
+    "post.first_comment.published",
+    "post.first_comment.failed",
     "account.unauthorized",
     "image.completed",
     "image.failed",

@@ -91,6 +91,25 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             },
         },
     },
+    "WebhookFirstCommentData": {
+        "type": "object",
+        "required": ["post", "platformId", "platform", "firstComment"],
+        "properties": {
+            "post": _ref("WebhookPostRecord"),
+            "platformId": {"type": "string", "description": "The entry the comment is under."},
+            "platform": {"type": "string"},
+            "firstComment": {
+                "type": "object",
+                "description": "The entry's firstComment as it is now.",
+                "required": ["status", "platformCommentId"],
+                "properties": {
+                    "status": {"type": "string", "enum": ["PUBLISHED", "FAILED"]},
+                    "platformCommentId": {**_NULLABLE_STRING, "description": "PUBLISHED: the comment's id."},
+                    "errorCode": {"type": "string", "description": "FAILED only (unknown_outcome: check the post)."},
+                },
+            },
+        },
+    },
     "WebhookAccountUnauthorizedData": {
         "type": "object",
         "required": ["account"],
@@ -171,6 +190,15 @@ EVENT_DATA = {
         "WebhookPostMissedData",
         "Entries reached a worker later than the post's maxLatenessSeconds and, by its latePolicy, were skipped "
         "or the post turned back into a draft.",
+    ),
+    "post.first_comment.published": (
+        "WebhookFirstCommentData",
+        "An entry's firstComment was posted under its post (once per entry).",
+    ),
+    "post.first_comment.failed": (
+        "WebhookFirstCommentData",
+        "An entry's firstComment could not be posted (or its outcome is unknown: errorCode unknown_outcome); the "
+        "post itself is live.",
     ),
     "account.unauthorized": (
         "WebhookAccountUnauthorizedData",

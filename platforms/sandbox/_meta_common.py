@@ -287,6 +287,32 @@ def log_publish(
 # --- (Instagram, Threads) have in common ----------------------------------------------------
 
 
+def post_comment(store: SandboxStore, request: HttpRequest, *, object_id: str, exists: bool) -> JsonResponse:
+    """``POST /{object-id}/comments`` (Facebook posts, Instagram media): a comment under an object
+    that exists, its id answered; the call recorded with its body (tests count comments by it)."""
+    if request.method != "POST":
+        return bad_method()
+    message = param(request, "message")
+    if not exists:
+        return graph_error(
+            f"Unsupported post request. Object with ID '{object_id}' does not exist, cannot be loaded due to "
+            "missing permissions, or does not support this operation",
+            code=100,
+            subcode=33,
+        )
+    if not message.strip():
+        return graph_error("(#100) The parameter message is required", code=100)
+    comment_id = new_numeric_id(store, "17")
+    store.put("comment", comment_id, {"id": comment_id, "object_id": object_id, "message": message})
+    request.sandbox_log = {  # type: ignore[attr-defined]
+        "comment": True,
+        "on": object_id,
+        "remoteId": comment_id,
+        "body": {"message": message},
+    }
+    return JsonResponse({"id": comment_id})
+
+
 def facebook_login_views(
     slug: str, create_user: Callable[[], str]
 ) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:

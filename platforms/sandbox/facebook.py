@@ -428,6 +428,16 @@ def insights(request: HttpRequest, version: str, post_id: str) -> JsonResponse:
     return _json(_post_view(post)["insights"])
 
 
+@simulator_view(SLUG)
+def comments(request: HttpRequest, version: str, object_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    s = _store()
+    exists = any(s.get(kind, object_id) for kind in ("post", "photo", "video"))
+    return meta.post_comment(s, request, object_id=object_id, exists=exists)
+
+
 urlpatterns = [
     re_path(V + r"dialog/oauth/?$", dialog),
     re_path(V + r"oauth/access_token$", access_token),
@@ -441,6 +451,8 @@ urlpatterns = [
     re_path(V + r"(?P<page_id>\d+)/videos$", videos),
     re_path(V + r"(?P<page_id>\d+)/(?P<edge>video_reels|video_stories)$", upload_phases),
     re_path(V + r"(?P<post_id>\d+_\d+)/insights$", insights),
+    re_path(V + r"(?P<object_id>[\d_]+)/comments$", comments),
+    re_path(V + r"(?P<object_id>[\d_]+)/comments$", comments),
     re_path(V + r"(?P<node_id>[\d_]+)$", node),
     re_path(V + r"?$", root),
 ]

@@ -358,6 +358,15 @@ def ig_audio(request: HttpRequest, version: str) -> JsonResponse:
     return JsonResponse({"data": items})
 
 
+@simulator_view(SLUG)
+def comments(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
+    _, error = _auth(request)
+    if error:
+        return error
+    s = _store()
+    return meta.post_comment(s, request, object_id=media_id, exists=s.get("media", media_id) is not None)
+
+
 urlpatterns = [
     re_path(V + r"dialog/oauth/?$", dialog),
     re_path(V + r"oauth/access_token$", access_token),
@@ -367,6 +376,7 @@ urlpatterns = [
     re_path(V + r"(?P<ig_id>\d+)/media_publish$", media_publish),
     re_path(V + r"(?P<ig_id>\d+)/content_publishing_limit$", publishing_limit),
     re_path(V + r"(?P<media_id>\d+)/insights$", insights),
+    re_path(V + r"(?P<media_id>\d+)/comments$", comments),
     re_path(V + r"(?P<node_id>\d+)$", node),
 ]
 

@@ -335,6 +335,32 @@ def _own_post(member: dict[str, Any], urn: str) -> dict[str, Any] | None:
 
 
 @view
+def social_action_comments(request: HttpRequest, urn: str) -> HttpResponse:
+    """``POST /rest/socialActions/{urn}/comments``: a comment by ``actor`` (the member) on their own
+    post, answered 201 with the comment entity; the body recorded."""
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    if request.method != "POST":
+        return _error(405, "METHOD_NOT_ALLOWED", "Method not allowed")
+    if _own_post(member, urn) is None:
+        return _error(404, "NOT_FOUND", f"Not Found: {urn}")
+    body = json_body(request)
+    text = str((body.get("message") or {}).get("text") or "") if isinstance(body.get("message"), dict) else ""
+    actor = f"urn:li:person:{member['id']}"
+    if body.get("actor") != actor or body.get("object") != urn or not text.strip():
+        return _error(422, "UNPROCESSABLE_ENTITY", "actor, object and message.text are required", 101)
+    comment_id = store.new_id()
+    comment_urn = f"urn:li:comment:({urn},{comment_id})"
+    store.put("comment", comment_id, {"id": comment_id, "urn": comment_urn, "object": urn, "text": text})
+    request.sandbox_log = {"comment": True, "on": urn, "remoteId": comment_urn, "body": body}  # type: ignore[attr-defined]
+    entity = {"id": comment_id, "$URN": comment_urn, "actor": actor, "object": urn, "message": {"text": text}}
+    response = JsonResponse(entity, status=201)
+    response["x-restli-id"] = comment_urn
+    return response
+
+
+@view
 def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
     member, problem = _member(request)
     if member is None:
@@ -397,6 +423,7 @@ urlpatterns = [
     path("v2/userinfo", userinfo),
     path("rest/memberFollowersCount", followers_count),
     path("rest/posts", posts),
+    path("rest/socialActions/<str:urn>/comments", social_action_comments),
     path("rest/socialActions/<str:urn>", social_actions),
     path("rest/memberCreatorPostAnalytics", creator_analytics),
     path("rest/<str:collection>", assets),

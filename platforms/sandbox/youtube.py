@@ -288,6 +288,40 @@ def videos(request: HttpRequest) -> HttpResponse:
     )
 
 
+@view
+def comment_threads(request: HttpRequest) -> HttpResponse:
+    """``POST commentThreads?part=snippet`` (``commentThreads.insert``): a top-level comment by the
+    channel under one of its videos; the body recorded."""
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    if request.method != "POST":
+        return google_error(405, "methodNotAllowed", "Only commentThreads.insert is simulated")
+    if "snippet" not in request.GET.get("part", "").split(","):
+        return google_error(400, "missingRequiredParameter", "Required parameter: part")
+    body = json_body(request)
+    snippet = as_dict(body.get("snippet"))
+    video_id = str(snippet.get("videoId") or "")
+    text = str(as_dict(as_dict(snippet.get("topLevelComment")).get("snippet")).get("textOriginal") or "")
+    if not text.strip():
+        return google_error(400, "commentTextRequired", "The comment must contain text.")
+    video = store.get("video", video_id) if video_id else None
+    if video is None:
+        return google_error(404, "videoNotFound", "The video identified by the videoId parameter could not be found.")
+    thread_id = "Ug" + secrets.token_urlsafe(18).replace("-", "a").replace("_", "b")
+    store.put("comment_thread", thread_id, {"id": thread_id, "video": video_id, "text": text})
+    request.sandbox_log = {"comment": True, "on": video_id, "remoteId": thread_id, "body": body}  # type: ignore[attr-defined]
+    comment = {"kind": "youtube#comment", "id": thread_id, "snippet": {"videoId": video_id, "textOriginal": text}}
+    return JsonResponse(
+        {
+            "kind": "youtube#commentThread",
+            "etag": digest("etag", thread_id),
+            "id": thread_id,
+            "snippet": {"channelId": channel["id"], "videoId": video_id, "topLevelComment": comment},
+        }
+    )
+
+
 def _playlist_item(playlist_id: str, video: dict[str, Any], position: int) -> dict[str, Any]:
     return {
         "kind": "youtube#playlistItem",
@@ -360,6 +394,7 @@ urlpatterns = [
     path("youtube/v3/channels", channels),
     path("youtube/v3/videos", videos),
     path("youtube/v3/playlistItems", playlist_items),
+    path("youtube/v3/commentThreads", comment_threads),
     path("upload/youtube/v3/videos", upload),
 ]
 

@@ -78,6 +78,18 @@ class PlatformAnalyticsOutput(serializers.Serializer):
     followers = serializers.BooleanField(help_text="Follower counts are reported")
 
 
+class PlatformThreadOutput(serializers.Serializer):
+    supported = serializers.BooleanField(help_text="A post may carry a `thread` (replies after it)")
+    maxItems = serializers.IntegerField(allow_null=True, help_text="Most `thread` items; null where unsupported")
+
+
+class PlatformFirstCommentOutput(serializers.Serializer):
+    supported = serializers.BooleanField(help_text="A post may carry a `firstComment` (the platform has a comment API)")
+    textLimit = serializers.IntegerField(
+        allow_null=True, help_text="Longest comment accepted, counted as `text.counting` says; null where unsupported"
+    )
+
+
 class PlatformOutput(serializers.Serializer):
     platform = choice(PLATFORM_VALUES)
     contentTypes = serializers.ListField(child=choice(ContentType.values))
@@ -86,6 +98,8 @@ class PlatformOutput(serializers.Serializer):
     media = PlatformMediaOutput()
     config = PlatformConfigOutput(allow_null=True, help_text="null for a platform without a config array")
     analytics = PlatformAnalyticsOutput()
+    thread = PlatformThreadOutput()
+    firstComment = PlatformFirstCommentOutput()
 
 
 class PlatformListOutput(serializers.Serializer):
@@ -121,6 +135,8 @@ _EXAMPLE = {
             },
             "config": None,
             "analytics": {"metrics": ["likes", "comments", "shares"], "followers": True},
+            "thread": {"supported": True, "maxItems": 24},
+            "firstComment": {"supported": True, "textLimit": 300},
         }
     ]
 }

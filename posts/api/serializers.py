@@ -13,7 +13,7 @@ from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
 from posts.payloads import PLATFORM_VALUES, choice
-from posts.rendering import PostOutput, ThreadItemResultOutput
+from posts.rendering import FirstCommentResultOutput, PostOutput, ThreadItemResultOutput
 
 
 class PostListQuery(OffsetQuery):
@@ -83,6 +83,9 @@ class PostResultOutput(serializers.Serializer):
         required=False,
         help_text="Posts with a thread only: every item's id on the platform confirmed so far, in order, the "
         "post itself first (as the entry's threadItems)",
+    )
+    firstComment = FirstCommentResultOutput(
+        required=False, help_text="Posts with a firstComment only: the comment's result (as the entry's firstComment)"
     )
 
 

@@ -71,6 +71,25 @@ _THREAD_EXAMPLE = OpenApiExample(
         "blueskyConnectionIds": ["acc_bsky"],
     },
 )
+_FIRST_COMMENT_EXAMPLE = OpenApiExample(
+    "A first comment with the link, a minute after the post",
+    request_only=True,
+    value={
+        "contentType": "IMAGE",
+        "timezone": "UTC",
+        "text": "Our spring collection is here. Link in the first comment 👇",
+        "mediaUrls": ["https://media.example.com/u/spring.jpg"],
+        "firstComment": {"text": "Shop it: https://shop.example.com/spring", "delaySeconds": 60},
+        "platforms": ["INSTAGRAM", "FACEBOOK"],
+        "instagramConnectionIds": ["acc_ig"],
+        "pageIds": ["1234567890"],
+    },
+)
+_FIRST_COMMENT_CHANGE_EXAMPLE = OpenApiExample(
+    "Add or change the first comment (null removes it)",
+    request_only=True,
+    value={"firstComment": {"text": "Details: https://example.com/launch", "delaySeconds": 0}},
+)
 
 
 def _valid(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
@@ -131,7 +150,7 @@ class PostViewSet(viewsets.GenericViewSet):
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={201: PostCreateOutput},
-        examples=[_THREAD_EXAMPLE],
+        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE],
     )
     @idempotent
     def create(self, request: Request) -> Response:
@@ -158,6 +177,7 @@ class PostViewSet(viewsets.GenericViewSet):
         parameters=[_ID],
         request=PostUpdateInput,
         responses={200: PostOutput},
+        examples=[_FIRST_COMMENT_CHANGE_EXAMPLE],
     )
     def partial_update(self, request: Request, id: str) -> Response:
         changes = _valid(PostUpdateInput, request.data, partial=True)
@@ -186,7 +206,7 @@ class PostViewSet(viewsets.GenericViewSet):
     def results(self, request: Request, id: str) -> Response:
         row, targets = post_row(workspace_id=access_of(request).workspace.id, post_id=id)
         entries = post_records([row], targets)[0]["platforms"]
-        # threadItems: only in the entries of a post with a thread, and so only in its results
+        # threadItems / firstComment: only in the entries of a post with one, and so only in its results
         results = [{name: entry[name] for name in RESULT_FIELDS if name in entry} for entry in entries]
         return Response({"postId": row["id"], "status": row["status"], "results": results})
 
@@ -267,11 +287,12 @@ class PostViewSet(viewsets.GenericViewSet):
         operation_id="validatePost",
         summary="Check a create payload without creating anything",
         description="Runs exactly the create validation and answers every problem found, per platform "
-        "(a `thread` item's issues name it: `thread[1]: TWITTER text is 301 characters; the limit is 280`).",
+        "(a `thread` item's issues name it: `thread[1]: TWITTER text is 301 characters; the limit is 280`; a "
+        "`firstComment` issue names its platform: `firstComment: TIKTOK has no comment API (only …)`).",
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={200: PostValidateOutput},
-        examples=[_THREAD_EXAMPLE],
+        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE],
     )
     @action(detail=False, methods=["post"])
     @idempotent

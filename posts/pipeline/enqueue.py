@@ -17,6 +17,7 @@ logger = logging.getLogger(__name__)
 
 PUBLISH_TARGETS = "posts.publish_targets"
 PUBLISH_QUEUE = QUEUE_BY_APP["posts"]
+SEND_FIRST_COMMENTS = "posts.send_first_comments"
 
 
 def enqueue_targets(target_ids: Iterable[str], *, countdown: float | None = None) -> None:
@@ -27,6 +28,15 @@ def enqueue_targets(target_ids: Iterable[str], *, countdown: float | None = None
     size = settings.PUBLISH_TASK_BATCH
     for start in range(0, len(ids), size):
         app.send_task(PUBLISH_TARGETS, args=[ids[start : start + size]], countdown=_countdown(countdown))
+
+
+def enqueue_first_comments(target_ids: Iterable[str], *, countdown: float | None = None) -> None:
+    """``posts.send_first_comments`` tasks (batches as :func:`enqueue_targets`): a wake-up call
+    only; the task claims each comment before sending it."""
+    ids = list(target_ids)
+    size = settings.PUBLISH_TASK_BATCH
+    for start in range(0, len(ids), size):
+        app.send_task(SEND_FIRST_COMMENTS, args=[ids[start : start + size]], countdown=_countdown(countdown))
 
 
 def _countdown(countdown: float | None) -> float | None:

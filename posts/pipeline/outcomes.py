@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from core import metrics, work
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
-from posts.pipeline import hooks
+from posts.pipeline import first_comment, hooks
 from posts.pipeline.claims import Claim
 from posts.rendering import post_record
 from webhooks.events import emit_events
@@ -122,6 +122,8 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
         _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
         published = sorted(item.claim.target_id for item in live if isinstance(item, Published))
         published = [target_id for target_id in published if target_id in owned]
+        # The first comments follow the entries they go under: scheduled with the PUBLISHED write.
+        first_comment.schedule(published, now=timezone.now())
         if published:
             # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
             # platform and day, shared by every publisher), so their lock is held the shortest time.

@@ -13,6 +13,9 @@
   multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
   written in one transaction) is finalized.
+- First comments (``posts.pipeline.first_comment.recover``): one whose worker was lost mid-call is
+  sent again where the platform dedupes on our key, else FAILED ``unknown_outcome``; a due one whose
+  task was lost is queued again.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from core import work
 from platforms.base import ErrorCode, Platform
 from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
-from posts.pipeline import outcomes
+from posts.pipeline import first_comment, outcomes
 from posts.pipeline.claims import UNSENDABLE_POST_STATUSES, Claim
 from posts.pipeline.enqueue import enqueue_targets, publish_backlog
 from posts.pipeline.publisher import BOOK_KEY
@@ -51,6 +54,9 @@ class SweepReport:
     failed: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     finalized: list[str] = field(default_factory=list)
+    comments_requeued: list[str] = field(default_factory=list)
+    comments_failed: list[str] = field(default_factory=list)
+    comments_lost: list[str] = field(default_factory=list)
 
 
 def sweep(*, now: dt.datetime | None = None) -> SweepReport:
@@ -61,6 +67,16 @@ def sweep(*, now: dt.datetime | None = None) -> SweepReport:
     _recover_expired_leases(now, report)
     _requeue_lost(now, report)
     _finalize_stragglers(report)
+    report.comments_requeued, report.comments_failed, report.comments_lost = first_comment.recover(
+        now=now, limit=SWEEP_LIMIT
+    )
+    if report.comments_requeued or report.comments_failed or report.comments_lost:
+        logger.info(
+            "sweep: first comments requeued=%d failed=%d lost=%d",
+            len(report.comments_requeued),
+            len(report.comments_failed),
+            len(report.comments_lost),
+        )
     if report.requeued or report.to_lookup or report.failed or report.lost or report.finalized:
         logger.info(
             "sweep: requeued=%d lookup=%d failed=%d lost=%d finalized=%d",

@@ -136,6 +136,7 @@ def create_occurrence(series: RecurringPost, at: dt.datetime) -> Post | None:
         thumbnail_timestamp_ms=template.get("thumbnailTimestampMs"),
         late_policy=template.get("latePolicy") or LatePolicy.PUBLISH,
         max_lateness_seconds=template.get("maxLatenessSeconds"),
+        first_comment=dict(template.get("firstComment") or {}),
         recurring_post=series,
         occurrence_at=at,
         created_by_id=series.created_by_id,

@@ -88,6 +88,7 @@ def series_start(*, post: Post, plan: PostPlan) -> RecurringPost:
             "thumbnailTimestampMs": plan.thumbnail_timestamp_ms,
             "latePolicy": plan.late_policy,
             "maxLatenessSeconds": plan.max_lateness_seconds,
+            **({"firstComment": dict(plan.first_comment)} if plan.first_comment else {}),
             "targets": [
                 {
                     "platform": t.platform,

@@ -75,6 +75,7 @@ def post_update(*, workspace_id: str, post_id: str, changes: dict[str, Any], now
     post.thumbnail_url = plan.thumbnail_url
     post.thumbnail_timestamp_ms = plan.thumbnail_timestamp_ms
     post.late_policy, post.max_lateness_seconds = plan.late_policy, plan.max_lateness_seconds
+    post.first_comment = plan.first_comment
     post.save()
     return Post.objects.prefetch_related("targets").get(pk=post.pk)
 
@@ -87,6 +88,8 @@ def _merged(post: Post, changes: dict[str, Any]) -> dict[str, Any]:
         data = {name: current[name] for name in _POST_FIELDS}
         if "thread" in current:  # a change keeps the thread (and checks it against the new platforms)
             data["thread"] = current["thread"]
+        if "firstComment" in current:  # as the thread: kept, and checked against the new platforms
+            data["firstComment"] = current["firstComment"]
         data.update(changes)
         return data
     data = dict(current)

@@ -104,6 +104,7 @@ def post_create(
         late_policy=plan.late_policy,
         max_lateness_seconds=plan.max_lateness_seconds,
         thread=plan.thread,
+        first_comment=plan.first_comment,
         created_by_id=user_id,
     )
     targets = build_targets(post, plan)
@@ -180,6 +181,8 @@ def payload_of(post: Post) -> dict[str, Any]:
     }
     if post.thread:
         data["thread"] = [dict(item) for item in post.thread]
+    if post.first_comment:
+        data["firstComment"] = dict(post.first_comment)
     for target in targets:
         data.setdefault(CONNECTION_FIELDS[target.platform], [])
         if target.account_id:

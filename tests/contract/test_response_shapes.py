@@ -413,14 +413,17 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     """The post record and ``PostOutput`` come from one declaration (``posts.rendering``); a body's
     keys are the documented fields in their documented order: the post's, then in each entry its
     fixed fields, its platform's config values (and their client aliases), then its media; a post
-    with a late policy adds its keys, one with a thread ``thread`` last, and its entries ``threadItems`` last (documented, in order)."""
+    with a late policy adds its keys, one with a thread ``thread`` last, and its entries ``threadItems`` last, one
+    with a first comment ``firstComment`` after those, in the post and in each entry (documented, in order)."""
     from posts.rendering import (
         ENTRY,
         ENTRY_CONFIG,
+        ENTRY_FIRST_COMMENT,
         ENTRY_MEDIA,
         ENTRY_THREAD,
         LATE,
         POST,
+        POST_FIRST_COMMENT,
         POST_THREAD,
         PlatformEntryOutput,
         PostOutput,
@@ -431,7 +434,9 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
         PostTargetFactory(post=post, platform=platform, config={"postType": "REELS", "tags": ["a"]})
     record = api.get(f"{API}/social-posts/{post.id}").json()
     assert list(record) == list(POST.keys)
-    assert list(PostOutput().fields) == list(POST.keys) + list(LATE.keys) + list(POST_THREAD.keys)
+    assert list(PostOutput().fields) == (
+        list(POST.keys) + list(LATE.keys) + list(POST_THREAD.keys) + list(POST_FIRST_COMMENT.keys)
+    )
     documented = list(PlatformEntryOutput().fields)
     assert len(record["platforms"]) == 4
     for entry in record["platforms"]:
@@ -443,12 +448,19 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     assert list(threaded) == list(POST.keys) + list(POST_THREAD.keys)
     assert threaded["thread"] == [{"text": "reply", "mediaUrls": []}]
     Post.objects.filter(id=post.id).update(late_policy="skip", max_lateness_seconds=60)
-    both = api.get(f"{API}/social-posts/{post.id}").json()
-    assert list(both) == list(PostOutput().fields)  # every optional key, in the documented order
+    Post.objects.filter(id=post.id).update(first_comment={"text": "first!", "delaySeconds": 5})
+    every = api.get(f"{API}/social-posts/{post.id}").json()
+    assert list(every) == list(PostOutput().fields)  # every optional key, in the documented order
+    assert every["firstComment"] == {"text": "first!", "delaySeconds": 5}
     for entry in threaded["platforms"]:
         assert list(entry)[-1] == "threadItems" and entry["threadItems"] == []
         assert [key for key in documented if key in entry] == list(entry)
+    for entry in every["platforms"]:
+        assert list(entry)[-2:] == ["threadItems", "firstComment"]
+        assert entry["firstComment"] == {"status": "PENDING", "platformCommentId": None}
+        assert [key for key in documented if key in entry] == list(entry)
     assert list(ENTRY_THREAD.keys) == ["threadItems"]
+    assert list(ENTRY_FIRST_COMMENT.keys) == ["firstComment"]
     tiktok = next(entry for entry in record["platforms"] if entry["platform"] == "TIKTOK")
     assert tiktok["tiktokBrandedOwnBrand"] is None and "instagramPostType" not in tiktok
     youtube = next(entry for entry in record["platforms"] if entry["platform"] == "YOUTUBE")

@@ -125,6 +125,8 @@ def test_an_entry_whole(api: APIClient, settings: Any) -> None:
             ],
         },
         "analytics": {"metrics": ["views", "likes", "comments", "shares"], "followers": True},
+        "thread": {"supported": False, "maxItems": None},
+        "firstComment": {"supported": False, "textLimit": None},
     }
 
 
@@ -132,7 +134,13 @@ def test_a_changed_capability_changes_the_answer_and_the_validation(
     api: APIClient, workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tighter = dataclasses.replace(
-        CAPABILITIES[Platform.MASTODON], text_limit=10, max_images=2, max_items=2, metrics=frozenset({"likes"})
+        CAPABILITIES[Platform.MASTODON],
+        text_limit=10,
+        max_images=2,
+        max_items=2,
+        metrics=frozenset({"likes"}),
+        threads=False,
+        comment_text_limit=7,
     )
     monkeypatch.setitem(CAPABILITIES, Platform.MASTODON, tighter)
     [mastodon] = [e for e in api.get(URL).json()["platforms"] if e["platform"] == "MASTODON"]
@@ -140,6 +148,8 @@ def test_a_changed_capability_changes_the_answer_and_the_validation(
     assert mastodon["media"]["maxItems"] == 2
     assert mastodon["media"]["kinds"][0]["maxCount"] == 2
     assert mastodon["analytics"]["metrics"] == ["likes"]
+    assert mastodon["thread"] == {"supported": False, "maxItems": None}
+    assert mastodon["firstComment"] == {"supported": True, "textLimit": 7}
     account = SocialAccountFactory(workspace=workspace, platform="MASTODON")
     assert _text_issues(api, "MASTODON", account.id, "x" * 10) == []
     assert len(_text_issues(api, "MASTODON", account.id, "x" * 11)) == 1
@@ -199,3 +209,16 @@ def test_rate_limit_headers(api: APIClient) -> None:
     response = api.get(URL)
     assert response["RateLimit-Limit"]
     assert response["RateLimit-Remaining"]
+
+
+def test_thread_and_first_comment_follow_the_capabilities_table(api: APIClient) -> None:
+    answered = {e["platform"]: e for e in api.get(URL).json()["platforms"]}
+    for platform, caps in CAPABILITIES.items():
+        entry = answered[platform.value]
+        assert entry["thread"] == {"supported": caps.threads, "maxItems": 24 if caps.threads else None}
+        assert entry["firstComment"] == {
+            "supported": caps.comment_text_limit is not None,
+            "textLimit": caps.comment_text_limit,
+        }
+    assert answered["TIKTOK"]["firstComment"]["supported"] is False
+    assert answered["YOUTUBE"]["firstComment"] == {"supported": True, "textLimit": 10000}

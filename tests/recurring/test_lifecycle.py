@@ -100,6 +100,19 @@ def test_concurrent_creation_of_one_occurrence_is_harmless(api: Any, masto: Any)
     assert PostTarget.objects.filter(post__recurring_post=series, post__occurrence_at=at).count() == 1
 
 
+def test_every_occurrence_carries_the_first_comment_of_the_series(api: Any, masto: Any) -> None:
+    comment = {"text": "Details in here", "delaySeconds": 30}
+    series = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"}, firstComment=comment)
+    assert series.template["firstComment"] == comment
+    occurrence = create_occurrence(series, utc(2026, 5, 2, 9))
+    assert occurrence is not None and occurrence.first_comment == comment
+    assert post_record(occurrence)["firstComment"] == comment
+    plain = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
+    assert "firstComment" not in plain.template
+    bare = create_occurrence(plain, utc(2026, 5, 2, 9))
+    assert bare is not None and bare.first_comment == {}
+
+
 def test_series_ends_after_its_last_occurrence(api: Any, masto: Any) -> None:
     first = utc(2026, 5, 1, 9)
     series = begin(api, masto, utc(2026, 4, 30), first, {"frequency": "DAILY", "maxOccurrences": 2})

@@ -77,7 +77,8 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     from openapi_schema_validator import OAS30Validator
 
     from accounts.services import account_event_data
-    from posts.pipeline import lateness
+    from platforms.base import PublishResult
+    from posts.pipeline import first_comment, lateness
     from posts.pipeline.claims import claim_targets
     from posts.rendering import post_record
     from tests.factories.posts import PostFactory, PostTargetFactory, account
@@ -116,6 +117,24 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     target = PostTargetFactory(post=late, platform="MASTODON", status="PENDING", next_attempt_at=due)
     claims = claim_targets([target.id], now=timezone.now(), lease=dt.timedelta(seconds=60))
     assert lateness.judge(claims, now=timezone.now()) == []
+    # post.first_comment.* as the pipeline emits them: one comment posted, one whose outcome is unknown.
+    commented = PostFactory(
+        workspace=workspace, status="COMPLETED", first_comment={"text": "first!", "delaySeconds": 0}
+    )
+    for platform, remote_id in (("MASTODON", "m2"), ("FACEBOOK", "f2")):
+        entry = PostTargetFactory(
+            post=commented,
+            platform=platform,
+            status="PUBLISHED",
+            platform_post_id=remote_id,
+            comment_status="PENDING",
+            comment_due_at=timezone.now(),
+        )
+        [claim] = first_comment._claim([entry.id], now=timezone.now())
+        if platform == "MASTODON":
+            assert first_comment.record_result(claim, PublishResult(done=True, platform_post_id="c1"))
+        else:
+            assert first_comment.fail(claim, "unknown_outcome", "timed out")
     test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
     test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
     bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}
