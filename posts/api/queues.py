@@ -42,19 +42,14 @@ class QueueSlotInput(strict.Serializer):
 
 class QueueInput(strict.Serializer):
     timezone = TimeZoneField()
-    slots = serializers.ListField(child=QueueSlotInput(), help_text=f"{_SLOT_HELP} Each slot once.")
+    slots = serializers.ListField(
+        child=QueueSlotInput(),
+        max_length=settings.POSTING_QUEUE_MAX_SLOTS,
+        help_text=f"{_SLOT_HELP} A slot given twice is one slot.",
+    )
 
     def validate_slots(self, slots: list[dict[str, str]]) -> list[dict[str, str]]:
-        limit = settings.POSTING_QUEUE_MAX_SLOTS
-        if len(slots) > limit:
-            raise serializers.ValidationError(f"at most {limit} slots")
-        seen: set[tuple[str, str]] = set()
-        for slot in slots:
-            key = (slot["day"], slot["time"])
-            if key in seen:
-                raise serializers.ValidationError(f"{slot['day']} {slot['time']} is given twice")
-            seen.add(key)
-        return slots
+        return list({(slot["day"], slot["time"]): slot for slot in slots}.values())
 
 
 class QueueNextQuery(strict.QuerySerializer):
