@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-from posts.models import PostStatus, TargetStatus
+from posts.models import LatePolicy, PostStatus, TargetStatus
 
 # A target is only ever sent while its post has left DRAFT/SCHEDULED (claimed, queued or retried).
 UNSENDABLE_POST_STATUSES = [PostStatus.DRAFT.value, PostStatus.SCHEDULED.value]
@@ -28,13 +28,19 @@ class Claim:
     post_id: str
     lease_until: dt.datetime
     attempts: int
+    # The post's latePolicy, and how late (seconds after its due time) this claim came when that is
+    # past the post's maxLatenessSeconds and it is the first attempt of an entry with nothing
+    # started on the platform (else None): what ``posts.pipeline.lateness`` acts on, read by the
+    # claim itself.
+    late_policy: str = LatePolicy.PUBLISH.value
+    late_seconds: int | None = None
 
 
 # The statements of the pipeline name the tables of posts.models (posts_post, posts_posttarget)
 # literally: written out, with parameters only, never assembled from strings.
 _CLAIM_SQL = """
 WITH live AS (
-    SELECT p.id FROM posts_post p
+    SELECT p.id, p.late_policy, p.max_lateness_seconds FROM posts_post p
     WHERE p.id IN (SELECT post_id FROM posts_posttarget WHERE id = ANY(%(ids)s))
       AND p.status <> ALL(%(unsendable)s)
     FOR KEY SHARE
@@ -45,13 +51,16 @@ claimed AS (
     FROM live
     WHERE t.post_id = live.id AND t.id = ANY(%(ids)s) AND t.status = %(pending)s
       AND (t.next_attempt_at IS NULL OR t.next_attempt_at <= %(now)s)
-    RETURNING t.id, t.post_id, t.attempts
+    RETURNING t.id, t.post_id, t.attempts, live.late_policy,
+              CASE WHEN t.attempts = 1 AND t.remote_state = '{}'::jsonb AND t.thread_items = '[]'::jsonb
+                        AND %(now)s - t.next_attempt_at > make_interval(secs => live.max_lateness_seconds)
+                   THEN %(now)s - t.next_attempt_at END
 ),
 bumped AS (
     UPDATE posts_post p SET status = %(post_publishing)s, updated_at = %(now)s
     WHERE p.id IN (SELECT post_id FROM claimed) AND p.status <> %(post_publishing)s
 )
-SELECT id, post_id, attempts FROM claimed
+SELECT * FROM claimed
 """
 
 
@@ -76,4 +85,14 @@ def claim_targets(target_ids: list[str], *, now: dt.datetime, lease: dt.timedelt
             },
         )
         rows = cursor.fetchall()
-    return [Claim(target_id=r[0], post_id=r[1], lease_until=lease_until, attempts=r[2]) for r in rows]
+    return [
+        Claim(
+            target_id=target_id,
+            post_id=post_id,
+            lease_until=lease_until,
+            attempts=attempts,
+            late_policy=policy,
+            late_seconds=None if late is None else int(late.total_seconds()),
+        )
+        for target_id, post_id, attempts, policy, late in rows
+    ]

@@ -6,13 +6,13 @@ draft, and ``post.missed`` names the entries.
 Only a first attempt of an entry staged by the dispatcher is judged (``attempts`` 1 after the
 claim, ``next_attempt_at`` its due time, nothing started on the platform: no ``remote_state``, no
 thread item): a retry after a platform error, a retry asked for by the client, a post sent "now",
-a multi-step flow polling the platform and the rest of a started thread always go on. The judgement happens after the claim and before
-any call, so nothing of a skipped entry ever reaches the platform; its writes are fenced by the
-claim like every other outcome."""
+a multi-step flow polling the platform and the rest of a started thread always go on. The claim
+statement itself reads how late each entry came (``Claim.late_seconds``); the judgement happens
+after the claim and before any call, so nothing of a skipped entry ever reaches the platform, and
+its writes are fenced by the claim like every other outcome."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import defaultdict
 
 from django.db import transaction
@@ -26,34 +26,17 @@ from webhooks.events import emit_events
 MISSED = "missed"
 
 
-def judge(claims: list[Claim], *, now: dt.datetime) -> list[Claim]:
-    """Apply the late policies to ``claims`` (just claimed at ``now``); return the claims to
-    attempt. One query when no claim is a first attempt of a post with a late policy: none."""
-    first = [claim for claim in claims if claim.attempts == 1]
-    if not first:
-        return claims
-    due = {
-        target_id: (policy, limit, due_at)
-        for target_id, policy, limit, due_at, state, items in PostTarget.objects.filter(
-            id__in=[claim.target_id for claim in first], post__late_policy__in=[LatePolicy.SKIP, LatePolicy.DRAFT]
-        ).values_list(
-            "id", "post__late_policy", "post__max_lateness_seconds", "next_attempt_at", "remote_state", "thread_items"
-        )
-        # Nothing of it sent yet: a multi-step flow polling the platform, or a thread between two
-        # items, gives its attempt back (attempts 1 again) but keeps what it has started.
-        if not state and not items
-    }
+def judge(claims: list[Claim]) -> list[Claim]:
+    """Apply the late policies to ``claims`` (the claim read how late each came: no query here);
+    return the claims to attempt."""
     late: dict[str, list[tuple[Claim, int]]] = defaultdict(list)
-    for claim in first:
-        if claim.target_id not in due:
-            continue
-        _, limit, due_at = due[claim.target_id]
-        if due_at is not None and limit is not None and (now - due_at).total_seconds() > limit:
-            late[claim.post_id].append((claim, int((now - due_at).total_seconds())))
+    for claim in claims:
+        if claim.late_seconds is not None:
+            late[claim.post_id].append((claim, claim.late_seconds))
     if not late:
         return claims
     for post_id, entries in late.items():
-        policy = due[entries[0][0].target_id][0]
+        policy = entries[0][0].late_policy
         if policy == LatePolicy.DRAFT and _back_to_draft(post_id, entries):
             continue
         _skip(entries, policy=policy)

@@ -61,11 +61,10 @@ def publish_targets(target_ids: list[str]) -> int:
     for each claimed. Safe to run any number of times: what is not claimed is left alone.
     Returns how many targets this call attempted."""
     ids = list(dict.fromkeys(target_ids))
-    now = timezone.now()
-    claims = claim_targets(ids, now=now, lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
+    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
     if len(claims) < len(ids):
         requeue_early(ids, claims)
-    run_attempts(lateness.judge(claims, now=now))
+    run_attempts(lateness.judge(claims))
     return len(claims)
 
 

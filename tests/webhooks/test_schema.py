@@ -116,7 +116,7 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     due = timezone.now() - dt.timedelta(hours=2)
     target = PostTargetFactory(post=late, platform="MASTODON", status="PENDING", next_attempt_at=due)
     claims = claim_targets([target.id], now=timezone.now(), lease=dt.timedelta(seconds=60))
-    assert lateness.judge(claims, now=timezone.now()) == []
+    assert lateness.judge(claims) == []
     # post.first_comment.* as the pipeline emits them: one comment posted, one whose outcome is unknown.
     commented = PostFactory(
         workspace=workspace, status="COMPLETED", first_comment={"text": "first!", "delaySeconds": 0}
