@@ -15,9 +15,11 @@ import requests
 from platforms.base import (
     AppCredentials,
     AuthError,
+    Credentials,
     ErrorCode,
     Permanent,
     PlatformError,
+    PublishRequest,
     PublishResult,
     QuotaExhausted,
     RateLimited,
@@ -327,9 +329,16 @@ class ContainerFlow:
         )
 
 
-def post_comment(graph: GraphApi, *, token: str, object_id: str, text: str) -> PublishResult:
-    """``POST /{object-id}/comments`` (a Facebook post, an Instagram media): the comment's id."""
-    body = graph.call("POST", f"{object_id}/comments", token=token, data={"message": text}, creates=True)
+def post_comment(graph: GraphApi, creds: Credentials, request: PublishRequest) -> PublishResult:
+    """``POST /{object-id}/comments`` with ``message`` under the post ``request.reply_to`` names (a
+    Facebook post, an Instagram media): the comment's id. No idempotency key, so the pipeline never
+    re-sends one whose outcome is unknown."""
+    if request.reply_to is None:
+        raise Permanent("A comment needs the post it replies to", error_code=ErrorCode.INVALID_REQUEST)
+    object_id = request.reply_to.parent.platform_post_id
+    body = graph.call(
+        "POST", f"{object_id}/comments", token=creds.access_token, data={"message": request.text}, creates=True
+    )
     return PublishResult(done=True, platform_post_id=str(body["id"]))
 
 

@@ -160,13 +160,7 @@ class Client(PlatformClient):
 
     # --- publish ----------------------------------------------------------------------
     def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
-        """``POST /{object-id}/comments`` with ``message``: no idempotency key, so the pipeline never
-        re-sends one whose outcome is unknown."""
-        if request.reply_to is None:
-            raise Permanent("A comment needs the post it replies to", error_code=ErrorCode.INVALID_REQUEST)
-        return post_comment(
-            self.graph, token=creds.access_token, object_id=request.reply_to.parent.platform_post_id, text=request.text
-        )
+        return post_comment(self.graph, creds, request)
 
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         flow = ContainerFlow(

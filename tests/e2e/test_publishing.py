@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from posts.payloads import CONNECTION_FIELDS
 from tests.e2e.harness import E2EStack, WebhookReceiver, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
@@ -34,19 +35,6 @@ ALL_PLATFORMS = [
     "TELEGRAM",
     "GOOGLE_BUSINESS",
 ]
-CONNECTION_FIELD = {
-    "INSTAGRAM": "instagramConnectionIds",
-    "THREADS": "threadsConnectionIds",
-    "TIKTOK": "tiktokConnectionIds",
-    "TWITTER": "twitterConnectionIds",
-    "BLUESKY": "blueskyConnectionIds",
-    "LINKEDIN": "linkedinConnectionIds",
-    "PINTEREST": "pinterestConnectionIds",
-    "YOUTUBE": "youtubeConnectionIds",
-    "MASTODON": "mastodonConnectionIds",
-    "TELEGRAM": "telegramConnectionIds",
-    "GOOGLE_BUSINESS": "googleBusinessConnectionIds",
-}
 FINAL = ("COMPLETED", "PARTIAL_FAILURE", "FAILED")
 
 
@@ -81,10 +69,7 @@ def targeting(accounts: dict[str, dict[str, Any]], platforms: list[str]) -> dict
     """The connection arrays of a create payload for ``platforms`` (one account each)."""
     body: dict[str, Any] = {"platforms": platforms}
     for platform in platforms:
-        if platform == "FACEBOOK":
-            body["pageIds"] = [accounts[platform]["id"]]
-        else:
-            body[CONNECTION_FIELD[platform]] = [accounts[platform]["id"]]
+        body[CONNECTION_FIELDS[platform]] = [accounts[platform]["id"]]
     return body
 
 
