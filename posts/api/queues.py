@@ -79,10 +79,10 @@ _QUEUE_EXAMPLE = {
 def _queue_body(queue: PostingQueue | None) -> dict[str, Any]:
     if queue is None:
         return {"timezone": None, "slots": []}
-    slots = sorted(queue.slots.all(), key=lambda s: (s.weekday, s.local_time))
     return {
         "timezone": queue.timezone,
-        "slots": [{"day": DAYS[s.weekday], "time": s.local_time.strftime("%H:%M")} for s in slots],
+        # QueueSlot's Meta.ordering (weekday, then time) orders the prefetched slots.
+        "slots": [{"day": DAYS[s.weekday], "time": s.local_time.strftime("%H:%M")} for s in queue.slots.all()],
     }
 
 
