@@ -270,3 +270,19 @@ class PostTarget(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.platform} ({self.status})"
+
+
+class PostRecord(models.Model):
+    """The list's read model: a post's record as the API answers it (JSON text), with the stamp of
+    the rows it was rendered from. Read only where its stamp still matches those rows
+    (:mod:`posts.read_model`), so no writer has to keep it up to date; the list writes it when a
+    record is missing or stale."""
+
+    # No foreign key in the database: storing a record must never wait on, or hold up, a post
+    # being deleted (the delete removes the record here first, as Django cascades).
+    post = models.OneToOneField(Post, primary_key=True, on_delete=models.CASCADE, db_constraint=False, related_name="+")
+    stamp = models.TextField()
+    body = models.TextField()
+
+    def __str__(self) -> str:
+        return f"record of {self.post_id}"

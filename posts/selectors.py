@@ -114,19 +114,26 @@ def _split(records: list[tuple[Any, ...]], skip: int) -> tuple[list[dict[str, An
 
 
 # Built once here from the constant column lists above; every value is a parameter.
-_ROW_SQL = (
+_ROWS_SQL = (
     f"SELECT {_POST_SQL}, {_TARGET_SQL} FROM posts_post p "  # noqa: S608 (constant columns, values are parameters)
-    "LEFT JOIN posts_posttarget t ON t.post_id = p.id WHERE p.workspace_id = %s AND p.id = %s "
-    "ORDER BY t.created_at, t.id"  # TARGET_ORDER: the order of post.targets.all()
+    "LEFT JOIN posts_posttarget t ON t.post_id = p.id WHERE p.workspace_id = %s AND p.id = ANY(%s) "
+    "ORDER BY p.id, t.created_at, t.id"  # TARGET_ORDER: the order of post.targets.all()
 )
 
 
-def post_row(*, workspace_id: str, post_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The ``POST_FIELDS`` row of the post and the ``TARGET_FIELDS`` rows of its entries (in
-    ``post.targets.all()`` order), in one query; 404 for posts of other workspaces too."""
+def post_rows(*, workspace_id: str, post_ids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``POST_FIELDS`` rows of the workspace's posts among ``post_ids`` (by id; others are
+    left out) and the ``TARGET_FIELDS`` rows of their entries (in ``post.targets.all()`` order),
+    in one query."""
     with connection.cursor() as cursor:
-        cursor.execute(_ROW_SQL, [workspace_id, post_id])
-        posts, targets = _split(cursor.fetchall(), 0)
+        cursor.execute(_ROWS_SQL, [workspace_id, post_ids])
+        return _split(cursor.fetchall(), 0)
+
+
+def post_row(*, workspace_id: str, post_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``POST_FIELDS`` row of the post and the ``TARGET_FIELDS`` rows of its entries, or 404
+    (for posts of other workspaces too)."""
+    posts, targets = post_rows(workspace_id=workspace_id, post_ids=[post_id])
     if not posts:
         raise NotFound(POST_NOT_FOUND)
     return posts[0], targets
@@ -143,17 +150,35 @@ _PAGE_FILTER = (
     " AND (%(end)s::timestamptz IS NULL OR COALESCE(p.scheduled_at, p.created_at) <= %(end)s::timestamptz)"
 )
 
+# What a post's record is rendered from, as a stamp: the row version of the post, of each of its
+# entries and of the media files its previews come from, each named by the transaction that wrote
+# it (``xmin``) and where it lies (``ctid``: a transaction that writes a row twice leaves two
+# versions with the same ``xmin``, never at the same place). Any write to any of them (the API,
+# the pipeline's own SQL, a preview made later) gives the post a new stamp, and so does an entry
+# added or removed.
+_STAMP = (
+    "page.row_version"
+    " || coalesce((SELECT string_agg(t.xmin::text || t.ctid::text, ',' ORDER BY t.created_at, t.id)"
+    " FROM posts_posttarget t WHERE t.post_id = page.id), '')"
+    " || CASE WHEN page.media_urls = '[]'::jsonb THEN '' ELSE '|' || coalesce((SELECT string_agg("
+    "m.xmin::text || m.ctid::text, ',' ORDER BY m.id) FROM media_mediafile m"
+    " WHERE m.public_url IN (SELECT jsonb_array_elements_text(page.media_urls))), '') END"
+)
+
 
 def _page_sql(direction: str) -> str:
     """The count reads the workspace's index only; the page is the first ``limit`` rows of the
-    same index after ``offset``, joined to its entries (each post's row repeats per entry)."""
+    same index after ``offset``, each with its stamp and its stored record where that was
+    rendered from the same stamp (``%(renderer)s`` names the code that rendered it)."""
     return (
         f"WITH c AS (SELECT count(*) AS total FROM posts_post p WHERE {_PAGE_FILTER}), "  # noqa: S608 (constant text, values are parameters)
-        f"page AS (SELECT p.created_at AS sort_at, {_POST_SQL} FROM posts_post p WHERE {_PAGE_FILTER} "
-        f"ORDER BY p.created_at {direction}, p.id {direction} LIMIT %(limit)s OFFSET %(offset)s) "
-        f"SELECT c.total, page.*, {_TARGET_SQL} FROM c LEFT JOIN page ON true "
-        "LEFT JOIN posts_posttarget t ON t.post_id = page.id "
-        f"ORDER BY page.sort_at {direction}, page.id {direction}, t.created_at, t.id"
+        "page AS (SELECT p.id, p.created_at AS sort_at, p.xmin::text || p.ctid::text AS row_version, p.media_urls FROM posts_post p "
+        f"WHERE {_PAGE_FILTER} ORDER BY p.created_at {direction}, p.id {direction} "
+        "LIMIT %(limit)s OFFSET %(offset)s), "
+        f"stamped AS (SELECT page.id, page.sort_at, %(renderer)s || ':' || {_STAMP} AS stamp FROM page) "
+        "SELECT c.total, stamped.id, stamped.stamp, r.body FROM c LEFT JOIN stamped ON true "
+        "LEFT JOIN posts_postrecord r ON r.post_id = stamped.id AND r.stamp = stamped.stamp "
+        f"ORDER BY stamped.sort_at {direction}, stamped.id {direction}"
     )
 
 
@@ -161,9 +186,15 @@ _PAGE_SQL = {False: _page_sql("DESC"), True: _page_sql("ASC")}  # by oldest_firs
 
 
 @dataclass(frozen=True)
+class PageEntry:
+    post_id: str
+    stamp: str
+    body: str | None  # the stored record, when it was rendered from ``stamp``
+
+
+@dataclass(frozen=True)
 class PostPage:
-    rows: list[dict[str, Any]]  # POST_FIELDS rows
-    targets: list[dict[str, Any]]  # TARGET_FIELDS rows of their entries
+    entries: list[PageEntry]
     total: int
     has_more: bool
 
@@ -171,6 +202,7 @@ class PostPage:
 def post_page(
     *,
     workspace_id: str,
+    renderer: str,
     limit: int,
     offset: int,
     statuses: list[str] | None = None,
@@ -179,9 +211,10 @@ def post_page(
     end: dt.datetime | None = None,
     oldest_first: bool = False,
 ) -> PostPage:
-    """A page of the workspace's posts, their entries and their total, in one query. ``start``/``end``
-    (inclusive) bound ``scheduledAt``, or ``createdAt`` for posts never scheduled. Newest first
-    by creation (ties: id descending); ``oldest_first`` is the exact reverse.
+    """A page of the workspace's posts, each with its stamp and its stored record where that is
+    current (rendered by ``renderer`` from the rows as they are now), and their total, in one
+    query. ``start``/``end`` (inclusive) bound ``scheduledAt``, or ``createdAt`` for posts never
+    scheduled. Newest first by creation (ties: id descending); ``oldest_first`` is the exact reverse.
 
     Written as SQL: the list is the hottest read, and building it with the ORM (count, page,
     values, entries) cost several times the CPU of running it."""
@@ -193,14 +226,15 @@ def post_page(
         "end": end,
         "limit": limit,
         "offset": offset,
+        "renderer": renderer,
     }
     with connection.cursor() as cursor:
         cursor.execute(_PAGE_SQL[oldest_first], params)
         records = cursor.fetchall()
     total = int(records[0][0])
     # No post on the page: the one row carries the total and NULLs.
-    rows, targets = _split(records, 2)
-    return PostPage(rows=rows, targets=targets, total=total, has_more=offset + len(rows) < total)
+    entries = [PageEntry(post_id, stamp, body) for _, post_id, stamp, body in records if post_id is not None]
+    return PostPage(entries=entries, total=total, has_more=offset + len(entries) < total)
 
 
 def oldest_due_scheduled_at(now: dt.datetime) -> dt.datetime | None:
