@@ -176,8 +176,8 @@ def _page_sql(direction: str) -> str:
         f"WHERE {_PAGE_FILTER} ORDER BY p.created_at {direction}, p.id {direction} "
         "LIMIT %(limit)s OFFSET %(offset)s), "
         f"stamped AS (SELECT page.id, page.sort_at, %(renderer)s || ':' || {_STAMP} AS stamp FROM page) "
-        "SELECT c.total, stamped.id, stamped.stamp, r.body FROM c LEFT JOIN stamped ON true "
-        "LEFT JOIN posts_postrecord r ON r.post_id = stamped.id AND r.stamp = stamped.stamp "
+        "SELECT c.total, stamped.id, stamped.stamp, (SELECT r.body FROM posts_postrecord r "
+        "WHERE r.post_id = stamped.id AND r.stamp = stamped.stamp) FROM c LEFT JOIN stamped ON true "
         f"ORDER BY stamped.sort_at {direction}, stamped.id {direction}"
     )
 
