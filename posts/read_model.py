@@ -15,6 +15,7 @@ import hashlib
 import inspect
 from typing import Any
 
+import rest_framework
 from rest_framework.renderers import JSONRenderer
 
 import core.fields
@@ -31,8 +32,8 @@ _JSON = JSONRenderer()
 @functools.cache
 def renderer() -> str:
     """A short name of the code and settings a record is rendered with: the source of the
-    modules that render it and the address previews are served from."""
-    digest = hashlib.sha256()
+    modules that render it, the JSON renderer's version and the address previews are served from."""
+    digest = hashlib.sha256(rest_framework.VERSION.encode())
     for module in (core.records, core.fields, rendering, media.selectors):
         digest.update(inspect.getsource(module).encode())
     digest.update(get_media_storage().public_url("k").encode())
