@@ -205,7 +205,9 @@ FIRST_COMMENT_NEEDS_TEXT = "a first comment needs text"
 
 
 class FirstCommentInput(strict.Serializer):
-    text = serializers.CharField(max_length=100_000, trim_whitespace=False, help_text="The comment's text")
+    text = UntrimmedTextField(
+        max_length=100_000, error_messages={"blank_text": FIRST_COMMENT_NEEDS_TEXT}, help_text="The comment's text"
+    )
     delaySeconds = serializers.IntegerField(
         required=False,
         default=0,
@@ -213,11 +215,6 @@ class FirstCommentInput(strict.Serializer):
         max_value=settings.FIRST_COMMENT_MAX_DELAY_SECONDS,
         help_text="Seconds between the entry going live and its comment (default 0)",
     )
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs["text"].strip():
-            raise serializers.ValidationError({"text": "a first comment needs text"})
-        return attrs
 
 
 PLATFORM_FIRST_COMMENTS_DESCRIPTION = (
