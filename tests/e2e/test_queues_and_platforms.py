@@ -322,6 +322,7 @@ def test_the_catalogue_agrees_with_what_validate_accepts(
         too_many = check.issues(check.payload(media=media, thread=[*items, {"text": "one more"}]))
         assert [field for _, field, _ in too_many] == ["thread"]
     else:
+        assert thread["maxItems"] is None
         refused = check.issues(check.payload(media=media, thread=[{"text": "reply"}]))
         assert len(refused) == 1 and refused[0][:2] == (platform, "thread")
         assert refused[0][2].startswith(f"thread: {platform} does not publish threads")
