@@ -231,6 +231,12 @@ class PostTarget(models.Model):
         help_text="The first comment's result: {platformCommentId, errorCode, errorMessage} and the state of a "
         "multi-step comment flow",
     )
+    first_comment_text = models.TextField(
+        blank=True,
+        default="",
+        help_text="This entry's platformFirstComments text, sent instead of the post's firstComment text (empty: "
+        "none given for its platform)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

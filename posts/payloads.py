@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core import serializers as strict
-from core.fields import InstantField, TimeZoneField, choice
+from core.fields import InstantField, TimeZoneField, UntrimmedTextField, choice
 from platforms.base import Platform
 from posts.models import ContentType, LatePolicy
 from posts.recurrence.input import RECURRENCE_DESCRIPTION, RecurrenceInput
@@ -201,8 +201,13 @@ FIRST_COMMENT_DESCRIPTION = (
 )
 
 
+FIRST_COMMENT_NEEDS_TEXT = "a first comment needs text"
+
+
 class FirstCommentInput(strict.Serializer):
-    text = serializers.CharField(max_length=100_000, trim_whitespace=False, help_text="The comment's text")
+    text = UntrimmedTextField(
+        max_length=100_000, error_messages={"blank_text": FIRST_COMMENT_NEEDS_TEXT}, help_text="The comment's text"
+    )
     delaySeconds = serializers.IntegerField(
         required=False,
         default=0,
@@ -211,10 +216,28 @@ class FirstCommentInput(strict.Serializer):
         help_text="Seconds between the entry going live and its comment (default 0)",
     )
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs["text"].strip():
-            raise serializers.ValidationError({"text": "a first comment needs text"})
-        return attrs
+
+PLATFORM_FIRST_COMMENTS_DESCRIPTION = (
+    "Per-platform first comments, in the style of `platformTexts`: each entry's comment is its platform's `text` "
+    "here when given, else the post's `firstComment.text`; the post's `firstComment.delaySeconds` applies to "
+    "every comment (0 when only `platformFirstComments` is given). Without a `firstComment`, only the platforms "
+    "named here get a comment. Each platform at most once (else a 400); an item for a platform the post does not "
+    "target (not in `platforms`, or skipped for lack of a connection) is ignored, as `platformTexts` items are. "
+    "As `firstComment`: a target platform without a comment API is a 400 naming it (GET /platforms: "
+    "`firstComment`), as is a Facebook or Instagram STORY; each text is checked against its platform's comment "
+    "limit, counted as that platform counts text. The post record answers the items that apply, in the order of "
+    "its entries. On PATCH, a new list replaces the old one, null (or []) removes it, and a change of `platforms` "
+    "keeps it (checked against the new platforms)."
+)
+
+
+class PlatformFirstCommentInput(strict.Serializer):
+    platform = choice(PLATFORM_VALUES)
+    text = UntrimmedTextField(
+        max_length=100_000,
+        error_messages={"blank_text": FIRST_COMMENT_NEEDS_TEXT},
+        help_text="The comment under this platform's entry, instead of firstComment.text",
+    )
 
 
 class PostContentInput(strict.Serializer):
@@ -305,8 +328,18 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         help_text=THREAD_DESCRIPTION,
     )
     firstComment = FirstCommentInput(required=False, allow_null=True, help_text=FIRST_COMMENT_DESCRIPTION)
+    platformFirstComments = serializers.ListField(
+        child=PlatformFirstCommentInput(),
+        required=False,
+        allow_null=True,
+        max_length=12,
+        help_text=PLATFORM_FIRST_COMMENTS_DESCRIPTION,
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        comments = attrs.get("platformFirstComments") or []
+        if len({c["platform"] for c in comments}) != len(comments):
+            raise serializers.ValidationError({"platformFirstComments": "must name each platform once"})
         return PostContentInput.validate(self, attrs)
 
 

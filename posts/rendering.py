@@ -125,6 +125,7 @@ TARGET_FIELDS = (
     "thread_items",
     "comment_status",
     "first_comment",
+    "first_comment_text",
 )
 
 
@@ -260,14 +261,16 @@ def first_comment_result(row: dict[str, Any]) -> dict[str, Any]:
     return {"status": "PENDING", "platformCommentId": None}
 
 
-# Entries of a post with a ``firstComment`` only.
+# Entries with a first comment only: of a post with a ``firstComment``, or of a platform named in its
+# ``platformFirstComments``.
 ENTRY_FIRST_COMMENT = Record(
     {
         "firstComment": Key(
             FirstCommentResultOutput(
                 required=False,
-                help_text="Posts with a firstComment only: the comment under this entry's post, sent once after the "
-                "entry is PUBLISHED (it never holds back the entry's or the post's status)",
+                help_text="Entries with a first comment only (the post's firstComment, or their platform's "
+                "platformFirstComments item): the comment under this entry's post, sent once after the entry is "
+                "PUBLISHED (it never holds back the entry's or the post's status)",
             ),
             first_comment_result,
         )
@@ -315,6 +318,28 @@ POST_FIRST_COMMENT = Record(
                 "text": str(row["first_comment"].get("text") or ""),
                 "delaySeconds": int(row["first_comment"].get("delaySeconds") or 0),
             },
+        )
+    }
+)
+
+
+class PostPlatformFirstCommentOutput(serializers.Serializer):
+    platform = choice(_PLATFORMS)
+    text = serializers.CharField()
+
+
+# Posts with per-platform first comments only; ``platform_first_comments`` is added to the row by
+# :func:`post_records` from its entries (where each is stored).
+POST_PLATFORM_FIRST_COMMENTS = Record(
+    {
+        "platformFirstComments": Key(
+            serializers.ListField(
+                child=PostPlatformFirstCommentOutput(),
+                required=False,
+                help_text="Posts with platformFirstComments only: the items that apply (a platform of the post's "
+                "entries), in the order of the entries",
+            ),
+            column("platform_first_comments"),
         )
     }
 )
@@ -368,14 +393,14 @@ LATE = Record(
         ),
     }
 )
-PostOutput = POST.serializer("PostOutput", LATE, POST_THREAD, POST_FIRST_COMMENT)
+PostOutput = POST.serializer("PostOutput", LATE, POST_THREAD, POST_FIRST_COMMENT, POST_PLATFORM_FIRST_COMMENTS)
 
 
 def _entry(
     row: dict[str, Any], media: dict[str, list[Any]], *, thread: bool = False, first_comment: bool = False
 ) -> dict[str, Any]:
     """The entry of a ``TARGET_FIELDS`` row, with the media of its post (and, when the post has a
-    thread, its thread items; when it has a first comment, the comment's result)."""
+    thread, its thread items; when it has a first comment, of the post or its own, the comment's result)."""
     return {
         **ENTRY.render(row),
         **ENTRY_CONFIG.get(row["platform"], _NO_CONFIG).render(row),
@@ -397,6 +422,7 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
         media_urls = list(row["media_urls"] or [])
         source = {**row, "media_urls": media_urls, "preview_urls": [previews.get(url) for url in media_urls]}
         source["platforms"] = []
+        source["platform_first_comments"] = []
         records[row["id"]] = source
     for target in targets:
         post = records[target["post_id"]]
@@ -406,15 +432,19 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
                 target,
                 {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])},
                 thread=bool(post["thread"]),
-                first_comment=bool(post["first_comment"]),
+                first_comment=bool(post["first_comment"] or target["first_comment_text"]),
             )
         )
+        if target["first_comment_text"]:
+            comment = {"platform": target["platform"], "text": target["first_comment_text"]}
+            post["platform_first_comments"].append(comment)
     return [_post(source) for source in records.values()]
 
 
 def _post(source: dict[str, Any]) -> dict[str, Any]:
-    """The record of a post's row: its keys, then those of a late policy and of a thread, each
-    only when the post has one (so a post without either has the body it always had)."""
+    """The record of a post's row: its keys, then those of a late policy, a thread, a first comment
+    and per-platform first comments, each only when the post has one (so a post without any has
+    the body it always had)."""
     record = POST.render(source)
     if source["late_policy"] != LatePolicy.PUBLISH:
         record.update(LATE.render(source))
@@ -422,6 +452,8 @@ def _post(source: dict[str, Any]) -> dict[str, Any]:
         record.update(POST_THREAD.render(source))
     if source["first_comment"]:
         record.update(POST_FIRST_COMMENT.render(source))
+    if source["platform_first_comments"]:
+        record.update(POST_PLATFORM_FIRST_COMMENTS.render(source))
     return record
 
 

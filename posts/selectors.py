@@ -76,6 +76,7 @@ _TARGET_COLUMNS = {
     "thread_items": "t.thread_items",
     "comment_status": "t.comment_status",
     "first_comment": "t.first_comment",
+    "first_comment_text": "t.first_comment_text",
 }
 assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
 _JSON_FIELDS = frozenset(

@@ -58,6 +58,7 @@ class TargetPlan:
     page_id: str
     text: str
     config: dict[str, Any] = field(default_factory=dict)
+    first_comment_text: str = ""  # its platform's platformFirstComments text ("": the post's firstComment's)
 
 
 @dataclass
@@ -151,16 +152,22 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
 
 
 def _check_first_comment(plan: PostPlan, target: TargetPlan) -> None:
-    """A first comment only where the platform has a comment API, within its comment limit."""
-    if not plan.first_comment:
+    """The comment an entry gets (its platform's platformFirstComments text, else the post's
+    firstComment text) only where the platform has a comment API, within its comment limit; an
+    issue names the field the text came from."""
+    if target.first_comment_text:
+        text, field_name = target.first_comment_text, "platformFirstComments"
+    elif plan.first_comment:
+        text, field_name = plan.first_comment["text"], "firstComment"
+    else:
         return
     platform = Platform(target.platform)
-    for message in validate_comment(platform, plan.first_comment["text"]):
-        plan.issues.append(Issue(f"firstComment: {message}", platform.value, "firstComment"))
+    for message in validate_comment(platform, text):
+        plan.issues.append(Issue(f"{field_name}: {message}", platform.value, field_name))
     if str(target.config.get("postType") or "").upper() == "STORY":
         # A story takes no comments on either platform (its replies are private messages).
-        message = f"firstComment: {platform.value} stories cannot be commented on (postType STORY)"
-        plan.issues.append(Issue(message, platform.value, "firstComment"))
+        message = f"{field_name}: {platform.value} stories cannot be commented on (postType STORY)"
+        plan.issues.append(Issue(message, platform.value, field_name))
 
 
 def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[str] | None]:
@@ -217,6 +224,8 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
     known = accounts_by_ids(workspace_id=workspace_id, ids=[i for ids in requested.values() for i in ids])
     pages = facebook_accounts_by_page_ids(workspace_id=workspace_id, page_ids=requested.get(Platform.FACEBOOK, []))
     overrides = {t["platform"]: t["text"] for t in data.get("platformTexts") or []}
+    # As platformTexts: an item for a platform that is not targeted (or is skipped) is not used.
+    comments = {c["platform"]: c["text"] for c in data.get("platformFirstComments") or []}
     for platform in platforms:
         # account id → the first id the request named it by (a page may be named twice: by its
         # account id and by its pageId; that is still one account)
@@ -254,6 +263,7 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
                 requested_id=requested_id,
                 page_id=account.page_id if platform == Platform.FACEBOOK else "",
                 text=overrides.get(platform, plan.text),
+                first_comment_text=comments.get(platform, ""),
             )
         )
     if not plan.targets and not any(i.platform for i in plan.issues):

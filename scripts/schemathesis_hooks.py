@@ -8,7 +8,8 @@ description again after the hook, so a schema-violating case stays one and must 
 - ``/analytics/timeseries``: at most 1000 buckets of the granularity in the window.
 - ``Idempotency-Key``: a well-behaved client sends a new key with a new request (the same key
   with another request is the documented 422 ``idempotency_key_reused``).
-- ``platformTexts``: each platform at most once (uniqueness by one key of the items).
+- ``platformTexts`` and ``platformFirstComments``: each platform at most once (uniqueness by one
+  key of the items).
 - Webhook URLs: the host must resolve to public addresses (or, in the sandbox, loopback); a
   generated host name resolves to nothing here, so it is replaced by 127.0.0.1.
 """
@@ -76,19 +77,24 @@ def _reachable_webhook_url(case: Any) -> None:
         body["url"] = urlunsplit(parts._replace(netloc=UNREACHABLE_RECEIVER))
 
 
-def _one_text_per_platform(case: Any) -> None:
+PER_PLATFORM_LISTS = ("platformTexts", "platformFirstComments")
+
+
+def _one_item_per_platform(case: Any) -> None:
     body = case.body
-    texts = body.get("platformTexts") if isinstance(body, MutableMapping) else None
-    if isinstance(texts, list):
+    for name in PER_PLATFORM_LISTS:
+        items = body.get(name) if isinstance(body, MutableMapping) else None
+        if not isinstance(items, list):
+            continue
         seen: set[Any] = set()
         kept = []
-        for item in texts:
+        for item in items:
             key = item.get("platform") if isinstance(item, MutableMapping) else None
             if not isinstance(key, str) or key not in seen:
                 kept.append(item)
             if isinstance(key, str):
                 seen.add(key)
-        body["platformTexts"] = kept
+        body[name] = kept
 
 
 def _tests_a_missing_parameter(case: Any) -> bool:
@@ -105,4 +111,4 @@ def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
     _order_windows(case)
     _fresh_idempotency_key(case)
     _reachable_webhook_url(case)
-    _one_text_per_platform(case)
+    _one_item_per_platform(case)

@@ -87,6 +87,27 @@ _FIRST_COMMENT_EXAMPLE = OpenApiExample(
         "pageIds": ["1234567890"],
     },
 )
+_PLATFORM_FIRST_COMMENTS_EXAMPLE = OpenApiExample(
+    "A first comment per platform (LinkedIn gets its own, Mastodon the post's)",
+    request_only=True,
+    value={
+        "contentType": "TEXT",
+        "timezone": "UTC",
+        "text": "We are hiring backend engineers.",
+        "firstComment": {"text": "Apply here: https://jobs.example.com/backend", "delaySeconds": 30},
+        "platformFirstComments": [
+            {"platform": "LINKEDIN", "text": "Apply on our careers page: https://jobs.example.com/backend #hiring"}
+        ],
+        "platforms": ["LINKEDIN", "MASTODON"],
+        "linkedinConnectionIds": ["acc_li"],
+        "mastodonConnectionIds": ["acc_masto"],
+    },
+)
+_PLATFORM_FIRST_COMMENTS_CHANGE_EXAMPLE = OpenApiExample(
+    "Replace the per-platform first comments (null removes them)",
+    request_only=True,
+    value={"platformFirstComments": [{"platform": "BLUESKY", "text": "Thread with the details below"}]},
+)
 _FIRST_COMMENT_CHANGE_EXAMPLE = OpenApiExample(
     "Add or change the first comment (null removes it)",
     request_only=True,
@@ -157,7 +178,7 @@ class PostViewSet(viewsets.GenericViewSet):
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={201: PostCreateOutput},
-        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE],
+        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE, _PLATFORM_FIRST_COMMENTS_EXAMPLE],
     )
     @idempotent
     def create(self, request: Request) -> Response:
@@ -184,7 +205,7 @@ class PostViewSet(viewsets.GenericViewSet):
         parameters=[_ID],
         request=PostUpdateInput,
         responses={200: PostOutput},
-        examples=[_FIRST_COMMENT_CHANGE_EXAMPLE],
+        examples=[_FIRST_COMMENT_CHANGE_EXAMPLE, _PLATFORM_FIRST_COMMENTS_CHANGE_EXAMPLE],
     )
     def partial_update(self, request: Request, id: str) -> Response:
         changes = _valid(PostUpdateInput, request.data, partial=True)
@@ -295,11 +316,13 @@ class PostViewSet(viewsets.GenericViewSet):
         summary="Check a create payload without creating anything",
         description="Runs exactly the create validation and answers every problem found, per platform "
         "(a `thread` item's issues name it: `thread[1]: TWITTER text is 301 characters; the limit is 280`; a "
-        "`firstComment` issue names its platform: `firstComment: TIKTOK has no comment API (only …)`).",
+        "`firstComment` issue names its platform: `firstComment: TIKTOK has no comment API (only …)`, and one of a "
+        "`platformFirstComments` item its field: `platformFirstComments: TWITTER comment is 301 characters; the "
+        "limit is 280`).",
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={200: PostValidateOutput},
-        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE],
+        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE, _PLATFORM_FIRST_COMMENTS_EXAMPLE],
     )
     @action(detail=False, methods=["post"])
     @idempotent

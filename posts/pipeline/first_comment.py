@@ -77,14 +77,15 @@ class CommentClaim:
 
 
 # Written out with parameters only (as the pipeline's other statements): the entries just
-# recorded PUBLISHED whose post has a first comment and whose comment was never scheduled.
+# recorded PUBLISHED that have a first comment (the post's, or their platform's own text) and
+# whose comment was never scheduled.
 _SCHEDULE_SQL = """
 UPDATE posts_posttarget t
 SET comment_status = %(pending)s,
     comment_due_at = %(now)s + make_interval(secs => COALESCE((p.first_comment->>'delaySeconds')::int, 0))
 FROM posts_post p
 WHERE t.post_id = p.id AND t.id = ANY(%(ids)s) AND t.status = %(published)s AND t.comment_status = ''
-  AND p.first_comment <> '{}'::jsonb
+  AND (p.first_comment <> '{}'::jsonb OR t.first_comment_text <> '')
 RETURNING t.id, t.comment_due_at
 """
 
@@ -98,8 +99,9 @@ RETURNING id, comment_attempts
 
 def schedule(target_ids: list[str], *, now: dt.datetime) -> list[str]:
     """In the caller's transaction (the one that records ``target_ids`` PUBLISHED): schedule the
-    first comment of those whose post has one, due ``delaySeconds`` from ``now``, and queue each
-    after commit. A comment is scheduled once per entry, whatever calls this again."""
+    first comment of those that have one (the post's, or their platformFirstComments text), due
+    ``delaySeconds`` from ``now``, and queue each after commit. A comment is scheduled once per
+    entry, whatever calls this again."""
     if not target_ids:
         return []
     with connection.cursor() as cursor:
@@ -181,7 +183,7 @@ def _attempt(claim: CommentClaim) -> None:
     target = PostTarget.objects.select_related("post", "account").filter(id=claim.target_id).first()
     if target is None:
         return
-    text = str((target.post.first_comment or {}).get("text") or "")
+    text = target.first_comment_text or str((target.post.first_comment or {}).get("text") or "")
     state: dict[str, Any] = dict((target.first_comment or {}).get("state") or {})
     account = target.account
     if account is None:

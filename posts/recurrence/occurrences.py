@@ -163,4 +163,5 @@ def _target_row(post: Post, target: dict[str, Any], account: SocialAccount) -> P
         status=TargetStatus.PENDING,
         text=target.get("text") or "",
         config=dict(target.get("config") or {}),
+        first_comment_text=target.get("firstCommentText") or "",
     )

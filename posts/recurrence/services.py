@@ -97,6 +97,8 @@ def series_start(*, post: Post, plan: PostPlan) -> RecurringPost:
                     "pageId": t.page_id,
                     "text": t.text,
                     "config": t.config,
+                    # only when set, so the templates of other series are unchanged
+                    **({"firstCommentText": t.first_comment_text} if t.first_comment_text else {}),
                 }
                 for t in targets
             ],

@@ -88,8 +88,9 @@ def _merged(post: Post, changes: dict[str, Any]) -> dict[str, Any]:
         data = {name: current[name] for name in _POST_FIELDS}
         if "thread" in current:  # a change keeps the thread (and checks it against the new platforms)
             data["thread"] = current["thread"]
-        if "firstComment" in current:  # as the thread: kept, and checked against the new platforms
-            data["firstComment"] = current["firstComment"]
+        for kept in ("firstComment", "platformFirstComments"):  # as the thread: kept, checked against the new platforms
+            if kept in current:
+                data[kept] = current[kept]
         data.update(changes)
         return data
     data = dict(current)
@@ -104,7 +105,8 @@ def _update_targets_in_place(post: Post, plan: PostPlan) -> None:
         if row is None:
             continue
         row.text, row.config = target_plan.text, target_plan.config
-        row.save(update_fields=["text", "config", "updated_at"])
+        row.first_comment_text = target_plan.first_comment_text
+        row.save(update_fields=["text", "config", "first_comment_text", "updated_at"])
 
 
 __all__ = ["PAST_TOLERANCE", "post_update"]

@@ -62,6 +62,7 @@ def _target_row(post: Post, target: TargetPlan) -> PostTarget:
         status=TargetStatus.PENDING,
         text=target.text,
         config=target.config,
+        first_comment_text=target.first_comment_text,
     )
 
 
@@ -183,6 +184,9 @@ def payload_of(post: Post) -> dict[str, Any]:
         data["thread"] = [dict(item) for item in post.thread]
     if post.first_comment:
         data["firstComment"] = dict(post.first_comment)
+    comments = [{"platform": t.platform, "text": t.first_comment_text} for t in targets if t.first_comment_text]
+    if comments:
+        data["platformFirstComments"] = comments
     for target in targets:
         data.setdefault(CONNECTION_FIELDS[target.platform], [])
         if target.account_id:

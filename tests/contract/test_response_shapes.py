@@ -24,7 +24,7 @@ from jsonschema import Draft4Validator
 from rest_framework.test import APIClient
 
 from core.fields import format_instant
-from posts.models import Post, PostStatus, TargetStatus
+from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from tests.factories.accounts import SocialAccountFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
@@ -414,7 +414,8 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     keys are the documented fields in their documented order: the post's, then in each entry its
     fixed fields, its platform's config values (and their client aliases), then its media; a post
     with a late policy adds its keys, one with a thread ``thread`` last, and its entries ``threadItems`` last, one
-    with a first comment ``firstComment`` after those, in the post and in each entry (documented, in order)."""
+    with a first comment ``firstComment`` after those, in the post and in each entry, and one with
+    per-platform first comments ``platformFirstComments`` last (documented, in order)."""
     from posts.rendering import (
         ENTRY,
         ENTRY_CONFIG,
@@ -424,6 +425,7 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
         LATE,
         POST,
         POST_FIRST_COMMENT,
+        POST_PLATFORM_FIRST_COMMENTS,
         POST_THREAD,
         PlatformEntryOutput,
         PostOutput,
@@ -435,7 +437,11 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     record = api.get(f"{API}/social-posts/{post.id}").json()
     assert list(record) == list(POST.keys)
     assert list(PostOutput().fields) == (
-        list(POST.keys) + list(LATE.keys) + list(POST_THREAD.keys) + list(POST_FIRST_COMMENT.keys)
+        list(POST.keys)
+        + list(LATE.keys)
+        + list(POST_THREAD.keys)
+        + list(POST_FIRST_COMMENT.keys)
+        + list(POST_PLATFORM_FIRST_COMMENTS.keys)
     )
     documented = list(PlatformEntryOutput().fields)
     assert len(record["platforms"]) == 4
@@ -449,9 +455,11 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     assert threaded["thread"] == [{"text": "reply", "mediaUrls": []}]
     Post.objects.filter(id=post.id).update(late_policy="skip", max_lateness_seconds=60)
     Post.objects.filter(id=post.id).update(first_comment={"text": "first!", "delaySeconds": 5})
+    PostTarget.objects.filter(post=post, platform="BLUESKY").update(first_comment_text="sky's own")
     every = api.get(f"{API}/social-posts/{post.id}").json()
     assert list(every) == list(PostOutput().fields)  # every optional key, in the documented order
     assert every["firstComment"] == {"text": "first!", "delaySeconds": 5}
+    assert every["platformFirstComments"] == [{"platform": "BLUESKY", "text": "sky's own"}]
     for entry in threaded["platforms"]:
         assert list(entry)[-1] == "threadItems" and entry["threadItems"] == []
         assert [key for key in documented if key in entry] == list(entry)

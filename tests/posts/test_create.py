@@ -426,6 +426,8 @@ GARBAGE = [None, 1, 1.5, True, "x", [], {}, [1], {"a": 1}, [None], "2026-13-45"]
         "pinterestConfigs",
         "linkedinConfigs",
         "googleBusinessConfigs",
+        "firstComment",
+        "platformFirstComments",
     ],
 )
 def test_garbage_never_500(api: Any, masto: Any, enqueued: list, field: str) -> None:

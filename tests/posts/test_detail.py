@@ -165,7 +165,17 @@ def test_patch_permissions_and_garbage(client_for: Any, api: Any, workspace: Any
     response = client_for("viewer").patch(f"{URL}/{post.id}", {"text": "x"}, format="json")
     assert response.status_code == 403 and response.json()["requiredPermission"] == "posts.draft"
     for value in (None, 1, [], {}, "x", [None]):
-        for field in ("text", "platforms", "scheduledAt", "contentType", "timezone", "platformTexts", "tiktokConfigs"):
+        for field in (
+            "text",
+            "platforms",
+            "scheduledAt",
+            "contentType",
+            "timezone",
+            "platformTexts",
+            "tiktokConfigs",
+            "firstComment",
+            "platformFirstComments",
+        ):
             response = api.patch(f"{URL}/{post.id}", {field: value}, format="json")
             assert response.status_code in (200, 400), (field, value, response.content)
 

@@ -113,6 +113,30 @@ def test_every_occurrence_carries_the_first_comment_of_the_series(api: Any, mast
     assert bare is not None and bare.first_comment == {}
 
 
+def test_every_occurrence_carries_the_per_platform_first_comments_of_the_series(api: Any, masto: Any) -> None:
+    comment = {"text": "Details in here", "delaySeconds": 30}
+    own = [{"platform": "MASTODON", "text": "Mastodon's own"}]
+    series = begin(
+        api,
+        masto,
+        utc(2026, 4, 30),
+        utc(2026, 5, 1, 9),
+        {"frequency": "DAILY"},
+        firstComment=comment,
+        platformFirstComments=own,
+    )
+    assert [t["firstCommentText"] for t in series.template["targets"]] == ["Mastodon's own"]
+    occurrence = create_occurrence(series, utc(2026, 5, 2, 9))
+    assert occurrence is not None
+    assert [t.first_comment_text for t in occurrence.targets.all()] == ["Mastodon's own"]
+    record = post_record(occurrence)
+    assert (record["firstComment"], record["platformFirstComments"]) == (comment, own)
+    plain = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"}, firstComment=comment)
+    assert all("firstCommentText" not in t for t in plain.template["targets"])
+    bare = create_occurrence(plain, utc(2026, 5, 2, 9))
+    assert bare is not None and "platformFirstComments" not in post_record(bare)
+
+
 def test_series_ends_after_its_last_occurrence(api: Any, masto: Any) -> None:
     first = utc(2026, 5, 1, 9)
     series = begin(api, masto, utc(2026, 4, 30), first, {"frequency": "DAILY", "maxOccurrences": 2})
