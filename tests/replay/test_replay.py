@@ -47,16 +47,22 @@ SHOWN = 5
 
 
 def _describe(index: int, entry: dict[str, Any], expected: list[Any], actual: list[Any]) -> str:
+    """Where entry ``index`` first answers differently: the exchange, and both bodies from a
+    little before their first differing character."""
     lines = [f"corpus entry {index} ({entry['operation']}, recorded by {entry['test']}):"]
-    lines.append(f"  body: {json.dumps(entry['body'], sort_keys=True)[:600]}")
+    lines.append(f"  body sent: {json.dumps(entry['body'], sort_keys=True)[:300]}")
     for number in range(max(len(expected), len(actual))):
-        want = expected[number] if number < len(expected) else None
-        got = actual[number] if number < len(actual) else None
+        want = expected[number] if number < len(expected) else {"request": "(none)", "status": None, "body": ""}
+        got = actual[number] if number < len(actual) else {"request": "(none)", "status": None, "body": ""}
         if want == got:
             continue
-        lines.append(f"  exchange {number}:")
-        lines.append(f"    26fc3dc: {json.dumps(want)[:1500]}")
-        lines.append(f"    now:     {json.dumps(got)[:1500]}")
+        at = next((i for i, (a, b) in enumerate(zip(want["body"], got["body"], strict=False)) if a != b), None)
+        at = min(len(want["body"]), len(got["body"])) if at is None else at
+        start = max(0, at - 200)
+        lines.append(f"  exchange {number}: 26fc3dc {want['request']} -> {want['status']}")
+        lines.append(f"  {' ' * len(str(number))}           now {got['request']} -> {got['status']}")
+        lines.append(f"    26fc3dc body[{start}:]: {want['body'][start : at + 600]}")
+        lines.append(f"    now     body[{start}:]: {got['body'][start : at + 600]}")
         break
     return "\n".join(lines)
 
