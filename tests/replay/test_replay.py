@@ -51,9 +51,10 @@ def _describe(index: int, entry: dict[str, Any], expected: list[Any], actual: li
     little before their first differing character."""
     lines = [f"corpus entry {index} ({entry['operation']}, recorded by {entry['test']}):"]
     lines.append(f"  body sent: {json.dumps(entry['body'], sort_keys=True)[:300]}")
+    none: dict[str, Any] = {"request": "(none)", "status": None, "body": ""}
     for number in range(max(len(expected), len(actual))):
-        want = expected[number] if number < len(expected) else {"request": "(none)", "status": None, "body": ""}
-        got = actual[number] if number < len(actual) else {"request": "(none)", "status": None, "body": ""}
+        want: dict[str, Any] = expected[number] if number < len(expected) else none
+        got: dict[str, Any] = actual[number] if number < len(actual) else none
         if want == got:
             continue
         at = next((i for i, (a, b) in enumerate(zip(want["body"], got["body"], strict=False)) if a != b), None)
