@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from posts.payloads import CONNECTION_FIELDS
 from webhooks.models import Event
 
 
@@ -48,3 +49,10 @@ def iso(moment: dt.datetime) -> str:
 def events(workspace_id: str, name: str) -> list[dict[str, Any]]:
     rows = Event.objects.filter(workspace_id=workspace_id, name=name).order_by("created_at")
     return [json.loads(row.payload) for row in rows]
+
+
+def targets(accounts: dict[str, Any], *platforms: str) -> dict[str, Any]:
+    """The ``platforms`` and connection ids of a create body naming ``accounts``' account of each
+    platform (Facebook's by its page id)."""
+    ids = {p: [accounts[p].page_id if p == "FACEBOOK" else accounts[p].id] for p in platforms}
+    return {"platforms": list(platforms), **{CONNECTION_FIELDS[p]: ids[p] for p in platforms}}

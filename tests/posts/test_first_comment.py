@@ -11,18 +11,10 @@ import pytest
 from posts.models import Post
 from posts.rendering import post_record
 from tests.factories.posts import PostFactory, PostTargetFactory, account, uploaded
-from tests.posts.conftest import future, iso
+from tests.posts.conftest import future, iso, targets
 
 URL = "/api/v1/social-posts"
-FIELDS = {
-    "TWITTER": "twitterConnectionIds",
-    "BLUESKY": "blueskyConnectionIds",
-    "MASTODON": "mastodonConnectionIds",
-    "LINKEDIN": "linkedinConnectionIds",
-    "TIKTOK": "tiktokConnectionIds",
-    "PINTEREST": "pinterestConnectionIds",
-    "FACEBOOK": "pageIds",
-}
+PLATFORMS = ("TWITTER", "BLUESKY", "MASTODON", "LINKEDIN", "TIKTOK", "PINTEREST", "FACEBOOK")
 
 
 def body(**extra: Any) -> dict[str, Any]:
@@ -31,12 +23,7 @@ def body(**extra: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def accounts(workspace: Any) -> dict[str, Any]:
-    return {p: account(workspace, p) for p in FIELDS}
-
-
-def targets(accounts: dict[str, Any], *platforms: str) -> dict[str, Any]:
-    ids = {p: [accounts[p].page_id if p == "FACEBOOK" else accounts[p].id] for p in platforms}
-    return {"platforms": list(platforms), **{FIELDS[p]: ids[p] for p in platforms}}
+    return {p: account(workspace, p) for p in PLATFORMS}
 
 
 def test_create_stores_the_first_comment_and_shows_it_with_each_entrys_result(api: Any, accounts: Any) -> None:

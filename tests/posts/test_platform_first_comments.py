@@ -12,17 +12,10 @@ import pytest
 from posts.models import Post, PostTarget
 from posts.rendering import post_record
 from tests.factories.posts import account, uploaded
-from tests.posts.conftest import future, iso
+from tests.posts.conftest import future, iso, targets
 
 URL = "/api/v1/social-posts"
-FIELDS = {
-    "TWITTER": "twitterConnectionIds",
-    "BLUESKY": "blueskyConnectionIds",
-    "MASTODON": "mastodonConnectionIds",
-    "LINKEDIN": "linkedinConnectionIds",
-    "TIKTOK": "tiktokConnectionIds",
-    "FACEBOOK": "pageIds",
-}
+PLATFORMS = ("TWITTER", "BLUESKY", "MASTODON", "LINKEDIN", "TIKTOK", "FACEBOOK")
 NO_API = "has no comment API (only TWITTER, BLUESKY, MASTODON, THREADS, LINKEDIN, INSTAGRAM, FACEBOOK, YOUTUBE)"
 
 
@@ -32,12 +25,7 @@ def body(**extra: Any) -> dict[str, Any]:
 
 @pytest.fixture
 def accounts(workspace: Any) -> dict[str, Any]:
-    return {p: account(workspace, p) for p in FIELDS}
-
-
-def targets(accounts: dict[str, Any], *platforms: str) -> dict[str, Any]:
-    ids = {p: [accounts[p].page_id if p == "FACEBOOK" else accounts[p].id] for p in platforms}
-    return {"platforms": list(platforms), **{FIELDS[p]: ids[p] for p in platforms}}
+    return {p: account(workspace, p) for p in PLATFORMS}
 
 
 def comment_texts(post_id: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ import pytest
 from posts.models import Post
 from posts.rendering import post_record
 from tests.factories.posts import PostFactory, PostTargetFactory, account, uploaded
-from tests.posts.conftest import future, iso
+from tests.posts.conftest import future, iso, targets
 
 URL = "/api/v1/social-posts"
 
@@ -23,17 +23,6 @@ def body(**extra: Any) -> dict[str, Any]:
 @pytest.fixture
 def accounts(workspace: Any) -> dict[str, Any]:
     return {p: account(workspace, p) for p in ("TWITTER", "BLUESKY", "THREADS", "MASTODON", "INSTAGRAM")}
-
-
-def targets(accounts: dict[str, Any], *platforms: str) -> dict[str, Any]:
-    fields = {
-        "TWITTER": "twitterConnectionIds",
-        "BLUESKY": "blueskyConnectionIds",
-        "THREADS": "threadsConnectionIds",
-        "MASTODON": "mastodonConnectionIds",
-        "INSTAGRAM": "instagramConnectionIds",
-    }
-    return {"platforms": list(platforms), **{fields[p]: [accounts[p].id] for p in platforms}}
 
 
 ALL_FOUR = ("TWITTER", "BLUESKY", "THREADS", "MASTODON")
