@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -140,16 +141,16 @@ def post_row(*, workspace_id: str, post_id: str) -> tuple[dict[str, Any], list[d
     return posts[0], targets
 
 
-# The filters of the list; a filter not given is a NULL parameter, which PostgreSQL folds away
-# when it plans the statement (the values are sent inline, not bound), so each form keeps its own plan.
-_PAGE_FILTER = (
-    "p.workspace_id = %(workspace)s"
-    " AND (%(statuses)s::text[] IS NULL OR p.status = ANY(%(statuses)s::text[]))"
-    " AND (%(platforms)s::text[] IS NULL OR EXISTS (SELECT 1 FROM posts_posttarget f"
-    " WHERE f.post_id = p.id AND f.platform = ANY(%(platforms)s::text[])))"
-    " AND (%(start)s::timestamptz IS NULL OR COALESCE(p.scheduled_at, p.created_at) >= %(start)s::timestamptz)"
-    " AND (%(end)s::timestamptz IS NULL OR COALESCE(p.scheduled_at, p.created_at) <= %(end)s::timestamptz)"
-)
+# The filters of the list, each written only when given: a statement carries only its own
+# conditions (planning each statement is most of the cost of a short list's SQL, and conditions
+# for filters not given cost planning time too).
+_FILTERS = {
+    "statuses": "p.status = ANY(%(statuses)s::text[])",
+    "platforms": "EXISTS (SELECT 1 FROM posts_posttarget f WHERE f.post_id = p.id AND f.platform = ANY(%(platforms)s::text[]))",
+    "start": "COALESCE(p.scheduled_at, p.created_at) >= %(start)s::timestamptz",
+    "end": "COALESCE(p.scheduled_at, p.created_at) <= %(end)s::timestamptz",
+}
+
 
 # What a post's record is rendered from, as a stamp: the row version of the post, of each of its
 # entries and of the media files its previews come from, each named by the transaction that wrote
@@ -167,23 +168,23 @@ _STAMP = (
 )
 
 
-def _page_sql(direction: str) -> str:
+@functools.cache
+def _page_sql(filters: tuple[str, ...], direction: str) -> str:
     """The count reads the workspace's index only; the page is the first ``limit`` rows of the
     same index after ``offset``, each with its stamp and its stored record where that was
-    rendered from the same stamp (``%(renderer)s`` names the code that rendered it)."""
+    rendered from the same stamp (``%(renderer)s`` names the code that rendered it). Built from
+    the constant texts above, once per set of filters and direction."""
+    where = " AND ".join(["p.workspace_id = %(workspace)s", *(_FILTERS[name] for name in filters)])
     return (
-        f"WITH c AS (SELECT count(*) AS total FROM posts_post p WHERE {_PAGE_FILTER}), "  # noqa: S608 (constant text, values are parameters)
-        "page AS (SELECT p.id, p.created_at AS sort_at, p.xmin::text || p.ctid::text AS row_version, p.media_urls FROM posts_post p "
-        f"WHERE {_PAGE_FILTER} ORDER BY p.created_at {direction}, p.id {direction} "
+        f"WITH c AS (SELECT count(*) AS total FROM posts_post p WHERE {where}), "  # noqa: S608 (constant texts, values are parameters)
+        "page AS (SELECT p.id, p.created_at AS sort_at, p.xmin::text || p.ctid::text AS row_version, p.media_urls "
+        f"FROM posts_post p WHERE {where} ORDER BY p.created_at {direction}, p.id {direction} "
         "LIMIT %(limit)s OFFSET %(offset)s), "
         f"stamped AS (SELECT page.id, page.sort_at, %(renderer)s || ':' || {_STAMP} AS stamp FROM page) "
         "SELECT c.total, stamped.id, stamped.stamp, (SELECT r.body FROM posts_postrecord r "
         "WHERE r.post_id = stamped.id AND r.stamp = stamped.stamp) FROM c LEFT JOIN stamped ON true "
         f"ORDER BY stamped.sort_at {direction}, stamped.id {direction}"
     )
-
-
-_PAGE_SQL = {False: _page_sql("DESC"), True: _page_sql("ASC")}  # by oldest_first
 
 
 @dataclass(frozen=True)
@@ -219,18 +220,17 @@ def post_page(
 
     Written as SQL: the list is the hottest read, and building it with the ORM (count, page,
     values, entries) cost several times the CPU of running it."""
-    params = {
-        "workspace": workspace_id,
+    given = {
         "statuses": list(statuses) if statuses else None,
         "platforms": list(platforms) if platforms else None,
         "start": start,
         "end": end,
-        "limit": limit,
-        "offset": offset,
-        "renderer": renderer,
     }
+    filters = tuple(name for name, value in given.items() if value is not None)
+    params = {name: given[name] for name in filters}
+    params.update(workspace=workspace_id, limit=limit, offset=offset, renderer=renderer)
     with connection.cursor() as cursor:
-        cursor.execute(_PAGE_SQL[oldest_first], params)
+        cursor.execute(_page_sql(filters, "ASC" if oldest_first else "DESC"), params)
         records = cursor.fetchall()
     total = int(records[0][0])
     # No post on the page: the one row carries the total and NULLs.
