@@ -134,7 +134,7 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
         published_on = [platform for row in rows for platform in row[5] or ()]
         failed_with = [(pair[0], pair[1]) for row in rows for pair in row[6] or ()]
         transaction.on_commit(lambda: _count_recorded(published_on, failed_with))
-        _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
+        finished = _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
         published = sorted(item.claim.target_id for item in live if isinstance(item, Published))
         published = [target_id for target_id in published if target_id in owned]
         # The first comments follow the entries they go under: scheduled by the PUBLISHED write.
@@ -145,7 +145,11 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
         if published:
             # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
             # platform and day, shared by every publisher), so their lock is held the shortest time.
-            hooks.on_targets_published(target_ids=published)
+            # A finished post's entries were just read for its event (after this write): tracking
+            # takes those instead of reading them again.
+            wanted = set(published)
+            read = [target for post_id in finished for target in posts[post_id].targets.all() if target.id in wanted]
+            hooks.on_targets_published(target_ids=published, targets=read)
     return owned
 
 
