@@ -344,8 +344,8 @@ WEBHOOK_RETRY_DELAYS = [
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # The most due deliveries one webhooks.deliver_many task claims (the oldest first: its own, and
 # others' when the queue is behind) and sends side by side. What a batch costs besides its POSTs (the
-# task, claim, read, recording statement) is paid once for all of them: 50 instead of 10 cut the
-# worker's CPU per delivery by about a quarter and PostgreSQL's by about 40 % (docs/benchmarks.md).
+# task, claim, read, recording statements) is paid once for all of them: 50 instead of 10 cut the
+# worker's CPU per delivery by about a quarter and PostgreSQL's by about 40 % (measured in-process).
 WEBHOOK_DELIVERY_BATCH = max(1, env.int("WEBHOOK_DELIVERY_BATCH", default=50))
 # Not a tunable: the documented contract (a webhook is disabled after 20 failures in a row).
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
