@@ -148,14 +148,17 @@ def account_refresh_token(*, account_id: str, lead: dt.timedelta = REFRESH_LEAD)
     raise auth_failure
 
 
-def account_fresh_credentials(*, account_id: str) -> Credentials:
+def account_fresh_credentials(*, account_id: str, account: SocialAccount | None = None) -> Credentials:
     """The account's credentials, refreshed first when the token expires within 5 minutes and
     the platform has refresh tokens. A transient refresh failure never marks the account: the
-    current token is returned while it is still valid, otherwise the error is re-raised."""
-    try:
-        account = SocialAccount.objects.get(id=account_id)
-    except SocialAccount.DoesNotExist:
-        raise AccountNotFound()
+    current token is returned while it is still valid, otherwise the error is re-raised.
+    ``account``: its row as the caller has just read it (the publisher reads each target's account
+    with the target), so that no refresh due costs no second read; a refresh reads it afresh."""
+    if account is None or account.id != account_id:
+        try:
+            account = SocialAccount.objects.get(id=account_id)
+        except SocialAccount.DoesNotExist:
+            raise AccountNotFound()
     if not _needs_refresh(account, REFRESH_LEAD):
         return account.credentials()
     try:

@@ -60,13 +60,19 @@ def track_published_target(*, target_id: str) -> None:
     )
 
 
-def track_published_targets(*, target_ids: list[str]) -> None:
+def track_published_targets(*, target_ids: list[str], targets: list[PostTarget] | None = None) -> None:
     """:func:`track_published_target` for several targets in two statements: one read, one
     ``INSERT … ON CONFLICT (account, platform_post_id) DO UPDATE`` (so the rollup triggers run once
-    for the batch, not once per target). Same rows, same idempotence."""
+    for the batch, not once per target). Same rows, same idempotence. ``targets``: rows of some of
+    them as the caller read them after their PUBLISHED write in its transaction, each with its post;
+    only the others are read (none at all when every one is given)."""
     now = timezone.now()
+    wanted = set(target_ids)
+    given = {target.id: target for target in targets or () if target.id in wanted}
+    rest = [target_id for target_id in target_ids if target_id not in given]
+    read = list(PostTarget.objects.select_related("post").filter(id__in=rest)) if rest else []
     rows: dict[tuple[str, str], TrackedPost] = {}
-    for target in PostTarget.objects.select_related("post").filter(id__in=target_ids).order_by("id"):
+    for target in sorted([*given.values(), *read], key=lambda target: target.id):
         if target.account_id is None or not target.platform_post_id or not has_analytics(target.platform):
             continue
         published_at = target.published_at or now

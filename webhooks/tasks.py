@@ -10,9 +10,10 @@ from webhooks.services import events_prune
 
 @shared_task(name="webhooks.deliver_many", acks_late=True, ignore_result=True)
 def deliver_many(delivery_ids: list[str]) -> None:
-    """The next attempt of each due delivery, sent side by side (one is a batch of one); a second
-    run, or a run before they are due, sends nothing."""
-    deliveries_attempt(delivery_ids=list(delivery_ids))
+    """A wake-up call for these deliveries: the next attempt of the oldest due deliveries, up to a
+    batch (these, or older ones first when the queue is behind), sent side by side; a second run, or
+    a run before they are due, sends nothing of these."""
+    deliveries_attempt(delivery_ids=list(delivery_ids), any_due=True)
 
 
 @shared_task(name="webhooks.deliver", acks_late=True, ignore_result=True)

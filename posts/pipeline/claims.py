@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import connection
 
 from posts.models import LatePolicy, PostStatus, TargetStatus
 
@@ -71,7 +71,9 @@ def claim_targets(target_ids: list[str], *, now: dt.datetime, lease: dt.timedelt
     if not target_ids:
         return []
     lease_until = now + lease
-    with transaction.atomic(), connection.cursor() as cursor:
+    # One statement is its own transaction: no BEGIN/COMMIT round trips around it (inside a caller's
+    # transaction it is part of that one).
+    with connection.cursor() as cursor:
         cursor.execute(
             _CLAIM_SQL,
             {

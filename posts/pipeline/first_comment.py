@@ -2,9 +2,9 @@
 rules (DESIGN.md §5) on columns of its own, so that the entry's status and the post's final event
 never wait for it.
 
-- Scheduled in the transaction that records the entry PUBLISHED (:func:`schedule`): PENDING, due
-  ``delaySeconds`` later; queued after commit (a delay past the countdown limit is left to the
-  sweeper, which queues due comments: no long ETA tasks).
+- Scheduled by the very statement that records the entry PUBLISHED (``outcomes.record``): PENDING,
+  due ``delaySeconds`` later; queued after commit (:func:`queue_scheduled`; a delay past the
+  countdown limit is left to the sweeper, which queues due comments: no long ETA tasks).
 - Claimed with a conditional UPDATE (PENDING and due → SENDING, attempts + 1, lease set); the lease
   is the fencing token of every later write, so a worker whose lease was taken over writes nothing.
 - The platform call runs outside any transaction; its answer is written the moment it arrives,
@@ -48,7 +48,7 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
-from posts.models import CommentStatus, Post, PostTarget, TargetStatus
+from posts.models import CommentStatus, Post, PostTarget
 from posts.pipeline.enqueue import enqueue_first_comments
 from posts.rendering import post_record
 from webhooks.events import emit_event
@@ -76,19 +76,6 @@ class CommentClaim:
     attempts: int
 
 
-# Written out with parameters only (as the pipeline's other statements): the entries just
-# recorded PUBLISHED that have a first comment (the post's, or their platform's own text) and
-# whose comment was never scheduled.
-_SCHEDULE_SQL = """
-UPDATE posts_posttarget t
-SET comment_status = %(pending)s,
-    comment_due_at = %(now)s + make_interval(secs => COALESCE((p.first_comment->>'delaySeconds')::int, 0))
-FROM posts_post p
-WHERE t.post_id = p.id AND t.id = ANY(%(ids)s) AND t.status = %(published)s AND t.comment_status = ''
-  AND (p.first_comment <> '{}'::jsonb OR t.first_comment_text <> '')
-RETURNING t.id, t.comment_due_at
-"""
-
 _CLAIM_SQL = """
 UPDATE posts_posttarget
 SET comment_status = %(sending)s, comment_lease_until = %(lease)s, comment_attempts = comment_attempts + 1
@@ -97,27 +84,13 @@ RETURNING id, comment_attempts
 """
 
 
-def schedule(target_ids: list[str], *, now: dt.datetime) -> list[str]:
-    """In the caller's transaction (the one that records ``target_ids`` PUBLISHED): schedule the
-    first comment of those that have one (the post's, or their platformFirstComments text), due
-    ``delaySeconds`` from ``now``, and queue each after commit. A comment is scheduled once per
-    entry, whatever calls this again."""
-    if not target_ids:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _SCHEDULE_SQL,
-            {
-                "ids": list(target_ids),
-                "now": now,
-                "pending": CommentStatus.PENDING.value,
-                "published": TargetStatus.PUBLISHED.value,
-            },
-        )
-        rows = cursor.fetchall()
-    for target_id, due_at in rows:
+def queue_scheduled(scheduled: list[tuple[str, dt.datetime]], *, now: dt.datetime) -> None:
+    """In the caller's transaction, the one whose write recorded the entries PUBLISHED and, in the
+    same statement, scheduled their first comments (``outcomes.record``: PENDING, due
+    ``delaySeconds`` after ``now``, once per entry): queue each ``(target id, due at)`` after
+    commit, with a countdown to its time."""
+    for target_id, due_at in scheduled:
         _queue_at(target_id, max((due_at - now).total_seconds(), 0.0))
-    return [row[0] for row in rows]
 
 
 def send_first_comments(target_ids: list[str]) -> int:

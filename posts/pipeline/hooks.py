@@ -5,13 +5,15 @@ They must not call platforms or other slow services."""
 from __future__ import annotations
 
 from analytics.services import track_published_targets
+from posts.models import PostTarget
 from posts.recurrence.services import series_occurrences_claimed, series_post_finished
 
 
-def on_targets_published(*, target_ids: list[str]) -> None:
+def on_targets_published(*, target_ids: list[str], targets: list[PostTarget] | None = None) -> None:
     """These targets have just become PUBLISHED. Wiring point for analytics: it turns each entry
-    into a tracked post, one statement for all of them (``analytics.services``)."""
-    track_published_targets(target_ids=target_ids)
+    into a tracked post, one statement for all of them (``analytics.services``). ``targets``: those
+    of them the pipeline already read after the write, each with its post (not read again)."""
+    track_published_targets(target_ids=target_ids, targets=targets)
 
 
 def on_posts_claimed(*, post_ids: list[str]) -> None:

@@ -16,7 +16,7 @@ from django.db.models import Count, F, Q, prefetch_related_objects
 from django.utils import timezone
 
 from core import metrics, work
-from posts.models import Post, PostStatus, PostTarget, TargetStatus
+from posts.models import CommentStatus, Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import first_comment, hooks
 from posts.pipeline.claims import Claim
 from posts.rendering import post_record
@@ -57,7 +57,10 @@ class Failed:
 # and, in the same statement, the entry counts of the posts it touched as they are after it (the
 # caller holds those posts' row locks, so no sibling entry changes in between). A published row
 # takes the remote id and clears the error; a failed one keeps what it had besides its error and,
-# when given, its remote state.
+# when given, its remote state. A row published with a first comment (the post's, or its platform's
+# platformFirstComments text) has that comment scheduled by the same write (PENDING, due ``delaySeconds`` from now; once per entry: only while
+# it has none), so the entry and its comment's schedule commit together (``first_comment``); the
+# comments scheduled here come back with their due times, to be queued.
 _RECORD_SQL = """
 WITH v AS (
     SELECT * FROM unnest(
@@ -77,16 +80,28 @@ done AS (
         error_code = v.error_code, error_message = v.error_message,
         remote_state = COALESCE(v.remote_state::jsonb, t.remote_state),
         thread_items = COALESCE(v.thread_items::jsonb, t.thread_items),
+        comment_status = CASE WHEN v.status = %(published)s AND t.comment_status = ''
+                              AND (p.first_comment <> '{}'::jsonb OR t.first_comment_text <> '')
+                              THEN %(comment_pending)s ELSE t.comment_status END,
+        comment_due_at = CASE WHEN v.status = %(published)s AND t.comment_status = ''
+                              AND (p.first_comment <> '{}'::jsonb OR t.first_comment_text <> '')
+                              THEN %(now)s + make_interval(secs => COALESCE((p.first_comment->>'delaySeconds')::int, 0))
+                              ELSE t.comment_due_at END,
         lease_until = NULL, next_attempt_at = NULL, updated_at = %(now)s
-    FROM v
-    WHERE t.id = v.id AND t.status = %(publishing)s AND t.lease_until = v.lease_until
-    RETURNING t.id, t.post_id, t.status, t.platform, t.error_code
+    FROM v, posts_post p
+    WHERE t.id = v.id AND p.id = t.post_id AND t.status = %(publishing)s AND t.lease_until = v.lease_until
+    RETURNING t.id, t.post_id, t.status, t.platform, t.error_code, t.comment_due_at,
+              t.status = %(published)s AND t.comment_status = %(comment_pending)s AND t.comment_due_at
+                  = %(now)s + make_interval(secs => COALESCE((p.first_comment->>'delaySeconds')::int, 0))
+                  AS comment_scheduled
 )
 SELECT t.post_id, array_agg(done.id) FILTER (WHERE done.id IS NOT NULL), count(*),
        count(*) FILTER (WHERE COALESCE(done.status, t.status) = %(published)s),
        count(*) FILTER (WHERE COALESCE(done.status, t.status) = %(failed)s),
        array_agg(done.platform) FILTER (WHERE done.status = %(published)s),
-       array_agg(ARRAY[done.platform, done.error_code]) FILTER (WHERE done.status = %(failed)s)
+       array_agg(ARRAY[done.platform, done.error_code]) FILTER (WHERE done.status = %(failed)s),
+       array_agg(done.id) FILTER (WHERE done.comment_scheduled),
+       array_agg(done.comment_due_at) FILTER (WHERE done.comment_scheduled)
 FROM posts_posttarget t LEFT JOIN done ON done.id = t.id
 WHERE t.post_id IN (SELECT post_id FROM done)
 GROUP BY t.post_id
@@ -98,7 +113,8 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
     in id order (the pipeline's lock order, post before targets), one fenced UPDATE for every
     target (PUBLISHING → PUBLISHED or FAILED, conditioned on its claim's lease) that also returns
     the entry counts of the posts it touched, each post finalized once with its one event through
-    the outbox, and the published targets handed to analytics. A target whose lease was taken
+    the outbox, the first comments of published entries scheduled by that same UPDATE (queued after
+    commit), and the published targets handed to analytics. A target whose lease was taken
     over changes nothing. Returns the ids of the targets written."""
     if not items:
         return set()
@@ -110,8 +126,9 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
         live = [item for item in items if item.claim.post_id in posts]
         if not live:
             return set()
+        now = timezone.now()
         with connection.cursor() as cursor:
-            cursor.execute(_RECORD_SQL, _record_params(live, now=timezone.now()))
+            cursor.execute(_RECORD_SQL, _record_params(live, now=now))
             rows = sorted(cursor.fetchall())
         owned = {target_id for row in rows for target_id in row[1] or ()}
         if not owned:
@@ -119,15 +136,22 @@ def record(items: Sequence[Published | Failed]) -> set[str]:
         published_on = [platform for row in rows for platform in row[5] or ()]
         failed_with = [(pair[0], pair[1]) for row in rows for pair in row[6] or ()]
         transaction.on_commit(lambda: _count_recorded(published_on, failed_with))
-        _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
+        finished = _finalize_many_locked([(posts[row[0]], (row[2], row[3], row[4])) for row in rows])
         published = sorted(item.claim.target_id for item in live if isinstance(item, Published))
         published = [target_id for target_id in published if target_id in owned]
-        # The first comments follow the entries they go under: scheduled with the PUBLISHED write.
-        first_comment.schedule(published, now=timezone.now())
+        # The first comments follow the entries they go under: scheduled by the PUBLISHED write.
+        first_comment.queue_scheduled(
+            [(target_id, due_at) for row in rows for target_id, due_at in zip(row[7] or (), row[8] or (), strict=True)],
+            now=now,
+        )
         if published:
             # Last before the commit: tracking updates the analytics rollup rows (one per workspace,
             # platform and day, shared by every publisher), so their lock is held the shortest time.
-            hooks.on_targets_published(target_ids=published)
+            # A finished post's entries were just read for its event (after this write): tracking
+            # takes those instead of reading them again.
+            wanted = set(published)
+            read = [target for post_id in finished for target in posts[post_id].targets.all() if target.id in wanted]
+            hooks.on_targets_published(target_ids=published, targets=read)
     return owned
 
 
@@ -165,6 +189,7 @@ def _record_params(items: list[Published | Failed], *, now: dt.datetime) -> dict
         "publishing": TargetStatus.PUBLISHING.value,
         "published": TargetStatus.PUBLISHED.value,
         "failed": TargetStatus.FAILED.value,
+        "comment_pending": CommentStatus.PENDING.value,
     }
 
 

@@ -270,7 +270,7 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
     creds = credentials.get(account.id)
     if creds is None:
         try:
-            creds = account_fresh_credentials(account_id=account.id)
+            creds = account_fresh_credentials(account_id=account.id, account=account)
         except ApplicationError:
             raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
         credentials[account.id] = creds

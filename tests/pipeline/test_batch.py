@@ -225,3 +225,29 @@ def test_a_batch_tracks_its_published_targets_once_with_one_rollup_row(workspace
     track_published_targets(target_ids=ids)  # idempotent: the same rows, counted once
     assert TrackedPost.objects.filter(workspace=workspace).count() == 6
     assert sum(AnalyticsDailyRollup.objects.filter(workspace_id=workspace.id).values_list("posts", flat=True)) == 6
+
+
+def test_tracking_takes_the_targets_given_and_reads_only_the_others(workspace, use_client):
+    """The pipeline hands tracking the entries it read after the PUBLISHED write: the rows are the
+    same as read afresh, and only the entries not given are read."""
+    from django.test.utils import CaptureQueriesContext
+
+    from analytics.models import TrackedPost
+    from analytics.services import track_published_targets
+    from posts.models import PostTarget
+
+    use_client(SlowClient(Platform.BLUESKY, delay=0.0))
+    accounts = [fake_account(workspace, Platform.BLUESKY, f"g{i}") for i in range(3)]
+    post = make_post(workspace, accounts, text="given")
+    ids = [t.id for t in targets_of(post)]
+    assert publish_targets(ids) == 3
+    fields = ("target_id", "account_id", "platform_post_id", "post_id", "published_at", "text", "permalink")
+    expected = sorted(TrackedPost.objects.values_list(*fields))
+    TrackedPost.objects.all().delete()
+
+    given = list(PostTarget.objects.select_related("post").filter(id__in=ids[:2]))
+    with CaptureQueriesContext(connection) as queries:
+        track_published_targets(target_ids=ids, targets=given)
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert len(reads) == 1 and ids[2] in reads[0] and ids[0] not in reads[0]
+    assert sorted(TrackedPost.objects.values_list(*fields)) == expected

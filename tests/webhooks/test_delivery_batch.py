@@ -4,6 +4,8 @@ run of the task sending nothing."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from typing import Any
 from unittest import mock
 
@@ -62,7 +64,7 @@ def test_deliver_many_records_a_failure_as_alone_and_skips_held_ones(receiver: R
     receiver.behave("/h1", status=500)
     emit_event(workspace_id=hooks[0].workspace_id, name="post.published", data={})
     held = Delivery.objects.get(webhook=hooks[2])
-    Delivery.objects.filter(pk=held.pk).update(lease_until=timezone.now() + timezone.timedelta(seconds=30))
+    Delivery.objects.filter(pk=held.pk).update(lease_until=timezone.now() + dt.timedelta(seconds=30))
 
     deliver_many.run(list(Delivery.objects.values_list("id", flat=True)))
 
@@ -130,3 +132,92 @@ def test_events_emitted_together_refuse_an_unknown_name_before_writing() -> None
     with pytest.raises(ValueError):
         emit_events([("ws_x", "post.published", {}), ("ws_x", "post.exploded", {})])
     assert not Event.objects.exists()
+
+
+def _emit(workspace_id: str, count: int) -> list[str]:
+    """``count`` events, each its own instant; returns their ids, oldest first."""
+    from webhooks.models import Event
+
+    for index in range(count):
+        emit_event(workspace_id=workspace_id, name="post.published", data={"n": index})
+    return list(Event.objects.order_by("created_at").values_list("id", flat=True))
+
+
+def test_a_task_takes_the_oldest_due_deliveries_up_to_the_batch(receiver: Receiver, settings: Any) -> None:
+    # When events arrive faster than they are sent, one task sends several events' deliveries: its
+    # own ids are a wake-up call, the oldest due come first, and no more than the batch.
+    settings.WEBHOOK_DELIVERY_BATCH = 4
+    hooks = _hooks(receiver, 2)
+    events = _emit(hooks[0].workspace_id, 3)
+    newest = list(Delivery.objects.filter(event_id=events[2]).values_list("id", flat=True))
+
+    deliver_many.run(newest)
+
+    sent = {json.loads(r.body)["id"] for r in receiver.requests}
+    assert sent == set(events[:2])  # the two oldest events' four deliveries, not the task's own
+    assert set(Delivery.objects.filter(status="succeeded").values_list("event_id", flat=True)) == set(events[:2])
+    assert Delivery.objects.filter(event_id=events[2], status="pending", lease_until=None).count() == 2
+    deliver_many.run(newest)
+    assert Delivery.objects.filter(status="succeeded").count() == 6 and len(receiver.requests) == 6
+
+
+def test_a_webhooks_deliveries_go_one_after_the_other_in_emission_order(receiver: Receiver) -> None:
+    hooks = _hooks(receiver, 2)
+    events = _emit(hooks[0].workspace_id, 3)
+
+    deliver_many.run(list(Delivery.objects.filter(event_id=events[0]).values_list("id", flat=True)))
+
+    for hook in ("/h0", "/h1"):
+        got = receiver.to(hook)
+        assert [json.loads(r.body)["id"] for r in got] == events
+        assert got == sorted(got, key=lambda r: r.at)
+    assert Attempt.objects.count() == 6 and not Delivery.objects.exclude(status="succeeded").exists()
+
+
+def test_a_failure_stops_its_webhooks_lane_and_gives_the_rest_back_unsent(
+    receiver: Receiver, django_capture_on_commit_callbacks: Any
+) -> None:
+    # A failing receiver gets one POST per task, so its failure count moves exactly as one by one.
+    hooks = _hooks(receiver, 2)
+    receiver.behave("/h1", status=500)
+    events = _emit(hooks[0].workspace_id, 3)
+    with (
+        mock.patch.object(enqueue.app, "send_task") as send_task,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        deliver_many.run(list(Delivery.objects.filter(event_id=events[0]).values_list("id", flat=True)))
+
+    assert len(receiver.to("/h0")) == 3 and len(receiver.to("/h1")) == 1
+    assert Webhook.objects.get(pk=hooks[1].pk).consecutive_failures == 1
+    failed = Delivery.objects.get(webhook=hooks[1], event_id=events[0])
+    assert (failed.status, failed.attempt_count, failed.last_error) == ("pending", 1, "HTTP 500")
+    unsent = Delivery.objects.filter(webhook=hooks[1], event_id__in=events[1:])
+    assert [(d.status, d.attempt_count, d.lease_until) for d in unsent] == [("pending", 0, None)] * 2
+    assert not Attempt.objects.filter(delivery__in=unsent).exists()
+    queued = [sorted(call.kwargs["args"][0]) for call in send_task.call_args_list]
+    assert sorted(d.pk for d in unsent) in queued  # given back and queued again
+
+
+def test_successes_of_a_delivery_taken_over_keep_the_attempt_but_not_the_write(receiver: Receiver) -> None:
+    from webhooks.delivery import engine
+    from webhooks.delivery.transport import SendResult
+
+    hooks = _hooks(receiver, 2)
+    emit_event(workspace_id=hooks[0].workspace_id, name="post.published", data={})
+    mine, taken = (Delivery.objects.get(webhook=h) for h in hooks)
+    lease = timezone.now() + dt.timedelta(seconds=30)
+    Delivery.objects.filter(pk=mine.pk).update(lease_until=lease)
+    Delivery.objects.filter(pk=taken.pk).update(lease_until=lease + dt.timedelta(seconds=1))
+    Webhook.objects.filter(pk__in=[h.pk for h in hooks]).update(consecutive_failures=4)
+    ok = SendResult(status_code=200, error="", response_body="ok", duration_ms=3)
+
+    engine._record_succeeded([(mine, ok), (taken, ok)], lease_until=lease)
+
+    mine.refresh_from_db()
+    taken.refresh_from_db()
+    assert (mine.status, mine.attempt_count, mine.lease_until) == ("succeeded", 1, None)
+    assert (taken.status, taken.attempt_count) == ("pending", 0)  # its new holder's to write
+    assert sorted(Attempt.objects.values_list("delivery_id", "status_code")) == sorted(
+        [(mine.pk, 200), (taken.pk, 200)]
+    )
+    assert list(Webhook.objects.values_list("consecutive_failures", flat=True)) == [0, 0]

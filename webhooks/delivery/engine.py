@@ -33,13 +33,52 @@ LEASE_MARGIN_SECONDS = 5.0
 SWEEP_OVERDUE_SECONDS = 60.0
 SWEEP_BATCH = 1000
 DISABLED_REASON = "webhook disabled; pending retries dropped"
+# One POST to make: the delivery, its body and its signed headers.
+_Send = tuple[Delivery, bytes, dict[str, str]]
 
-# Success resets the counter of each webhook: rows locked in id order, so two batches never wait on
-# each other in opposite orders.
-_WEBHOOKS_SUCCEEDED_SQL = """
-UPDATE webhooks_webhook w SET consecutive_failures = 0, failing_notified_at = NULL, last_success_at = %s
-FROM (SELECT id FROM webhooks_webhook WHERE id = ANY(%s) ORDER BY id FOR NO KEY UPDATE) locked
-WHERE w.id = locked.id
+# The successes that arrived together are recorded in one transaction of two statements (four
+# round trips instead of six), written out with parameters only (the tables of webhooks.models named
+# literally, as the statements they replace were). The first takes every lock, in the order of the
+# failure path (deliveries, then webhooks), each set in id order so that two batches never wait on
+# each other in opposite orders: the deliveries still there, locked against deletion (a webhook
+# deleted while its POST was on the wire takes its deliveries with it: an Attempt written for one
+# would fail the foreign key), and their webhooks. The second writes, without waiting on anyone.
+# (Locks and writes in one statement deadlocked under the benchmark: an UPDATE that meets a row
+# changed since its snapshot re-checks its join, locking a locking subquery's rows again.)
+_LOCK_SUCCEEDED_SQL = """
+WITH present AS (
+    SELECT id FROM webhooks_delivery WHERE id = ANY(%(ids)s) ORDER BY id FOR NO KEY UPDATE
+),
+hooks AS (
+    SELECT id FROM webhooks_webhook WHERE id = ANY(%(webhook_ids)s) ORDER BY id FOR NO KEY UPDATE
+)
+SELECT ARRAY(SELECT id FROM present), (SELECT count(*) FROM hooks)
+"""
+# The fenced update (pending and still held by this claim's lease; a delivery taken over is left as
+# its new holder has it), an Attempt for every POST made to a delivery still there (the attempt
+# happened, fenced or not), and the webhooks' reset (a 2xx resets the consecutive-failure count).
+_RECORD_SUCCEEDED_SQL = """
+WITH v AS (
+    SELECT * FROM unnest(%(ids)s::text[], %(status_codes)s::int[], %(durations)s::int[], %(bodies)s::text[])
+        AS v(id, status_code, duration_ms, response_body)
+),
+recorded AS (
+    UPDATE webhooks_delivery d
+    SET status = %(succeeded)s, next_attempt_at = NULL, last_error = '', attempt_count = d.attempt_count + 1,
+        last_attempt_at = %(now)s, lease_until = NULL
+    WHERE d.id = ANY(%(present)s) AND d.status = %(pending)s AND d.lease_until = %(lease)s
+    RETURNING d.id
+),
+attempts AS (
+    INSERT INTO webhooks_attempt (delivery_id, status_code, duration_ms, error, response_body, created_at)
+    SELECT v.id, v.status_code, v.duration_ms, '', v.response_body, %(now)s
+    FROM v WHERE v.id = ANY(%(present)s) ORDER BY v.id
+),
+reset AS (
+    UPDATE webhooks_webhook SET consecutive_failures = 0, failing_notified_at = NULL, last_success_at = %(now)s
+    WHERE id = ANY(%(webhook_ids)s)
+)
+SELECT count(*) FROM recorded
 """
 
 
@@ -53,29 +92,44 @@ def lease_duration() -> dt.timedelta:
     return dt.timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS * 3 + LEASE_MARGIN_SECONDS)
 
 
-def deliveries_attempt(*, delivery_ids: list[str]) -> dict[str, SendResult]:
-    """Make the next attempt of each due delivery among ``delivery_ids`` (one is a batch of one)
-    and record it. Claimed with one lease (pending, due, held by nobody: the others are left
-    alone, having sent nothing), read in one query, the POSTs sent side by side on the worker's
-    threads (``core.work.gather``), and what comes back recorded as it arrives: the successes that
-    arrived together in one transaction (their Attempts, one fenced UPDATE of the deliveries, one of
-    the webhooks), each failure in its own (an Attempt, a jittered retry or the final failure, the
-    webhook's counter and its auto-disable). A delivery of an inactive webhook is closed as failed
-    without a send. Returns what each delivery sent got back, by id."""
+def deliveries_attempt(*, delivery_ids: list[str], any_due: bool = False) -> dict[str, SendResult]:
+    """Make the next attempt of each due delivery among ``delivery_ids`` (one is a batch of one) and
+    record it. With ``any_due`` (the task's way: its ids are a wake-up call) it takes the oldest due
+    deliveries instead, up to ``WEBHOOK_DELIVERY_BATCH``: its own, and when the queue is behind older
+    ones first, so one task sends several events' deliveries for the cost of one, and the tasks of
+    deliveries already sent find nothing to claim. Claimed with one lease (pending, due, held by
+    nobody: SKIP LOCKED, the others are left alone, having sent nothing), read in one query, and
+    sent on the worker's threads (``core.work.gather``) one lane per webhook: a webhook's deliveries
+    one after the other, oldest first, the lanes side by side. A lane stops at its first failure and
+    gives the rest back unsent (queued again), so a failing receiver gets one POST at a time and its
+    failure count, the ``webhook.failing`` notice and the auto-disable at 20 come exactly as one by
+    one. What comes back is recorded as it arrives: the successes that arrived together in one
+    transaction (their Attempts, the fenced update of the deliveries, the reset of their webhooks),
+    each failure in its own (an Attempt, a jittered retry or the final failure, the webhook's counter
+    and its auto-disable). A delivery of an inactive webhook is closed as failed without a send.
+    Returns what each delivery sent got back, by id."""
     ids = list(dict.fromkeys(delivery_ids))
     if not ids:
         return {}
     now = timezone.now()
     lease_until = now + lease_duration()
     due = Delivery.objects.filter(
-        work.lease_free(now), pk__in=ids, status=DeliveryStatus.PENDING, next_attempt_at__lte=now + EARLY_TOLERANCE
+        work.lease_free(now), status=DeliveryStatus.PENDING, next_attempt_at__lte=now + EARLY_TOLERANCE
     )
-    claimed = work.claim(due, lease_until=lease_until)
+    if any_due:
+        # Oldest due first (the partial index of pending deliveries, in order): under a backlog no
+        # delivery waits behind younger ones, whichever task comes for it.
+        oldest = settings.WEBHOOK_DELIVERY_BATCH
+        claimed = work.claim(due, lease_until=lease_until, limit=oldest, order_by=("next_attempt_at",))
+    else:
+        claimed = work.claim(due.filter(pk__in=ids), lease_until=lease_until)
     if not claimed:
         return {}
-    deliveries = list(Delivery.objects.select_related("webhook", "event").filter(pk__in=claimed).order_by("id"))
-    sends: list[tuple[Delivery, bytes, dict[str, str]]] = []
-    for delivery in deliveries:
+    deliveries = Delivery.objects.select_related("webhook", "event").filter(pk__in=claimed)
+    # One lane per webhook: its deliveries sent one after the other, oldest first (a receiver gets a
+    # batch's events in the order they were emitted, never two of them at once); the lanes side by side.
+    lanes: dict[str, list[_Send]] = {}
+    for delivery in deliveries.order_by("next_attempt_at", "id"):
         webhook = delivery.webhook
         if not webhook.active:
             Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING).update(
@@ -90,60 +144,104 @@ def deliveries_attempt(*, delivery_ids: list[str]) -> dict[str, SendResult]:
             body=body,
             previous_secret=webhook.previous_secret_at(timezone.now()),
         )
-        sends.append((delivery, body, headers))
+        lanes.setdefault(webhook.id, []).append((delivery, body, headers))
     results: dict[str, SendResult] = {}
     record = partial(_record_arrived, lease_until=lease_until, results=results)
-    work.gather(sends, _send, record, width=settings.WEBHOOK_DELIVERY_BATCH)
+    work.gather(list(lanes.values()), _send_lane, record, width=settings.WEBHOOK_DELIVERY_BATCH)
     return results
 
 
-def _send(send: tuple[Delivery, bytes, dict[str, str]]) -> SendResult:
-    delivery, body, headers = send
-    return post(url=delivery.webhook.url, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
+def _send_lane(lane: list[_Send]) -> list[SendResult]:
+    """The POSTs of one webhook's deliveries, one after the other, up to the first failure: the
+    results of those sent (the caller gives the rest back unsent)."""
+    results: list[SendResult] = []
+    for delivery, body, headers in lane:
+        try:
+            result = post(
+                url=delivery.webhook.url, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+            )
+        except Exception as exc:
+            result = _unexpected(exc)
+        results.append(result)
+        if not result.ok:
+            break
+    return results
+
+
+def _unexpected(exc: BaseException | None) -> SendResult:
+    # The transport answers every failure itself; an exception here is a bug, recorded as a failed
+    # attempt (retried) rather than leaving the delivery leased.
+    return SendResult(
+        status_code=None, error=f"unexpected error: {type(exc).__name__}", response_body="", duration_ms=0
+    )
 
 
 def _record_arrived(
-    arrived: list[work.Arrived[tuple[Delivery, bytes, dict[str, str]], SendResult]],
+    arrived: list[work.Arrived[list[_Send], list[SendResult]]],
     *,
     lease_until: dt.datetime,
     results: dict[str, SendResult],
 ) -> None:
     answers: list[tuple[Delivery, SendResult]] = []
+    unsent: list[str] = []
     for answer in arrived:
-        delivery = answer.item[0]
-        # The transport answers every failure itself; an exception here is a bug, recorded as a
-        # failed attempt (retried) rather than leaving the delivery leased.
-        result = answer.value or SendResult(
-            status_code=None, error=f"unexpected error: {type(answer.error).__name__}", response_body="", duration_ms=0
-        )
-        results[delivery.pk] = result
-        answers.append((delivery, result))
+        sent = answer.value
+        for index, (delivery, _, _) in enumerate(answer.item):
+            if sent is None:  # the thread machinery failed: nothing is known of this lane's sends
+                result = _unexpected(answer.error)
+            elif index < len(sent):
+                result = sent[index]
+            else:  # behind a failure in its webhook's lane: not sent
+                unsent.append(delivery.pk)
+                continue
+            results[delivery.pk] = result
+            answers.append((delivery, result))
     succeeded = [(delivery, result) for delivery, result in answers if result.ok]
     if succeeded:
         _record_succeeded(succeeded, lease_until=lease_until)
     for delivery, result in answers:
         if not result.ok:
             _record_failed(delivery=delivery, lease_until=lease_until, result=result)
+    if unsent:  # after the failure before them is on record (it may have disabled their webhook)
+        _give_back(unsent, lease_until=lease_until)
+
+
+def _give_back(delivery_ids: list[str], *, lease_until: dt.datetime) -> None:
+    """Deliveries claimed but not sent (a failure came before them in their webhook's lane): the
+    lease given back, fenced, nothing else changed, and queued again, so the next task takes them
+    from the oldest, one POST at a time while the receiver keeps failing."""
+    held = Delivery.objects.filter(pk__in=delivery_ids, status=DeliveryStatus.PENDING)
+    if work.release(held, lease_until=lease_until):
+        transaction.on_commit(partial(enqueue_deliveries, sorted(delivery_ids)), robust=True)
 
 
 def _record_succeeded(succeeded: list[tuple[Delivery, SendResult]], *, lease_until: dt.datetime) -> None:
-    now = timezone.now()
+    rows = sorted((delivery.pk, result) for delivery, result in succeeded)
+    ids = [pk for pk, _ in rows]
+    webhook_ids = sorted({delivery.webhook_id for delivery, _ in succeeded})
     with transaction.atomic(), connection.cursor() as cursor:
-        present = _still_there([delivery.pk for delivery, _ in succeeded])
-        succeeded = [(delivery, result) for delivery, result in succeeded if delivery.pk in present]
-        if not succeeded:
-            return  # their webhook was deleted while the POSTs were on the wire: nothing to record
-        Attempt.objects.bulk_create([_attempt_row(delivery, result, now) for delivery, result in succeeded])
-        held = Delivery.objects.filter(pk__in=[delivery.pk for delivery, _ in succeeded], status=DeliveryStatus.PENDING)
-        recorded = work.fenced(held, lease_until=lease_until).update(
-            status=DeliveryStatus.SUCCEEDED,
-            next_attempt_at=None,
-            last_error="",
-            attempt_count=F("attempt_count") + 1,
-            last_attempt_at=now,
-            lease_until=None,
+        cursor.execute(_LOCK_SUCCEEDED_SQL, {"ids": ids, "webhook_ids": webhook_ids})
+        locked = cursor.fetchone()
+        present = list(locked[0]) if locked else []
+        if not present:
+            return  # their webhooks were deleted while the POSTs were on the wire: nothing to record
+        cursor.execute(
+            _RECORD_SUCCEEDED_SQL,
+            {
+                "ids": ids,
+                "status_codes": [result.status_code for _, result in rows],
+                "durations": [result.duration_ms for _, result in rows],
+                "bodies": [result.response_body for _, result in rows],
+                "present": present,
+                "webhook_ids": webhook_ids,
+                "now": timezone.now(),
+                "lease": lease_until,
+                "succeeded": DeliveryStatus.SUCCEEDED.value,
+                "pending": DeliveryStatus.PENDING.value,
+            },
         )
-        cursor.execute(_WEBHOOKS_SUCCEEDED_SQL, [now, sorted({delivery.webhook_id for delivery, _ in succeeded})])
+        row = cursor.fetchone()
+        recorded = int(row[0]) if row else 0
         transaction.on_commit(lambda: metrics.webhook_delivery_recorded(outcome="succeeded", count=recorded))
 
 
@@ -187,10 +285,6 @@ def _attempt_fields(delivery: Delivery, result: SendResult, now: dt.datetime) ->
         "response_body": result.response_body,
         "created_at": now,
     }
-
-
-def _attempt_row(delivery: Delivery, result: SendResult, now: dt.datetime) -> Attempt:
-    return Attempt(**_attempt_fields(delivery, result, now))
 
 
 def _still_there(delivery_ids: list[str]) -> set[str]:
