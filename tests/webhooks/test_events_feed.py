@@ -188,11 +188,15 @@ def test_the_feed_query_uses_the_workspace_order_index(workspace: Any) -> None:
     with CaptureQueriesContext(connection) as ctx:
         event_page(workspace=workspace, after=cursor, limit=20, names=["post.published"])
     (query,) = ctx.captured_queries
+    # On a table this small the planner may as well scan and sort, whichever its statistics (what
+    # the other tests left behind) favour; with both off, it takes the plan the feed relies on at
+    # scale if one exists: the workspace's sealed events read in seq order from the index.
     with connection.cursor() as db:
         db.execute("SET LOCAL enable_seqscan = off")
+        db.execute("SET LOCAL enable_sort = off")
         db.execute("EXPLAIN " + query["sql"])
         plan = "\n".join(row[0] for row in db.fetchall())
-    assert "event_ws_feed" in plan, plan
+    assert "event_ws_feed" in plan and "Sort" not in plan, plan
 
 
 def test_no_cursor_passes_an_event_whose_transaction_is_still_open(api: Any, workspace: Any) -> None:
