@@ -148,27 +148,30 @@ def account_refresh_token(*, account_id: str, lead: dt.timedelta = REFRESH_LEAD)
     raise auth_failure
 
 
-def account_fresh_credentials(*, account_id: str, account: SocialAccount | None = None) -> Credentials:
-    """The account's credentials, refreshed first when the token expires within 5 minutes and
-    the platform has refresh tokens. A transient refresh failure never marks the account: the
-    current token is returned while it is still valid, otherwise the error is re-raised.
-    ``account``: its row as the caller has just read it (the publisher reads each target's account
-    with the target), so that no refresh due costs no second read; a refresh reads it afresh."""
-    if account is None or account.id != account_id:
-        try:
-            account = SocialAccount.objects.get(id=account_id)
-        except SocialAccount.DoesNotExist:
-            raise AccountNotFound()
+def account_fresh_credentials(*, account_id: str) -> Credentials:
+    """:func:`account_credentials` of the account read by id (404 when it is gone)."""
+    try:
+        account = SocialAccount.objects.get(id=account_id)
+    except SocialAccount.DoesNotExist:
+        raise AccountNotFound()
+    return account_credentials(account=account)
+
+
+def account_credentials(*, account: SocialAccount) -> Credentials:
+    """The credentials of an account row the caller has just read, refreshed first when the token
+    expires within 5 minutes and the platform has refresh tokens (a refresh reads the row afresh,
+    under its lock). A transient refresh failure never marks the account: the current token is
+    returned while it is still valid, otherwise the error is re-raised."""
     if not _needs_refresh(account, REFRESH_LEAD):
         return account.credentials()
     try:
-        return account_refresh_token(account_id=account_id, lead=REFRESH_LEAD)
+        return account_refresh_token(account_id=account.id, lead=REFRESH_LEAD)
     except AuthError:
         raise
     except PlatformError:
         account.refresh_from_db()
         if account.token_expires_at is not None and account.token_expires_at > timezone.now():
-            logger.warning("token refresh of account %s failed transiently; using the current token", account_id)
+            logger.warning("token refresh of account %s failed transiently; using the current token", account.id)
             return account.credentials()
         raise
 
@@ -320,7 +323,7 @@ def account_pinterest_boards(*, workspace_id: str, account_id: str) -> list[Boar
     if account.platform != Platform.PINTEREST:
         raise AccountNotFound()
     try:
-        creds = account_fresh_credentials(account_id=account.id)
+        creds = account_credentials(account=account)
         return get_client(account.platform).list_boards(creds)
     except AuthError as exc:
         account_mark_unauthorized(account_id=account.id, reason=exc.message)
@@ -340,7 +343,7 @@ def account_instagram_audio(*, workspace_id: str, account_id: str, audio_type: s
     if account.platform != Platform.INSTAGRAM or not account.supports_instagram_audio:
         raise AudioUnavailable()
     try:
-        creds = account_fresh_credentials(account_id=account.id)
+        creds = account_credentials(account=account)
         return get_client(account.platform).search_audio(creds, audio_type=audio_type, query=query)
     except AuthError as exc:
         account_mark_unauthorized(account_id=account.id, reason=exc.message)

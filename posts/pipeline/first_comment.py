@@ -30,7 +30,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from accounts.models import AccountStatus
-from accounts.services import account_fresh_credentials, account_mark_unauthorized
+from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
 from core.errors import ApplicationError
 from platforms import registry
@@ -166,7 +166,7 @@ def _attempt(claim: CommentClaim) -> None:
         fail(claim, ErrorCode.AUTH_EXPIRED, "The account is unauthorized. Reconnect it; the comment was not sent.")
         return
     try:
-        creds = account_fresh_credentials(account_id=account.id)
+        creds = account_credentials(account=account)
     except ApplicationError:
         fail(claim, ErrorCode.INVALID_REQUEST, "The connected account was removed before the comment was sent")
         return

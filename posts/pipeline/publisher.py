@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import AccountStatus
-from accounts.services import account_fresh_credentials, account_mark_unauthorized
+from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
 from core.errors import ApplicationError
 from media.services import media_resolve
@@ -270,7 +270,7 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
     creds = credentials.get(account.id)
     if creds is None:
         try:
-            creds = account_fresh_credentials(account_id=account.id, account=account)
+            creds = account_credentials(account=account)
         except ApplicationError:
             raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
         credentials[account.id] = creds
