@@ -14,6 +14,7 @@ no database access here.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -41,14 +42,7 @@ def item_request(request: PublishRequest, confirmed: list[dict[str, str]]) -> Pu
     confirmed item in the thread of the first."""
     index = len(confirmed)
     if index == 0:
-        return PublishRequest(
-            target_id=request.target_id,
-            content_type=request.content_type,
-            text=request.text,
-            media=request.media,
-            options=request.options,
-            thumbnail_url=request.thumbnail_url,
-        )
+        return dataclasses.replace(request, thread=())
     part = request.thread[index - 1]
     root, parent = confirmed[0], confirmed[-1]
     return PublishRequest(
