@@ -46,6 +46,7 @@ import pytest
 import requests
 
 from config import embedded
+from posts.payloads import CONNECTION_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
@@ -416,6 +417,20 @@ class E2EStack:
         headers = {"Authorization": f"Bearer {self.api_key}", **kwargs.pop("headers", {})}
         kwargs.setdefault("timeout", 30)
         return self.session.request(method, f"{self.web_url}/api/v1{path}", headers=headers, **kwargs)
+
+    def create_text_post(self, account: dict[str, Any], text: str, **extra: Any) -> requests.Response:
+        """POST /social-posts: a TEXT post of ``text`` to ``account`` (its platform, its id), with
+        ``extra`` fields (a thread, a first comment, ``queue``…); sent now unless they say otherwise."""
+        platform = account["platform"]
+        body = {
+            "contentType": "TEXT",
+            "timezone": "UTC",
+            "text": text,
+            "platforms": [platform],
+            CONNECTION_FIELDS[platform]: [account["id"]],
+            **extra,
+        }
+        return self.api("POST", "/social-posts", json=body)
 
     def sandbox_requests(self, platform: str) -> list[dict[str, Any]]:
         response = requests.get(f"{self.sandbox_url}/sandbox/_control/{platform.lower()}/requests", timeout=30)

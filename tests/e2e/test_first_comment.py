@@ -30,7 +30,6 @@ COMMENT_ENV = {
     "PUBLISH_LOST_TASK_SECONDS": "5",
     "PUBLISH_SWEEP_INTERVAL_SECONDS": "2",
 }
-CONNECTION_FIELDS = {"MASTODON": "mastodonConnectionIds", "LINKEDIN": "linkedinConnectionIds"}
 COMMENT_PATHS = {"MASTODON": "/api/v1/statuses", "LINKEDIN": "/comments"}
 
 
@@ -73,17 +72,8 @@ def _kill_mid_comment(stack: E2EStack, platform: str, text: str) -> str:
         timeout=30,
     )
     assert fault.status_code == 201, fault.text
-    created = stack.api(
-        "POST",
-        "/social-posts",
-        json={
-            "contentType": "TEXT",
-            "timezone": "UTC",
-            "text": f"First comment e2e on {platform}: the post",
-            "firstComment": {"text": text, "delaySeconds": 0},
-            "platforms": [platform],
-            CONNECTION_FIELDS[platform]: [account["id"]],
-        },
+    created = stack.create_text_post(
+        account, f"First comment e2e on {platform}: the post", firstComment={"text": text, "delaySeconds": 0}
     )
     assert created.status_code == 201, created.text
     post_id = str(created.json()["postId"])

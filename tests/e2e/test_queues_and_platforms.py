@@ -70,18 +70,7 @@ def _queue_at_next_minute(stack: E2EStack, account: dict[str, Any]) -> SlotPost:
         queue = {"timezone": SLOT_ZONE, "slots": [{"day": DAYS[local.weekday()], "time": local.strftime("%H:%M")}]}
         put = stack.api("PUT", f"/social-accounts/{account['id']}/queue", json=queue)
         assert put.status_code == 200 and put.json() == queue, put.text
-        created = stack.api(
-            "POST",
-            "/social-posts",
-            json={
-                "contentType": "TEXT",
-                "timezone": "UTC",
-                "text": SLOT_TEXT,
-                "queue": True,
-                "platforms": ["MASTODON"],
-                "mastodonConnectionIds": [account["id"]],
-            },
-        )
+        created = stack.create_text_post(account, SLOT_TEXT, queue=True)
         assert created.status_code == 201, created.text
         body = created.json()
         assert (body["status"], body["isScheduled"]) == ("SCHEDULED", True)

@@ -67,18 +67,7 @@ def test_a_worker_killed_mid_thread_leaves_no_duplicate_and_loses_nothing(thread
     )
     assert fault.status_code == 201, fault.text
 
-    created = stack.api(
-        "POST",
-        "/social-posts",
-        json={
-            "contentType": "TEXT",
-            "timezone": "UTC",
-            "text": TEXTS[0],
-            "thread": [{"text": text} for text in TEXTS[1:]],
-            "platforms": ["MASTODON"],
-            "mastodonConnectionIds": [masto["id"]],
-        },
-    )
+    created = stack.create_text_post(masto, TEXTS[0], thread=[{"text": text} for text in TEXTS[1:]])
     assert created.status_code == 201, created.text
     post_id = created.json()["postId"]
 
