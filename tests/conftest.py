@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +34,16 @@ def _clean_redis() -> Iterator[None]:
     """Each test starts with this worker's Redis database empty."""
     get_redis().flushdb()
     yield
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A loopback port every connection to is refused: bound without listen() and held for the
+    test. A port bound then released may be taken by another process meanwhile (the other test
+    worker's servers bind port 0 all the time), and the test would reach that server instead."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield int(sock.getsockname()[1])
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ publish backlog. Redis is made really unreachable (settings pointed at a closed 
 from __future__ import annotations
 
 import datetime as dt
-import socket
 import time
 
 import pytest
@@ -18,14 +17,6 @@ from tests.factories import WorkspaceFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def closed_port() -> int:
-    """A loopback port nothing listens on: bound, then released without listen()."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_everything_up_after_a_recent_beat(anon):
     health.record_beat_heartbeat()
     response = anon.get("/readyz")
@@ -35,8 +26,8 @@ def test_everything_up_after_a_recent_beat(anon):
     )
 
 
-def test_redis_unreachable_is_a_named_503_never_a_500(anon, settings, closed_port):
-    settings.REDIS_URL = f"redis://127.0.0.1:{closed_port}/0"
+def test_redis_unreachable_is_a_named_503_never_a_500(anon, settings, refused_port):
+    settings.REDIS_URL = f"redis://127.0.0.1:{refused_port}/0"
     response = anon.get("/readyz")
     assert response.status_code == 503
     assert response.json() == {
@@ -50,11 +41,11 @@ def test_redis_unreachable_is_a_named_503_never_a_500(anon, settings, closed_por
     }
 
 
-def test_postgresql_unreachable_is_a_named_503(anon, settings, closed_port, django_db_blocker):
+def test_postgresql_unreachable_is_a_named_503(anon, settings, refused_port, django_db_blocker):
     health.record_beat_heartbeat()
     original = dict(connection.settings_dict)
     connection.close()
-    connection.settings_dict.update({"HOST": "127.0.0.1", "PORT": str(closed_port)})
+    connection.settings_dict.update({"HOST": "127.0.0.1", "PORT": str(refused_port)})
     try:
         response = anon.get("/readyz")
     finally:

@@ -4,7 +4,6 @@ body and Retry-After, never a 500."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,13 +19,10 @@ SERVICE_UNAVAILABLE = {
 
 
 @pytest.fixture
-def redis_down(settings: Any) -> Iterator[None]:
+def redis_down(settings: Any, refused_port: int) -> Iterator[None]:
     """REDIS_URL pointed at a port that is bound but never listens: every connection is refused."""
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    settings.REDIS_URL = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"
+    settings.REDIS_URL = f"redis://127.0.0.1:{refused_port}/0"
     yield
-    closed.close()
 
 
 def test_analytics_sync_is_503_while_its_cooldown_store_is_down(api: Any, redis_down: None) -> None:

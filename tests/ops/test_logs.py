@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import socket
 from collections.abc import Iterator
 
 import pytest
@@ -101,16 +100,14 @@ def test_a_line_is_json_with_the_context_and_redacted_tracebacks(captured, no_co
 
 @pytest.mark.django_db
 def test_lines_written_during_a_request_carry_its_id_workspace_and_key_prefix(
-    captured, client_for, workspace, settings, monkeypatch
+    captured, client_for, workspace, settings, monkeypatch, refused_port
 ):
     from core import ratelimit
 
     api = client_for("admin")
     key = api._credentials["HTTP_AUTHORIZATION"].removeprefix("Bearer ")
-    with socket.socket() as sock:  # Redis really unreachable: the rate limiter logs and fails open
-        sock.bind(("127.0.0.1", 0))
-        closed_port = sock.getsockname()[1]
-    settings.REDIS_URL = f"redis://127.0.0.1:{closed_port}/0"
+    # Redis really unreachable: the rate limiter logs and fails open.
+    settings.REDIS_URL = f"redis://127.0.0.1:{refused_port}/0"
     monkeypatch.setattr(ratelimit, "_last_failure_log", 0.0)  # its once-per-10-s throttle
     response = api.get("/api/v1/social-posts", HTTP_X_REQUEST_ID="req-logs-1")
     assert response.status_code == 200
