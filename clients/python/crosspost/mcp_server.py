@@ -143,12 +143,16 @@ def build_server(settings: Settings) -> tuple[Server[Any], CrosspostMCP, AsyncCl
     return server, app, client
 
 
-def serve(settings: Settings, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+def serve(
+    settings: Settings, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765, fd: int | None = None
+) -> None:
+    """Serve over stdio, or streamable HTTP on ``host:port`` (or on the listening socket inherited
+    as file descriptor ``fd``: socket activation, or a caller that bound the port first)."""
     server, _, client = build_server(settings)
     if http:
         import uvicorn
 
-        uvicorn.run(server.streamable_http_app(host=host), host=host, port=port, log_level="warning")
+        uvicorn.run(server.streamable_http_app(host=host), host=host, port=port, fd=fd, log_level="warning")
         return
 
     async def run_stdio() -> None:

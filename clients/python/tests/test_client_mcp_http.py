@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 
 import anyio
@@ -14,31 +15,44 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextResourceContents
 
-from tests.e2e.harness import free_port, wait_for
+from tests.e2e.harness import listening_socket, wait_for
 
 
-def _accepts(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+def _answers(url: str) -> bool:
+    """True once the server answers HTTP at all (the socket is listening before the server starts,
+    so a connection alone proves nothing; a bare GET on the MCP endpoint is an error status)."""
+    try:
+        urllib.request.urlopen(url, timeout=2).close()  # noqa: S310 (our own server)
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    port = free_port()
+    """``crosspost mcp --http`` serving a socket this test bound first (``--fd``): a port chosen
+    free and bound later by the server could meanwhile be taken by another test worker's server."""
+    listener = listening_socket()
+    host, port = listener.getsockname()
     env = {"CROSSPOST_API_KEY": "cp_unused_key", "CROSSPOST_BASE_URL": "http://127.0.0.1:9/api/v1", "PATH": ""}
     process = subprocess.Popen(
-        [sys.executable, "-m", "crosspost", "mcp", "--http", "--port", str(port)],
+        [sys.executable, "-m", "crosspost", "mcp", "--http", "--fd", str(listener.fileno())],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        pass_fds=(listener.fileno(),),
     )
+    url = f"http://{host}:{port}/mcp"
     try:
-        wait_for(lambda: process.poll() is not None or _accepts(port), timeout=60, what="the MCP HTTP server")
+        wait_for(lambda: process.poll() is not None or _answers(url), timeout=60, what="the MCP HTTP server")
         assert process.poll() is None, process.stderr.read() if process.stderr else ""
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield url
     finally:
         process.terminate()
         process.wait(15)
+        listener.close()
 
 
 def test_resources_over_streamable_http(http_server: str) -> None:

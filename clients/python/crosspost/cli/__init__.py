@@ -71,12 +71,15 @@ def mcp(
     http: Annotated[bool, typer.Option("--http", help="Serve streamable HTTP instead of stdio.")] = False,
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port")] = 8765,
+    fd: Annotated[
+        int | None, typer.Option("--fd", help="With --http: serve the listening socket inherited as this descriptor.")
+    ] = None,
 ) -> None:
     """Run the MCP server for agents (stdio by default)."""
     from crosspost.mcp_server import serve
 
     with api() as client:
-        serve(client.settings, http=http, host=host, port=port)
+        serve(client.settings, http=http, host=host, port=port, fd=fd)
 
 
 def main() -> None:
