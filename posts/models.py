@@ -116,7 +116,9 @@ class RecurringPost(models.Model):
 
 class Post(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=id_factory("post"), editable=False)
-    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="posts")
+    # Indexed by post_ws_created and post_ws_status, which lead with it: a single-column index (and
+    # its LIKE twin) would only add to the write cost of every status change and to planning.
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="posts", db_index=False)
     status = models.CharField(max_length=20, choices=PostStatus.choices)
     content_type = models.CharField(max_length=10, choices=ContentType.choices)
     text = models.TextField(blank=True, default="")
@@ -138,8 +140,8 @@ class Post(models.Model):
         blank=True,
         help_text="A comment posted under each entry once it is live: {text, delaySeconds} (empty: none)",
     )
-    recurring_post = models.ForeignKey(
-        RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences"
+    recurring_post = models.ForeignKey(  # indexed where set by post_unique_occurrence, which leads with it
+        RecurringPost, null=True, blank=True, on_delete=models.SET_NULL, related_name="occurrences", db_index=False
     )
     occurrence_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
@@ -150,7 +152,7 @@ class Post(models.Model):
         related_name="+",
         help_text="The member who created the post (null for a key without a member)",
     )
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)  # indexed by post_created_status
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -193,7 +195,8 @@ class PostTarget(models.Model):
     """A platform entry: one account of one platform that a post publishes to."""
 
     id = models.CharField(primary_key=True, max_length=40, default=id_factory("pt"), editable=False)
-    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="targets")
+    # Indexed by target_one_per_account and target_post_status, which lead with it.
+    post = models.ForeignKey(Post, on_delete=models.CASCADE, related_name="targets", db_index=False)
     platform = models.CharField(max_length=20, choices=PLATFORM_CHOICES)
     account = models.ForeignKey(SocialAccount, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     account_name = models.CharField(max_length=255, blank=True, default="")
