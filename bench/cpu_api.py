@@ -1,7 +1,8 @@
 """``python -m bench.cpu_api [-n N] [--profile NAME]``: CPU time per request of the ``api``
 scenario's endpoints, measured in this one process (``time.process_time`` around N WSGI calls of
 the Django application, no server, no load generator), so the figure does not depend on what the
-other sessions of a shared machine are doing.
+other sessions of a shared machine are doing; beside it, the CPU the PostgreSQL backend serving
+those calls used (from ``/proc``, when the server runs on this machine).
 
 It seeds its own database (``crosspost_cpu`` on the configured PostgreSQL server, embedded by
 default; dropped at the end) with the ``api`` scenario's shape at a smaller scale (the SQL stays
@@ -21,6 +22,8 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 DB_NAME = "crosspost_cpu"
@@ -124,20 +127,51 @@ def wsgi_caller(method: str, path: str, key: str, body: bytes = b"") -> Callable
     return call
 
 
-def cpu_samples(calls: dict[str, tuple[Callable[[], int], int]], *, n: int, rounds: int) -> dict[str, list[float]]:
+def backend_cpu() -> tuple[int, float | None]:
+    """The pid of the PostgreSQL backend serving this process's connection and the CPU seconds it
+    has used, read from ``/proc`` when that server runs on this machine (the embedded one, or a
+    local one we may read); None for the seconds elsewhere."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = int(cursor.fetchone()[0])
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() != "postgres":
+            return pid, None
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return pid, None
+    return pid, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@dataclass
+class CpuSamples:
+    """CPU ms per request, one sample per round: of this process, and of the PostgreSQL backend
+    that served it (a round is left out there when its connection changed or is not readable)."""
+
+    web: dict[str, list[float]]
+    postgres: dict[str, list[float]]
+
+
+def cpu_samples(calls: dict[str, tuple[Callable[[], int], int]], *, n: int, rounds: int) -> CpuSamples:
     """CPU ms per request of each call, one sample per round, the calls interleaved by round
     (after a warm-up that also checks each answers its expected status)."""
     for call, expected in calls.values():  # imports, connections, the key's last use
         for _ in range(20):
             status = call()
             assert status == expected, status
-    samples: dict[str, list[float]] = {name: [] for name in calls}
+    samples = CpuSamples(web={name: [] for name in calls}, postgres={name: [] for name in calls})
     for _ in range(rounds):
         for name, (call, _expected) in calls.items():
+            pid, backend_started = backend_cpu()
             started = time.process_time()
             for _ in range(n):
                 call()
-            samples[name].append((time.process_time() - started) / n * 1000)
+            samples.web[name].append((time.process_time() - started) / n * 1000)
+            pid_after, backend_ended = backend_cpu()
+            if pid_after == pid and backend_started is not None and backend_ended is not None:
+                samples.postgres[name].append((backend_ended - backend_started) / n * 1000)
     return samples
 
 
@@ -160,11 +194,15 @@ def main(argv: list[str] | None = None) -> int:
             "create": (wsgi_caller("POST", "/api/v1/social-posts", key, draft), 201),
         }
         samples = cpu_samples(calls, n=args.n, rounds=args.rounds)
-        bare = statistics.median(samples["bare"])
+        bare = statistics.median(samples.web["bare"])
         print(f"CPU ms per request (median of {args.rounds} rounds × {args.n}; min–max):")
-        for name, values in samples.items():
+        for name, values in samples.web.items():
             median = statistics.median(values)
-            print(f"  {name:7} {median:7.3f}  ({min(values):.3f}–{max(values):.3f})  ×{median / bare:5.1f} bare")
+            line = f"  {name:7} {median:7.3f}  ({min(values):.3f}–{max(values):.3f})  ×{median / bare:5.1f} bare"
+            backend = samples.postgres[name]
+            if backend:
+                line += f"   PostgreSQL {statistics.median(backend):.3f}"
+            print(line)
         for name in args.profile or []:
             call = calls[name][0]
             profiler = cProfile.Profile(time.process_time)  # CPU, not waits on PostgreSQL

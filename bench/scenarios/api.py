@@ -103,10 +103,11 @@ def query_counts(key: str, post_id: str, account_id: str) -> dict[str, int]:
     return counts
 
 
-def cpu_per_request(key: str, post_id: str, account_id: str, *, quick: bool) -> dict[str, float]:
+def cpu_per_request(key: str, post_id: str, account_id: str, *, quick: bool) -> dict[str, dict[str, float]]:
     """CPU ms per request of each endpoint in this process (WSGI calls of the same application on
-    the same database, no server): what the neighbours on a shared machine cannot move. Median of
-    rounds interleaved across the endpoints."""
+    the same database, no server), and of the PostgreSQL backend serving them where it is readable:
+    what the neighbours on a shared machine cannot move. Median of rounds interleaved across the
+    endpoints, by part (``web``, ``postgres``) and endpoint."""
     draft = json.dumps(draft_body(account_id)).encode()
     calls = {
         "bare": (wsgi_caller("GET", "/healthz", ""), 200),
@@ -115,7 +116,10 @@ def cpu_per_request(key: str, post_id: str, account_id: str, *, quick: bool) -> 
         "create": (wsgi_caller("POST", "/api/v1/social-posts", key, draft), 201),
     }
     samples = cpu_samples(calls, n=100 if quick else 300, rounds=5)
-    return {name: round(statistics.median(values), 3) for name, values in samples.items()}
+    return {
+        part: {name: round(statistics.median(values), 3) for name, values in by_name.items() if values}
+        for part, by_name in (("web", samples.web), ("postgres", samples.postgres))
+    }
 
 
 def draft_body(account_id: str) -> dict[str, Any]:
@@ -186,9 +190,12 @@ def run(bench: Bench) -> Report:
                 report.add(f"{label} load generator CPU per request", round(client_ms, 3), "ms")
             if r.errors:
                 report.add(f"{label} errors", r.errors, at_most=0)
-    for name, value in cpu.items():
+    for name, value in cpu["web"].items():
         report.add(f"CPU per request in-process: {name}", value, "ms")
-    report.add("CPU per request in-process: list / bare", round(cpu["list"] / cpu["bare"], 1), "×")
+    report.add("CPU per request in-process: list / bare", round(cpu["web"]["list"] / cpu["web"]["bare"], 1), "×")
+    for name, value in cpu["postgres"].items():
+        if name != "bare":  # the bare view sends no query
+            report.add(f"PostgreSQL CPU per request in-process: {name}", value, "ms")
     for name, value in counts.items():
         report.add(f"SQL queries: {name}", value, at_most=6 if name.startswith("list") else None)
     for path in ("rendered", "stored"):
