@@ -12,8 +12,9 @@ Layout of one stack:
   the outside world: wiping our Redis must not make Mastodon forget an idempotency key or the
   simulators lose their request logs (which the tests count duplicates from).
 - Processes: ``web`` (the service), ``sandbox`` (the same code serving only as the platforms,
-  ``SANDBOX_BASE_URL``), each gunicorn serving a listening socket the harness bound and holds, ``worker`` (every queue) and ``beat``. Each in its own session, so
-  :meth:`E2EStack.kill_worker` can ``kill -9`` a worker with its pool children.
+  ``SANDBOX_BASE_URL``), ``worker`` (every queue) and ``beat``. Each in its own session, so
+  :meth:`E2EStack.kill_worker` can ``kill -9`` a worker with its pool children. ``web`` and
+  ``sandbox`` are gunicorns serving listening sockets the harness bound and holds.
 
 Use the ``e2e`` fixture (module scope) or ``with start_stack(**env) as stack:``.
 """
