@@ -238,7 +238,7 @@ def get_profile(request: HttpRequest) -> tuple[Any, dict[str, str]]:
         "description": "A simulated Bluesky account",
         "followersCount": grown(user["created"], 2, base=user["followers"]),
         "followsCount": 25,
-        "postsCount": len(_store().ids(f"posts:{user['did']}")),
+        "postsCount": _store().count(f"posts:{user['did']}"),
         "indexedAt": iso(user["created"], millis=True),
     }, _ratelimit(viewer["did"])
 

@@ -155,7 +155,6 @@ def users_me(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     if user is None:
         return _unauthorized()
-    tweets = _store().ids(f"tweets:{user['id']}")
     data = {
         "id": user["id"],
         "name": user["name"],
@@ -164,7 +163,7 @@ def users_me(request: HttpRequest) -> HttpResponse:
         "public_metrics": {
             "followers_count": grown(user["created"], 2, base=user["followers"]),
             "following_count": 40,
-            "tweet_count": len(tweets),
+            "tweet_count": _store().count(f"tweets:{user['id']}"),
             "listed_count": 1,
             "like_count": 0,
         },
