@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+from requests.adapters import HTTPAdapter
 
 
 class Platform(enum.StrEnum):
@@ -268,6 +270,24 @@ class AudioItem:
     audio_type: str = "music"  # music | original_sound
 
 
+_local = threading.local()
+
+
+def thread_session() -> requests.Session:
+    """This thread's pooled session (made on first use, kept for the thread's life, so keep-alive
+    connections are reused by its next calls); proxies from the environment are ignored."""
+    session: requests.Session | None = getattr(_local, "session", None)
+    if session is None:
+        session = requests.Session()
+        session.trust_env = False
+        adapter = HTTPAdapter(pool_connections=20, pool_maxsize=4, max_retries=0)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        session.headers["User-Agent"] = "Crosspost/1.0"
+        _local.session = session
+    return session
+
+
 class PlatformClient:
     """Base class. Subclasses set ``platform`` and implement what their platform offers."""
 
@@ -278,11 +298,20 @@ class PlatformClient:
     connect_method: str = "oauth"
     credential_fields: tuple[str, ...] = ()
 
-    def __init__(self, *, base_url: str, app: AppCredentials, session: requests.Session, timeout: float) -> None:
+    def __init__(
+        self, *, base_url: str, app: AppCredentials, timeout: float, session: requests.Session | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.app = app
-        self.session = session
+        self._session = session
         self.timeout = timeout
+
+    @property
+    def session(self) -> requests.Session:
+        """The session given to the client, else the calling thread's own: a client built on one
+        thread is called from the worker's threads, and a ``requests.Session`` (its connection
+        pool, its cookies) is not to be shared between threads."""
+        return self._session if self._session is not None else thread_session()
 
     # publishing
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:

@@ -5,29 +5,10 @@ App credentials come from ``PLATFORM_<NAME>_CLIENT_ID`` / ``_CLIENT_SECRET`` (``
 from __future__ import annotations
 
 import importlib
-import threading
 
-import requests
 from django.conf import settings
-from requests.adapters import HTTPAdapter
 
 from platforms.base import AppCredentials, Platform, PlatformClient
-
-_local = threading.local()
-
-
-def http_session() -> requests.Session:
-    """One pooled session per thread; proxies from the environment are ignored."""
-    session = getattr(_local, "session", None)
-    if session is None:
-        session = requests.Session()
-        session.trust_env = False
-        adapter = HTTPAdapter(pool_connections=20, pool_maxsize=50, max_retries=0)
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        session.headers["User-Agent"] = "Crosspost/1.0"
-        _local.session = session
-    return session
 
 
 def _app_env(platform: Platform) -> dict[str, str]:
@@ -63,6 +44,5 @@ def get_client(platform: Platform | str) -> PlatformClient:
     return client_class(
         base_url=base_url(platform),
         app=app_credentials(platform),
-        session=http_session(),
         timeout=settings.PLATFORM_HTTP_TIMEOUT,
     )

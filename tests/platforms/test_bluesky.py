@@ -27,8 +27,9 @@ from platforms.base import (
     RateLimited,
     Transient,
     UnknownOutcome,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from tests.platforms.conftest import load_recorded, media_item, publish_calls
 
@@ -232,7 +233,7 @@ TEXT = PublishRequest(target_id="tgt_x", content_type="TEXT", text="Hello world"
 
 
 def live_client() -> bluesky.Client:
-    return bluesky.Client(base_url=LIVE, app=AppCredentials(), session=http_session(), timeout=5)
+    return bluesky.Client(base_url=LIVE, app=AppCredentials(), session=thread_session(), timeout=5)
 
 
 def xrpc(nsid: str) -> str:

@@ -24,8 +24,9 @@ from platforms.base import (
     PublishRequest,
     Transient,
     UnknownOutcome,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from tests.platforms.conftest import load_recorded, sim_requests
 
@@ -168,7 +169,7 @@ CREDS = Credentials(access_token="ya29.x", refresh_token="1//r", external_id=LOC
 
 
 def live_client() -> google_business.Client:
-    return google_business.Client(base_url=LIVE, app=AppCredentials("cid", "s"), session=http_session(), timeout=5)
+    return google_business.Client(base_url=LIVE, app=AppCredentials("cid", "s"), session=thread_session(), timeout=5)
 
 
 @responses.activate

@@ -23,8 +23,9 @@ from platforms.base import (
     PublishRequest,
     Transient,
     UnknownOutcome,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from tests.platforms.conftest import drive, load_recorded, media_item, sim_requests
 
@@ -145,7 +146,7 @@ SHARE = "urn:li:share:6957408550713184256"
 
 
 def live_client() -> linkedin.Client:
-    return linkedin.Client(base_url=LIVE, app=AppCredentials("cid", "sec"), session=http_session(), timeout=5)
+    return linkedin.Client(base_url=LIVE, app=AppCredentials("cid", "sec"), session=thread_session(), timeout=5)
 
 
 @responses.activate

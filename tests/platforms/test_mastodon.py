@@ -213,10 +213,9 @@ LIVE = "https://mastodon.example"
 
 
 def live_client() -> mastodon.Client:
-    from platforms.base import AppCredentials
-    from platforms.registry import http_session
+    from platforms.base import AppCredentials, thread_session
 
-    return mastodon.Client(base_url=LIVE, app=AppCredentials("id", "secret"), session=http_session(), timeout=5)
+    return mastodon.Client(base_url=LIVE, app=AppCredentials("id", "secret"), session=thread_session(), timeout=5)
 
 
 CREDS = Credentials(access_token="tok", external_id="14715")
@@ -254,11 +253,10 @@ def test_timeout_after_sending_a_status_is_unknown_outcome_but_a_read_is_transie
 
 
 def test_connection_refused_before_sending_is_transient(sandbox: str) -> None:
-    from platforms.base import AppCredentials
-    from platforms.registry import http_session
+    from platforms.base import AppCredentials, thread_session
 
     client = mastodon.Client(
-        base_url="http://127.0.0.1:9", app=AppCredentials("id", "s"), session=http_session(), timeout=2
+        base_url="http://127.0.0.1:9", app=AppCredentials("id", "s"), session=thread_session(), timeout=2
     )
     with pytest.raises(Transient):
         client.publish(CREDS, TEXT, {})

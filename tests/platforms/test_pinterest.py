@@ -22,8 +22,9 @@ from platforms.base import (
     PublishRequest,
     Transient,
     UnknownOutcome,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from tests.platforms.conftest import drive, load_recorded, media_item, sim_requests
 
 recorded = partial(load_recorded, "pinterest")
@@ -185,7 +186,7 @@ def test_metrics_grow_and_unknown_pins_are_skipped(media_server: str, account: A
 def live_client() -> pinterest.Client:
     from platforms.base import AppCredentials
 
-    return pinterest.Client(base_url=LIVE, app=AppCredentials("id", "secret"), session=http_session(), timeout=5)
+    return pinterest.Client(base_url=LIVE, app=AppCredentials("id", "secret"), session=thread_session(), timeout=5)
 
 
 CREDS = Credentials(access_token="pina_x", external_id="549755885175")

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import requests
 
-from platforms.base import NotSupported, Platform, PublishRequest
+from platforms.base import NotSupported, Platform, PublishRequest, thread_session
 from platforms.capabilities import CAPABILITIES
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from tests.platforms.conftest import RECORDED, connect_sandbox_account, media_item
 
 # recorded file → (method, path pattern, which matching answer: 0 the first, -1 the last)
@@ -267,7 +267,7 @@ def test_simulator_answers_have_the_recorded_shapes(platform: Platform, sandbox:
         with contextlib.suppress(ValueError):
             answers.append((str(response.request.method), path, response.json()))
 
-    hooks = http_session().hooks["response"]
+    hooks = thread_session().hooks["response"]
     hooks.append(capture)
     try:
         _flow(platform, media_server)

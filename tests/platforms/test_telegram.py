@@ -25,8 +25,9 @@ from platforms.base import (
     RateLimited,
     Transient,
     UnknownOutcome,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from tests.platforms.conftest import load_recorded, media_item, publish_calls
 
 recorded = partial(load_recorded, "telegram")
@@ -199,7 +200,7 @@ TEXT = PublishRequest(target_id="t", content_type="TEXT", text="hi")
 
 
 def live_client() -> telegram.Client:
-    return telegram.Client(base_url=LIVE, app=AppCredentials(), session=http_session(), timeout=5)
+    return telegram.Client(base_url=LIVE, app=AppCredentials(), session=thread_session(), timeout=5)
 
 
 def url(method: str) -> str:

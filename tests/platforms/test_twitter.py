@@ -28,8 +28,9 @@ from platforms.base import (
     RateLimited,
     Transient,
     UnknownOutcome,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from tests.platforms.conftest import load_recorded, media_item, sim_requests
 
 recorded = partial(load_recorded, "twitter")
@@ -192,7 +193,7 @@ TEXT = PublishRequest(target_id="x", content_type="TEXT", text="Hello world!")
 
 
 def live_client() -> twitter.Client:
-    return twitter.Client(base_url=LIVE, app=AppCredentials("cid", "csecret"), session=http_session(), timeout=5)
+    return twitter.Client(base_url=LIVE, app=AppCredentials("cid", "csecret"), session=thread_session(), timeout=5)
 
 
 @responses.activate

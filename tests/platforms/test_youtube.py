@@ -23,8 +23,9 @@ from platforms.base import (
     Permanent,
     PublishRequest,
     Transient,
+    thread_session,
 )
-from platforms.registry import get_client, http_session
+from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from tests.platforms.conftest import load_recorded, media_item, sim_requests
 
@@ -163,7 +164,7 @@ CREDS = Credentials(access_token="ya29.x", refresh_token="1//r", external_id="UC
 
 
 def live_client() -> youtube.Client:
-    return youtube.Client(base_url=LIVE, app=AppCredentials("cid", "secret"), session=http_session(), timeout=5)
+    return youtube.Client(base_url=LIVE, app=AppCredentials("cid", "secret"), session=thread_session(), timeout=5)
 
 
 @responses.activate
