@@ -63,6 +63,7 @@ def run(bench: Bench) -> Report:
     report.add("no-op floor (same workers)", floor["perSecond"], "tasks/s")
     ratio = rate / floor["perSecond"] if rate else None
     report.add("ratio to the no-op floor", ratio, at_least=0.5)
+    report.add("attempts beyond the first", result["retries"])
     report.add("duplicates seen by the simulators", dups, at_most=0)
     report.add("worker CPU seconds per target", cpu_used / total * 1000, "ms")
     done = max(sum(result["statuses"].get(s, 0) for s in ("PUBLISHED", "FAILED")), 1)

@@ -71,7 +71,8 @@ def seed_due_posts(
 def outcome(bench: Bench, run: str) -> dict[str, Any]:
     rows = bench.sql(
         """SELECT t.status, EXTRACT(EPOCH FROM t.published_at - p.scheduled_at), EXTRACT(EPOCH FROM t.published_at),
-                  EXTRACT(EPOCH FROM p.scheduled_at), EXTRACT(EPOCH FROM clock_timestamp() - p.scheduled_at)
+                  EXTRACT(EPOCH FROM p.scheduled_at), EXTRACT(EPOCH FROM clock_timestamp() - p.scheduled_at),
+                  t.attempts
            FROM posts_posttarget t JOIN posts_post p ON p.id = t.post_id WHERE p.id LIKE %s""",
         [f"post_{run}_%"],
     )
@@ -90,6 +91,8 @@ def outcome(bench: Bench, run: str) -> dict[str, Any]:
         "p50": percentile(lateness, 50),
         "p99": percentile(lateness, 99),
         "max": max(lateness) if lateness else None,
+        # Attempts beyond each target's first: a retry (a platform error, a timeout) shows here.
+        "retries": sum(max(int(r[5]) - 1, 0) for r in rows),
         "firstDue": min(due) if due else None,
         "lastPublished": max(published_at) if published_at else None,
     }
