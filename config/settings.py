@@ -310,8 +310,10 @@ WEBHOOK_MAX_PER_WORKSPACE = env.int("WEBHOOK_MAX_PER_WORKSPACE", default=10)
 # listed in .env.example. The e2e harness shrinks some of them through the environment.
 # Threads of one worker process for remote calls run side by side (made at worker_process_init).
 WORK_THREADS = env.int("WORK_THREADS", default=25)
-# Publishing (posts/pipeline/). The lease must exceed the longest single publish call (several
-# HTTP calls of PLATFORM_HTTP_TIMEOUT); the sweeper treats a holder past it as dead.
+# Publishing (posts/pipeline/). A call starts only while half its lease is left (a target that
+# waited that long behind the rest of its batch is put back, due at once), so the lease must be
+# twice the longest single publish call (several HTTP calls of PLATFORM_HTTP_TIMEOUT); the sweeper
+# treats a holder past it as dead.
 PUBLISH_LEASE_SECONDS = env.float("PUBLISH_LEASE_SECONDS", default=180.0)
 PUBLISH_MAX_ATTEMPTS = env.int("PUBLISH_MAX_ATTEMPTS", default=5)
 # Due posts claimed per dispatcher transaction, and claim transactions per dispatcher run (a
@@ -322,8 +324,9 @@ PUBLISH_DISPATCH_MAX_BATCHES = env.int("PUBLISH_DISPATCH_MAX_BATCHES", default=4
 PUBLISH_STAGE_AHEAD_SECONDS = env.float("PUBLISH_STAGE_AHEAD_SECONDS", default=2.0)
 # Targets per posts.publish_targets task: what a batch costs besides its calls (the task, claim,
 # read, credentials, recording transaction) is paid once for all of them; 25 instead of 10 cut the
-# worker's CPU per target by about a third and PostgreSQL's by about 40 %.
-PUBLISH_TASK_BATCH = env.int("PUBLISH_TASK_BATCH", default=25)
+# worker's CPU per target by about a third and PostgreSQL's by about 40 %, and 50 (two rounds of
+# PUBLISH_ATTEMPT_THREADS) instead of 25 cut PostgreSQL's by about a third again (docs/benchmarks.md).
+PUBLISH_TASK_BATCH = env.int("PUBLISH_TASK_BATCH", default=50)
 # Platform calls of one batch in flight at once (the rest of a batch waits for a free slot).
 PUBLISH_ATTEMPT_THREADS = max(1, env.int("PUBLISH_ATTEMPT_THREADS", default=25))
 # A PENDING target this long past its due time with no lease has lost its task: re-queued.

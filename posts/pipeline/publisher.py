@@ -85,6 +85,11 @@ def run_attempts(claims: list[Claim]) -> None:
         raise errors[0]
 
 
+class _LeaseRunningOut(Exception):
+    """The call was about to start with less than half its lease left (it waited for a free slot
+    behind the rest of its batch): it is not sent, so no call can outlive its lease."""
+
+
 class _Unsendable(Exception):
     def __init__(self, error_code: str, message: str) -> None:
         super().__init__(message)
@@ -150,7 +155,10 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
 
 
 def _call_platform(call: _Call) -> _Outcome:
-    """The platform side of one attempt; never touches the database itself."""
+    """The platform side of one attempt; never touches the database itself. A call starts only
+    while at least half its lease is left (``PUBLISH_LEASE_SECONDS`` covers two of the longest)."""
+    if call.claim.lease_until - timezone.now() < dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS / 2):
+        raise _LeaseRunningOut
     if call.request.thread:
         if call.book.get("verify"):  # never set for a thread (see _on_unknown_outcome): do not guess
             raise UnknownOutcome("the last attempt of this thread was interrupted")
@@ -204,6 +212,18 @@ def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | 
     """Every path of one attempt after its platform call ends in a fenced write."""
     claim, target, state, book = call.claim, call.target, call.state, call.book
     client, creds, request = call.client, call.creds, call.request
+    if isinstance(exc, _LeaseRunningOut):
+        # Nothing was sent: back to PENDING due now, the attempt given back, its last error kept.
+        if outcomes.release_for_retry(
+            claim,
+            next_attempt_at=timezone.now(),
+            remote_state=_with_book(state, book),
+            error_code=target.error_code,
+            message=target.error_message,
+            count_attempt=False,
+        ):
+            _requeue(claim.target_id, 0.0)
+        return
     if isinstance(exc, PlatformError):
         _on_error(claim, target, exc, state, book, client, creds, request)
         return

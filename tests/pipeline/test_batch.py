@@ -9,11 +9,19 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from platforms.base import Credentials, Platform, PlatformClient, PublishRequest, PublishResult, Transient
 from posts.models import PostStatus, TargetStatus
 from posts.pipeline.publisher import publish_targets
-from tests.pipeline.helpers import events_of, fake_account, make_post, targets_of
+from tests.pipeline.helpers import (
+    empty_publish_queue,
+    events_of,
+    fake_account,
+    make_post,
+    queued_publish_tasks,
+    targets_of,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,12 +125,42 @@ def test_inside_a_transaction_the_attempts_run_on_the_callers_connection(workspa
     assert [t.status for t in targets_of(post)] == [TargetStatus.PUBLISHED] * 2
 
 
-def test_attempt_threads_setting_defaults_to_the_task_batch():
+def test_a_batch_is_two_rounds_of_attempt_threads_by_default():
     from django.conf import settings
 
-    # A whole batch in flight at once: its calls overlap instead of queueing behind each other.
-    assert settings.PUBLISH_ATTEMPT_THREADS == settings.PUBLISH_TASK_BATCH == 25
+    # A batch's fixed cost (task, claim, read, recording) is paid once for two rounds of calls;
+    # the second round starts as slots free up, within half the lease (see the next test).
+    assert settings.PUBLISH_TASK_BATCH == 2 * settings.PUBLISH_ATTEMPT_THREADS == 50
     assert settings.WORK_THREADS >= settings.PUBLISH_ATTEMPT_THREADS
+
+
+def test_a_call_that_would_start_with_less_than_half_its_lease_is_put_back_unsent(workspace, use_client, settings):
+    """One slot, calls of 2.5 s, a lease of 4 s: the first call starts at once; the next would
+    start 2.5 s into the lease, with less than half of it left, so it is not sent. Its target is
+    PENDING again, due now, its attempt given back and its task queued; the next delivery sends it."""
+    empty_publish_queue()
+    settings.PUBLISH_ATTEMPT_THREADS = 1
+    settings.PUBLISH_LEASE_SECONDS = 4.0
+    client = use_client(SlowClient(Platform.MASTODON, delay=2.5))
+    accounts = [fake_account(workspace, Platform.MASTODON, f"l{i}") for i in range(2)]
+    post = make_post(workspace, accounts, text="leases")
+    first, second = (t.id for t in targets_of(post))
+
+    assert publish_targets([first, second]) == 2
+    assert client.sent == [first]
+    rows = {t.id: t for t in targets_of(post)}
+    assert rows[first].status == TargetStatus.PUBLISHED
+    assert (rows[second].status, rows[second].attempts, rows[second].lease_until) == (TargetStatus.PENDING, 0, None)
+    assert rows[second].next_attempt_at is not None and rows[second].next_attempt_at <= timezone.now()
+    assert [(name, ids) for name, ids, _ in queued_publish_tasks([second])] == [("posts.publish_targets", [second])]
+
+    settings.PUBLISH_LEASE_SECONDS = 180.0
+    assert publish_targets([second]) == 1
+    assert publish_targets([second]) == 0  # a second delivery changes nothing
+    assert client.sent == [first, second]
+    post.refresh_from_db()
+    assert post.status == PostStatus.COMPLETED
+    assert [e["event"] for e in events_of(post.id)] == ["post.published"]
 
 
 def test_the_attempt_threads_are_kept_from_one_batch_to_the_next(workspace, use_client, settings):
