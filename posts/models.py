@@ -295,3 +295,31 @@ class PostRecord(models.Model):
 
     def __str__(self) -> str:
         return f"record of {self.post_id}"
+
+
+class PostCount(models.Model):
+    """How many posts a workspace has, kept in a few shard rows by triggers on ``posts_post``
+    (migration 0010), so the unfiltered list's ``total`` is a sum of at most
+    :data:`POST_COUNT_SHARDS` rows instead of a count over every post of the workspace. An insert
+    adds its posts to a random shard (concurrent creates in one workspace rarely wait on each
+    other); a delete takes them off the workspace's lowest shard (a shard may go below zero: only
+    the sum means anything). No writer has to know: the triggers see every INSERT and DELETE,
+    the ORM's and the pipeline's own SQL alike."""
+
+    # No foreign key in the database: a workspace's deletion removes these rows before its posts
+    # (Django deletes them first), and the posts' delete trigger then finds no row to update.
+    workspace = models.ForeignKey(
+        Workspace, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
+    shard = models.PositiveSmallIntegerField()
+    posts = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "shard"], name="postcount_ws_shard")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace_id} shard {self.shard}: {self.posts}"
+
+
+# The shards of a workspace's PostCount (the triggers of migration 0010 use the same number).
+POST_COUNT_SHARDS = 8

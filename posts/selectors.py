@@ -170,13 +170,20 @@ _STAMP = (
 
 @functools.cache
 def _page_sql(filters: tuple[str, ...], direction: str) -> str:
-    """The count reads the workspace's index only; the page is the first ``limit`` rows of the
-    same index after ``offset``, each with its stamp and its stored record where that was
-    rendered from the same stamp (``%(renderer)s`` names the code that rendered it). Built from
-    the constant texts above, once per set of filters and direction."""
+    """The total is the workspace's PostCount unfiltered, else a count on the workspace's index;
+    the page is the first ``limit`` rows of that index after ``offset``, each with its stamp and
+    its stored record where that was rendered from the same stamp (``%(renderer)s`` names the code
+    that rendered it). Built from the constant texts above, once per set of filters and direction."""
     where = " AND ".join(["p.workspace_id = %(workspace)s", *(_FILTERS[name] for name in filters)])
+    # Unfiltered, the total is the workspace's PostCount (a few shard rows kept by triggers), not a
+    # count over each of its posts; a filtered total still counts what matches.
+    count = (
+        f"SELECT count(*) AS total FROM posts_post p WHERE {where}"  # noqa: S608 (constant texts, values are parameters)
+        if filters
+        else "SELECT coalesce(sum(posts), 0) AS total FROM posts_postcount WHERE workspace_id = %(workspace)s"
+    )
     return (
-        f"WITH c AS (SELECT count(*) AS total FROM posts_post p WHERE {where}), "  # noqa: S608 (constant texts, values are parameters)
+        f"WITH c AS ({count}), "  # noqa: S608 (constant texts, values are parameters)
         "page AS (SELECT p.id, p.created_at AS sort_at, p.xmin::text || p.ctid::text AS row_version, p.media_urls "
         f"FROM posts_post p WHERE {where} ORDER BY p.created_at {direction}, p.id {direction} "
         "LIMIT %(limit)s OFFSET %(offset)s), "
