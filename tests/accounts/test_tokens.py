@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +18,7 @@ from accounts.services import account_fresh_credentials, account_refresh_token
 from platforms.base import AuthError, Platform, PlatformError
 from platforms.sandbox.store import SandboxStore
 from tests.accounts.conftest import revoke, unauthorized_events
+from tests.concurrency import raised, run_concurrently
 from tests.factories.accounts import SocialAccountFactory, make_connect_link
 from workspaces.models import Workspace
 
@@ -115,22 +115,8 @@ def test_concurrent_callers_refresh_once(
     account = connect_account("PINTEREST", workspace)
     _expiring(account)
     SandboxStore("pinterest").clear_requests()
-    tokens: list[str] = []
-    barrier = threading.Barrier(5)
-
-    def call() -> None:
-        try:
-            barrier.wait()
-            tokens.append(account_fresh_credentials(account_id=account.id).access_token)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=call) for _ in range(5)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
+    tokens = run_concurrently([lambda: account_fresh_credentials(account_id=account.id).access_token] * 5)
+    assert raised(tokens) == []
     assert len(tokens) == 5 and len(set(tokens)) == 1
     assert _refresh_calls() == 1
 

@@ -6,11 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from core.errors import Conflict
@@ -19,6 +16,7 @@ from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline.dispatcher import dispatch_due
 from posts.pipeline.publisher import publish_targets
 from posts.services.transitions import post_delete, post_unschedule
+from tests.concurrency import run_concurrently
 from tests.pipeline.helpers import (
     ScriptedClient,
     done,
@@ -31,28 +29,6 @@ from tests.pipeline.helpers import (
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def run_concurrently(functions: list[Callable[[], Any]]) -> list[Any]:
-    """Start every function at the same instant, each on its own thread and DB connection."""
-    barrier = threading.Barrier(len(functions))
-    results: list[Any] = [None] * len(functions)
-
-    def runner(index: int, function: Callable[[], Any]) -> None:
-        try:
-            barrier.wait()
-            results[index] = function()
-        except BaseException as exc:  # reported to the test below
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=runner, args=(i, f)) for i, f in enumerate(functions)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    return results
 
 
 class CountingClient(ScriptedClient):

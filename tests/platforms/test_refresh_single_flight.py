@@ -5,12 +5,10 @@ call (a second would spend a rotated refresh token and could lock the account ou
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from typing import Any
 
 import pytest
 import requests
-from django.db import connection
 from django.utils import timezone
 
 from accounts.models import SocialAccount
@@ -18,6 +16,7 @@ from accounts.services import account_refresh_token
 from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
+from tests.concurrency import raised, run_concurrently
 from tests.factories.accounts import SocialAccountFactory
 from tests.platforms.conftest import connect_sandbox_account
 
@@ -78,26 +77,9 @@ def test_two_concurrent_refreshers_make_one_refresh_and_share_a_working_token(
 
     account = _expiring_account(platform, workspace)
     _clear(sandbox, platform.slug)
-    barrier = threading.Barrier(2)
-    tokens: list[str] = []
-    errors: list[BaseException] = []
-
-    def refresher() -> None:
-        try:
-            barrier.wait()
-            tokens.append(account_refresh_token(account_id=account.id).access_token)
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=refresher) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-
-    assert errors == []
+    results = run_concurrently([lambda: account_refresh_token(account_id=account.id).access_token] * 2)
+    assert raised(results) == []
+    tokens = list(results)
     assert len(tokens) == 2 and tokens[0] == tokens[1] != account.access_token
     assert len(_log(sandbox, platform.slug)) == calls_per_refresh  # one refresh, not two
     account.refresh_from_db()

@@ -5,14 +5,14 @@ many), and a deleted workspace leaves no count behind."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.db.models import Sum
 
 from posts.models import POST_COUNT_SHARDS, Post, PostCount
+from tests.concurrency import raised, run_concurrently
 from tests.factories.posts import PostFactory
 from workspaces.models import Workspace
 
@@ -76,23 +76,6 @@ def test_a_deleted_workspace_leaves_no_count(workspace: Any) -> None:
 def test_concurrent_creates_in_one_workspace_are_all_counted(workspace: Any) -> None:
     """Eight threads, each on its own connection, create posts in one workspace at once: whether
     they pick the same shard (and wait) or not, every post is counted once."""
-    start = threading.Barrier(8)
-    errors: list[BaseException] = []
-
-    def create() -> None:
-        try:
-            start.wait(timeout=10)
-            for _ in range(5):
-                PostFactory(workspace=workspace)
-        except BaseException as exc:  # reported below: a thread's failure must fail the test
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=create) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    results = run_concurrently([lambda: [PostFactory(workspace=workspace) for _ in range(5)]] * 8)
+    assert raised(results) == []
     assert counted(workspace) == Post.objects.filter(workspace=workspace).count() == 40

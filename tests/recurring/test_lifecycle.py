@@ -17,6 +17,7 @@ from posts.models import Post, PostStatus, PostTarget, RecurringPost
 from posts.recurrence.occurrences import create_occurrence
 from posts.recurrence.services import series_account_removed, series_occurrences_claimed
 from posts.rendering import post_record
+from tests.concurrency import raised, run_concurrently
 from tests.factories.posts import account, uploaded
 from tests.recurring.conftest import (
     POSTS,
@@ -388,31 +389,16 @@ def test_unscheduling_the_upcoming_post_moves_the_series_on(api: Any, masto: Any
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_claim_hooks_create_one_next_occurrence(api: Any, masto: Any) -> None:
-    import threading
-
-    from django.db import connection, transaction
+    from django.db import transaction
 
     series = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
     [post1] = upcoming(series)
-    barrier = threading.Barrier(4)
-    errors: list[BaseException] = []
 
     def claim() -> None:
-        try:
-            barrier.wait()
-            with time_machine.travel(utc(2026, 5, 1, 9), tick=False), transaction.atomic():
-                series_occurrences_claimed(post_ids=[post1.id])
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            errors.append(exc)
-        finally:
-            connection.close()
+        with time_machine.travel(utc(2026, 5, 1, 9), tick=False), transaction.atomic():
+            series_occurrences_claimed(post_ids=[post1.id])
 
-    threads = [threading.Thread(target=claim) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert raised(run_concurrently([claim] * 4)) == []
     series.refresh_from_db()
     assert series.occurrence_count == 2
     assert Post.objects.filter(recurring_post=series, occurrence_at=utc(2026, 5, 2, 9)).count() == 1

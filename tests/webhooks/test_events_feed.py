@@ -13,6 +13,7 @@ from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from tests.concurrency import run_concurrently
 from tests.factories.webhooks import WebhookFactory
 from tests.webhooks.conftest import Receiver, attempt_one
 from webhooks.events import STORED_EVENT_NAMES, emit_event
@@ -234,21 +235,7 @@ def test_no_cursor_passes_an_event_whose_transaction_is_still_open(api: Any, wor
 def test_concurrent_readers_number_each_event_once(workspace: Any) -> None:
     for n in range(30):
         emit_event(workspace_id=workspace.id, name="post.published", data={"n": n})
-    start = threading.Barrier(4)
-    sealed: list[int] = []
-
-    def seal() -> None:
-        try:
-            start.wait(timeout=30)
-            sealed.append(events_seal(workspace=workspace, limit=10))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=seal) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    sealed = run_concurrently([lambda: events_seal(workspace=workspace, limit=10)] * 4)
     assert sorted(sealed) == [0, 10, 10, 10]
     seqs = list(Event.objects.order_by("created_at", "id").values_list("seq", flat=True))
     assert None not in seqs and seqs == sorted(seqs) and len(set(seqs)) == 30
