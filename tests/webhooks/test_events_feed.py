@@ -191,10 +191,14 @@ def test_the_feed_query_uses_the_workspace_order_index(workspace: Any) -> None:
     (query,) = ctx.captured_queries
     # On a table this small the planner may as well scan and sort, whichever its statistics (what
     # the other tests left behind) favour; with both off, it takes the plan the feed relies on at
-    # scale if one exists: the workspace's sealed events read in seq order from the index.
-    with connection.cursor() as db:
+    # scale if one exists: the workspace's sealed events read in seq order from the index. SET LOCAL
+    # lasts as long as its transaction: this module's tests commit each statement, so without the
+    # block the two settings ended before the EXPLAIN and the plan followed the statistics.
+    with transaction.atomic(), connection.cursor() as db:
         db.execute("SET LOCAL enable_seqscan = off")
         db.execute("SET LOCAL enable_sort = off")
+        db.execute("SHOW enable_sort")
+        assert db.fetchone() == ("off",)
         db.execute("EXPLAIN " + query["sql"])
         plan = "\n".join(row[0] for row in db.fetchall())
     assert "event_ws_feed" in plan and "Sort" not in plan, plan
