@@ -9,7 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from platforms.base import Platform, PlatformClient, thread_session
+from platforms import mastodon
+from platforms.base import AppCredentials, Platform, PlatformClient, thread_session
 from platforms.registry import get_client
 
 
@@ -36,9 +37,7 @@ def test_a_client_uses_the_session_of_the_thread_that_calls_it() -> None:
 
 def test_a_session_given_to_the_client_is_the_one_it_uses_everywhere() -> None:
     given = requests.Session()
-    client = get_client(Platform.MASTODON).__class__(
-        base_url="http://127.0.0.1:9", app=get_client(Platform.MASTODON).app, session=given, timeout=2
-    )
+    client = mastodon.Client(base_url="http://127.0.0.1:9", app=AppCredentials(), session=given, timeout=2)
     assert client.session is given
     assert all(used is given for used, _ in _on_threads(2, client))
 
