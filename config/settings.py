@@ -310,10 +310,10 @@ WEBHOOK_MAX_PER_WORKSPACE = env.int("WEBHOOK_MAX_PER_WORKSPACE", default=10)
 # listed in .env.example. The e2e harness shrinks some of them through the environment.
 # Threads of one worker process for remote calls run side by side (made at worker_process_init).
 WORK_THREADS = env.int("WORK_THREADS", default=25)
-# Publishing (posts/pipeline/). A call starts only while half its lease is left (a target that
-# waited that long behind the rest of its batch is put back, due at once), so the lease must be
-# twice the longest single publish call (several HTTP calls of PLATFORM_HTTP_TIMEOUT); the sweeper
-# treats a holder past it as dead.
+# Publishing (posts/pipeline/). A call starts only within the first tenth of its lease (a target
+# that waited longer behind the rest of its batch is put back, due at once), so nine tenths of the
+# lease must exceed the longest single publish call (several HTTP calls of PLATFORM_HTTP_TIMEOUT);
+# the sweeper treats a holder past it as dead.
 PUBLISH_LEASE_SECONDS = env.float("PUBLISH_LEASE_SECONDS", default=180.0)
 PUBLISH_MAX_ATTEMPTS = env.int("PUBLISH_MAX_ATTEMPTS", default=5)
 # Due posts claimed per dispatcher transaction, and claim transactions per dispatcher run (a

@@ -86,7 +86,7 @@ def run_attempts(claims: list[Claim]) -> None:
 
 
 class _LeaseRunningOut(Exception):
-    """The call was about to start with less than half its lease left (it waited for a free slot
+    """The call was about to start after the first tenth of its lease (it waited for a free slot
     behind the rest of its batch): it is not sent, so no call can outlive its lease."""
 
 
@@ -156,8 +156,9 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
 
 def _call_platform(call: _Call) -> _Outcome:
     """The platform side of one attempt; never touches the database itself. A call starts only
-    while at least half its lease is left (``PUBLISH_LEASE_SECONDS`` covers two of the longest)."""
-    if call.claim.lease_until - timezone.now() < dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS / 2):
+    within the first tenth of its lease: the lease is sized for one call from its claim
+    (``PUBLISH_LEASE_SECONDS``), and only a call that starts about then is covered by it."""
+    if call.claim.lease_until - timezone.now() < dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS * 0.9):
         raise _LeaseRunningOut
     if call.request.thread:
         if call.book.get("verify"):  # never set for a thread (see _on_unknown_outcome): do not guess

@@ -129,18 +129,18 @@ def test_a_batch_is_two_rounds_of_attempt_threads_by_default():
     from django.conf import settings
 
     # A batch's fixed cost (task, claim, read, recording) is paid once for two rounds of calls;
-    # the second round starts as slots free up, within half the lease (see the next test).
+    # the second round starts as slots free up, within the first tenth of the lease (next test).
     assert settings.PUBLISH_TASK_BATCH == 2 * settings.PUBLISH_ATTEMPT_THREADS == 50
     assert settings.WORK_THREADS >= settings.PUBLISH_ATTEMPT_THREADS
 
 
-def test_a_call_that_would_start_with_less_than_half_its_lease_is_put_back_unsent(workspace, use_client, settings):
-    """One slot, calls of 2.5 s, a lease of 4 s: the first call starts at once; the next would
-    start 2.5 s into the lease, with less than half of it left, so it is not sent. Its target is
+def test_a_call_that_would_start_after_the_first_tenth_of_its_lease_is_put_back_unsent(workspace, use_client, settings):
+    """One slot, calls of 2.5 s, a lease of 20 s: the first call starts at once; the next would
+    start 2.5 s into the lease, after its first tenth (2 s), so it is not sent. Its target is
     PENDING again, due now, its attempt given back and its task queued; the next delivery sends it."""
     empty_publish_queue()
     settings.PUBLISH_ATTEMPT_THREADS = 1
-    settings.PUBLISH_LEASE_SECONDS = 4.0
+    settings.PUBLISH_LEASE_SECONDS = 20.0
     client = use_client(SlowClient(Platform.MASTODON, delay=2.5))
     accounts = [fake_account(workspace, Platform.MASTODON, f"l{i}") for i in range(2)]
     post = make_post(workspace, accounts, text="leases")
