@@ -14,7 +14,9 @@ class BearerAuthentication(BaseAuthentication):
     :class:`Access` (workspace + role) and ``request.user`` to the :class:`Principal`."""
 
     def authenticate(self, request: Request) -> tuple[Principal, Access] | None:
-        principal: Principal | None = getattr(request._request, "principal", None)
+        # DRF's Request hands attributes it does not have to the HttpRequest it wraps, where
+        # PrincipalMiddleware put the resolved principal.
+        principal: Principal | None = getattr(request, "principal", None)
         if principal is None:
             return None
         access = resolve_access(principal, request.headers.get("X-Workspace-Id"))
