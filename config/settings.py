@@ -233,6 +233,10 @@ OAUTH2_PROVIDER = {
 # --- Rate limits ------------------------------------------------------------------------
 RATE_LIMIT_DEFAULT = env.int("RATE_LIMIT_DEFAULT", default=600)
 RATE_LIMIT_WINDOW_SECONDS = env.int("RATE_LIMIT_WINDOW_SECONDS", default=60)
+# Each process keeps the API keys it has read, valid while Redis' keys generation is unchanged
+# (every key or workspace write replaces it: revocation is immediate). This bounds how long a
+# write that could not reach Redis, or made in raw SQL, goes unseen; 0 reads every key afresh.
+API_KEY_CACHE_SECONDS = max(0, env.int("API_KEY_CACHE_SECONDS", default=60))
 IDEMPOTENCY_TTL_SECONDS = 24 * 3600
 
 # --- Celery ------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from django.conf import settings
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
 
+from workspaces import key_cache
 from workspaces.models import ApiKey, Membership
-from workspaces.selectors import api_key_by_lookup
 from workspaces.services import hash_secret, split_key
 
 LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -46,7 +46,7 @@ def _from_api_key(token: str) -> Principal | None:
     if parsed is None or not parsed[1]:
         return None
     lookup, secret = parsed
-    api_key = api_key_by_lookup(lookup=lookup)
+    api_key = key_cache.api_key_by_lookup(lookup)
     if api_key is None or not hmac.compare_digest(api_key.secret_hash, hash_secret(secret)):
         return None
     now = timezone.now()
@@ -54,6 +54,7 @@ def _from_api_key(token: str) -> Principal | None:
         return None
     if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        key_cache.used(lookup, now)
     return Principal(
         token_type="api_token",
         token_id=api_key.id,

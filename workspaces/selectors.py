@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
@@ -39,23 +39,27 @@ def _columns(model: type[ApiKey] | type[Workspace], alias: str) -> tuple[list[st
 
 _KEY_FIELDS, _KEY_SELECT = _columns(ApiKey, "k")
 _WORKSPACE_FIELDS, _WORKSPACE_SELECT = _columns(Workspace, "w")
-# Every request reads its key fresh (a revoked or expired key stops at once, in every process);
-# written out rather than built by the ORM, whose query compilation cost more CPU than the rest
+# Written out rather than built by the ORM, whose query compilation cost more CPU than the rest
 # of the lookup. The same rows as ``select_related("workspace").filter(lookup=…)``: the columns
-# are the models' own, so that a field added to either is read too.
+# are the models' own, so that a field added to either is read too. Requests read it through
+# ``workspaces.key_cache``.
 _KEY_SQL = (
     f"SELECT {_KEY_SELECT}, {_WORKSPACE_SELECT} FROM workspaces_apikey k "  # noqa: S608 (the models' columns; the lookup is a parameter)
     "JOIN workspaces_workspace w ON w.id = k.workspace_id WHERE k.lookup = %s"
 )
 
 
-def api_key_by_lookup(*, lookup: str) -> ApiKey | None:
-    """The API key of ``lookup`` with its workspace, in one query; None when there is none."""
+def api_key_row(*, lookup: str) -> tuple[Any, ...] | None:
+    """The API key of ``lookup`` joined with its workspace, as one row of both models' columns
+    (immutable values, so a row may be kept and shared); None when there is none."""
     with connection.cursor() as cursor:
         cursor.execute(_KEY_SQL, [lookup])
         row = cursor.fetchone()
-    if row is None:
-        return None
+    return None if row is None else tuple(row)
+
+
+def api_key_from_row(row: tuple[Any, ...]) -> ApiKey:
+    """Fresh instances of a row of :func:`api_key_row`: the key, with its workspace attached."""
     split = len(_KEY_FIELDS)
     api_key = ApiKey.from_db(connection.alias, _KEY_FIELDS, row[:split])
     api_key.workspace = Workspace.from_db(connection.alias, _WORKSPACE_FIELDS, row[split:])

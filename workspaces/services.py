@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import NotFound
+from workspaces import key_cache
 from workspaces.models import ApiKey, Workspace
 from workspaces.roles import Role
 
@@ -84,10 +85,13 @@ def api_key_revoke(*, key_or_public_part: str) -> ApiKey:
     if api_key.revoked_at is None:
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
         api_key.refresh_from_db(fields=["revoked_at"])
+    key_cache.keys_changed()  # again on a repeat: one made while Redis was down may not have reached it
     return api_key
 
 
 def api_keys_revoke(*, ids: list[str]) -> int:
     """Revoke the given keys (staff bulk action); already revoked ones keep their first time.
     Returns how many were revoked by this call."""
-    return ApiKey.objects.filter(pk__in=ids, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    revoked = ApiKey.objects.filter(pk__in=ids, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    key_cache.keys_changed()
+    return revoked

@@ -234,3 +234,25 @@ def test_the_worker_logs_in_json_with_the_request_id_of_the_request_that_caused_
     ]
     created = [a for a in access if a["request_id"] == "ops-e2e-request-1"]
     assert [(a["method"], a["path"], a["status"]) for a in created] == [("POST", "/api/v1/social-posts", "201")]
+
+
+def test_a_key_revoked_with_manage_py_is_refused_at_once_by_every_web_process(ops_stack: E2EStack) -> None:
+    """The web processes keep the keys they have read (``workspaces.key_cache``); a revocation
+    made in another process (here the command line) reaches them through Redis, so the very next
+    request is refused, whichever worker takes it."""
+    output = ops_stack.manage("create_api_key", "--workspace", "E2E", "--role", "viewer")
+    key = output.strip().splitlines()[-1].strip()
+
+    def statuses() -> list[int]:
+        # A new connection each time, so the requests spread over both gunicorn workers.
+        return [
+            requests.get(
+                f"{ops_stack.web_url}/api/v1/me", headers={"Authorization": f"Bearer {key}"}, timeout=30
+            ).status_code
+            for _ in range(20)
+        ]
+
+    assert statuses() == [200] * 20
+    ops_stack.manage("revoke_api_key", key)
+    assert statuses() == [401] * 20
+    assert ops_stack.api("GET", "/me").status_code == 200
