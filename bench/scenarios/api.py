@@ -25,6 +25,7 @@ from posts.models import Post, PostRecord, PostTarget
 WORKSPACES = 100
 POSTS = 1_000_000
 CONCURRENCY = (1, 8, 32)
+TARGET_ROUNDS = 3  # bare and list at c=8, alternating: the target's ratio is their median
 
 
 def seed_posts(bench: Bench, report: Report) -> dict[str, Any]:
@@ -164,7 +165,18 @@ def run(bench: Bench) -> Report:
         for name, script in scripts.items():
             results[name][concurrency] = run_wrk(bench.stack.web_url, script, connections=concurrency, seconds=seconds)
             rss_peak = max([rss_peak, *bench.stack.rss_mb("web")[1:]])
+    # The target's pair again, alternating: on a shared machine a neighbour's load lands on one
+    # 6 s window and not the next, and a single pair's ratio moved by a quarter between runs.
+    # The target reads the median of the rounds' ratios; every round is in the JSON.
+    pairs = [(results["bare"][8], results["list"][8])]
+    for _ in range(TARGET_ROUNDS - 1):
+        bare_round = run_wrk(bench.stack.web_url, scripts["bare"], connections=8, seconds=seconds)
+        pairs.append((bare_round, run_wrk(bench.stack.web_url, scripts["list"], connections=8, seconds=seconds)))
+    round_ratios = [
+        lst.requests_per_second / bare.requests_per_second for bare, lst in pairs if bare.requests_per_second
+    ]
     report.details["wrk"] = {n: {c: r.as_dict() for c, r in per.items()} for n, per in results.items()}
+    report.details["listToBareRoundsC8"] = [{"bare": bare.as_dict(), "list": lst.as_dict()} for bare, lst in pairs]
     report.details["loadGenerator"] = load_generator()
 
     bare8 = results["bare"][8].requests_per_second
@@ -179,10 +191,7 @@ def run(bench: Bench) -> Report:
             label = f"{name} c={concurrency}"
             report.add(f"{label} throughput", r.requests_per_second, "req/s")
             ratio = r.requests_per_second / bare.requests_per_second if bare.requests_per_second else None
-            if name == "list" and concurrency == 8:
-                report.add(f"{label} ratio to bare", ratio, at_least=0.20)
-            else:
-                report.add(f"{label} ratio to bare", ratio)
+            report.add(f"{label} ratio to bare", ratio)
             report.add(f"{label} p50", r.p50_ms, "ms")
             report.add(f"{label} p99", r.p99_ms, "ms", at_most=100)
             if r.client_cpu_seconds is not None and r.requests:
@@ -190,6 +199,12 @@ def run(bench: Bench) -> Report:
                 report.add(f"{label} load generator CPU per request", round(client_ms, 3), "ms")
             if r.errors:
                 report.add(f"{label} errors", r.errors, at_most=0)
+    report.add(
+        f"list c=8 ratio to bare, median of {len(round_ratios)} alternating rounds",
+        round(statistics.median(round_ratios), 3) if round_ratios else None,
+        at_least=0.20,
+    )
+    report.add("list c=8 ratio to bare, each round", ", ".join(f"{r:.3f}" for r in round_ratios))
     for name, value in cpu["web"].items():
         report.add(f"CPU per request in-process: {name}", value, "ms")
     report.add("CPU per request in-process: list / bare", round(cpu["web"]["list"] / cpu["web"]["bare"], 1), "×")
