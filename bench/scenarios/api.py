@@ -83,7 +83,8 @@ def seed_posts(bench: Bench, report: Report) -> dict[str, Any]:
 def query_counts(key: str, post_id: str, account_id: str) -> dict[str, int]:
     client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
     counts: dict[str, int] = {}
-    # The first call of a key also stamps its last use (once a minute): not a per-request cost.
+    # The first call reads the key (kept by the process from then on: workspaces.key_cache) and
+    # stamps its last use (once a minute): neither is a per-request cost.
     client.get("/api/v1/social-posts?limit=1")
     for limit in (1, 20, 100):
         # First with no record stored (each rendered and stored), then with every record current.
