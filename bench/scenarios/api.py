@@ -161,10 +161,10 @@ def run(bench: Bench) -> Report:
     }
     seconds = 4 if bench.quick else 6
     url = bench.stack.web_url
-    # The target's pair first, alternating, before any create leaves work behind (the rounds run
-    # after the creates once measured the bare view at a third of its speed): on a shared machine a neighbour's load
-    # lands on one 6 s window and not the next, and one pair's ratio moved by a quarter between
-    # runs. The target reads the median of the rounds' ratios; every round is in the JSON.
+    # The target's pair first, alternating, before any create leaves work behind (run after the
+    # creates, one round measured the bare view at a third of its speed). On a shared machine a
+    # neighbour's load lands on one 6 s window and not the next, and one pair's ratio moved by a
+    # quarter between runs: the target reads the median of the rounds' ratios; all are in the JSON.
     for name in ("bare", "list"):
         run_wrk(url, scripts[name], connections=8, seconds=2)  # warm-up: connections, first reads
     pairs = [
