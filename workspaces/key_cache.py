@@ -20,8 +20,8 @@ import datetime as dt
 import logging
 import secrets
 import threading
-import time
 from dataclasses import dataclass, replace
+from time import monotonic
 from typing import Any
 
 import redis
@@ -60,7 +60,7 @@ def api_key_by_lookup(lookup: str) -> ApiKey | None:
         row = api_key_row(lookup=lookup)
         return None if row is None else api_key_from_row(row)
     entry = _entries.get(lookup)
-    now = time.monotonic()
+    now = monotonic()
     if entry is not None and entry.generation == generation and now - entry.read_at < seconds:
         api_key = api_key_from_row(entry.row)
         api_key.last_used_at = entry.used_at or api_key.last_used_at
