@@ -3,6 +3,7 @@ write to a key or a workspace is seen by the very next request, whichever proces
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,17 +15,11 @@ from core.redis import get_redis
 from tests.concurrency import run_concurrently
 from workspaces import key_cache
 from workspaces.models import ApiKey, Workspace
-from workspaces.services import api_key_create, api_key_revoke, api_keys_revoke
+from workspaces.services import api_key_revoke, api_keys_revoke
 
 pytestmark = pytest.mark.django_db
 
 KEY_READ = "FROM workspaces_apikey k JOIN"
-
-
-def _client(plaintext: str) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {plaintext}")
-    return client
 
 
 def _me(client: APIClient) -> tuple[int, dict[str, Any], int]:
@@ -36,12 +31,11 @@ def _me(client: APIClient) -> tuple[int, dict[str, Any], int]:
 
 
 @pytest.fixture
-def issued(workspace: Workspace) -> tuple[APIClient, ApiKey]:
+def issued(client_for: Callable[..., APIClient], workspace: Workspace) -> tuple[APIClient, ApiKey]:
     """An admin key, kept by the first request that reads it."""
-    created = api_key_create(workspace=workspace, name="kept", role="admin")
-    client = _client(created.plaintext)
+    client = client_for("admin")
     assert [_me(client)[2] for _ in range(3)] == [1, 0, 0]
-    return client, created.api_key
+    return client, ApiKey.objects.get(workspace=workspace)
 
 
 def test_a_kept_key_is_answered_without_reading_the_database(issued):
@@ -73,10 +67,9 @@ def test_a_changed_key_and_a_renamed_workspace_are_seen_by_the_next_request(issu
     assert _me(client)[1]["workspace"]["name"] == "Renamed"
 
 
-def test_deleting_the_key_or_its_workspace_is_seen_by_the_next_request(issued, workspace):
+def test_deleting_the_key_or_its_workspace_is_seen_by_the_next_request(issued, client_for, workspace):
     client, api_key = issued
-    other = api_key_create(workspace=workspace, name="other", role="admin")
-    other_client = _client(other.plaintext)
+    other_client = client_for("admin")
     _me(other_client)
     api_key.delete()
     assert _me(client)[0] == 401
@@ -130,9 +123,9 @@ def test_zero_seconds_keeps_nothing(issued, settings):
     assert [_me(client)[2] for _ in range(2)] == [1, 1]
 
 
-def test_the_number_of_kept_keys_is_bounded(workspace, monkeypatch):
+def test_the_number_of_kept_keys_is_bounded(client_for, monkeypatch):
     monkeypatch.setattr(key_cache, "MAX_ENTRIES", 2)
-    clients = [_client(api_key_create(workspace=workspace, name=f"k{i}", role="admin").plaintext) for i in range(3)]
+    clients = [client_for("admin") for _ in range(3)]
     for client in clients:
         _me(client)
     assert len(key_cache._entries) == 2
@@ -140,28 +133,27 @@ def test_the_number_of_kept_keys_is_bounded(workspace, monkeypatch):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_row_read_while_a_revocation_commits_is_not_kept_past_the_commit(workspace):
+def test_a_row_read_while_a_revocation_commits_is_not_kept_past_the_commit(client_for, workspace):
     """A request in another thread reads the key after the revocation's first new generation but
     before its commit (the old, valid row) and keeps it; the generation set at the commit makes
     the next request read the row again."""
-    created = api_key_create(workspace=workspace, name="racing", role="admin")
-    client = _client(created.plaintext)
+    client = client_for("admin")
+    api_key = ApiKey.objects.get(workspace=workspace)
     _me(client)
     with transaction.atomic():
-        api_key_revoke(key_or_public_part=created.plaintext)
+        api_key_revoke(key_or_public_part=api_key.public_part)
         [in_between] = run_concurrently([lambda: _me(client)])
     assert (in_between[0], in_between[2]) == (200, 1)  # the old row, read under the first new generation
     status, _body, reads = _me(client)
     assert (status, reads) == (401, 1)
 
 
-def test_a_kept_key_records_its_use_once_a_minute_not_once_a_request(workspace):
-    created = api_key_create(workspace=workspace, name="used", role="admin")
-    client = _client(created.plaintext)
+def test_a_kept_key_records_its_use_once_a_minute_not_once_a_request(client_for, workspace):
+    client = client_for("admin")
     updates = []
     for _ in range(3):
         with CaptureQueriesContext(connection) as queries:
             assert client.get("/api/v1/me").status_code == 200
         updates.append(sum(q["sql"].startswith("UPDATE") for q in queries.captured_queries))
     assert updates == [1, 0, 0]
-    assert ApiKey.objects.get(pk=created.api_key.pk).last_used_at is not None
+    assert ApiKey.objects.get(workspace=workspace).last_used_at is not None
