@@ -54,8 +54,8 @@ def api_key_row(*, lookup: str) -> tuple[Any, ...] | None:
     (immutable values, so a row may be kept and shared); None when there is none."""
     with connection.cursor() as cursor:
         cursor.execute(_KEY_SQL, [lookup])
-        row = cursor.fetchone()
-    return None if row is None else tuple(row)
+        row: tuple[Any, ...] | None = cursor.fetchone()
+    return row
 
 
 def api_key_from_row(row: tuple[Any, ...]) -> ApiKey:
