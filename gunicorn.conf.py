@@ -1,20 +1,4 @@
 # gunicorn reads ./gunicorn.conf.py by default: the settings live in config/gunicorn.py.
-from config.gunicorn import (
-    RedactingAccessLogger,
-    access_log_format,
-    accesslog,
-    child_exit,
-    errorlog,
-    logger_class,
-    on_starting,
-)
+from config.gunicorn import accesslog, child_exit, control_socket_disable, errorlog, on_starting, worker_class, wsgi_app
 
-__all__ = [
-    "RedactingAccessLogger",
-    "access_log_format",
-    "accesslog",
-    "child_exit",
-    "errorlog",
-    "logger_class",
-    "on_starting",
-]
+__all__ = ["accesslog", "child_exit", "control_socket_disable", "errorlog", "on_starting", "worker_class", "wsgi_app"]

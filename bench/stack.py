@@ -203,16 +203,13 @@ class BenchStack:
         gunicorn = [
             "-m",
             "gunicorn",
-            "config.wsgi",
-            "--worker-class",
-            "gthread",
             "--graceful-timeout",
             "20",
             "--no-control-socket",
         ]
         self._spawn(
             "web",
-            [*gunicorn, "--bind", f"127.0.0.1:{self.web_port}", "--workers", str(WEB_WORKERS), "--threads", "8"],
+            [*gunicorn, "--bind", f"127.0.0.1:{self.web_port}", "--workers", str(WEB_WORKERS)],
             env,
         )
         # The outside world: enough threads that 100 ms of simulated latency never queues requests.
@@ -221,8 +218,9 @@ class BenchStack:
             "REDIS_URL": f"{self.sandbox_redis.url}?db=1",
             "SANDBOX_LATENCY_MS": str(SANDBOX_LATENCY_MS),
             "DB_CONN_MAX_AGE": "0",
+            "WEB_THREADS": "48",
         }
-        sandbox_args = ["--bind", f"127.0.0.1:{self.sandbox_port}", "--workers", "2", "--threads", "48"]
+        sandbox_args = ["--bind", f"127.0.0.1:{self.sandbox_port}", "--workers", "2"]
         self._spawn("sandbox", [*gunicorn, *sandbox_args, "--timeout", "120"], sandbox_env)
         queues = "publish,webhooks,analytics,default"
         worker = ["-m", "celery", "-A", "bench.celery_app", "worker", "-Q", queues]

@@ -1,5 +1,7 @@
-"""gunicorn settings every way the web process starts (Procfile, `make run`, the e2e tests):
-the root `gunicorn.conf.py`, which gunicorn reads by default, imports this module."""
+"""gunicorn settings every way the web process starts (Procfile, `make run`, the e2e tests, the
+bench, the schemathesis check): the root `gunicorn.conf.py`, which gunicorn reads by default,
+imports this module. gunicorn supervises the processes; each serves the buffering front
+(core.front: an asyncio loop that reads every request whole before a thread runs Django)."""
 
 from __future__ import annotations
 
@@ -7,31 +9,15 @@ import os
 from typing import Any
 
 from django.conf import settings
-from gunicorn.glogging import Logger
 
-from core.logs import access_record
-
-# The access log goes to stdout as JSON lines, capability URLs redacted (core.logs).
+wsgi_app = "config.asgi:application"
+worker_class = "core.front.FrontWorker"
+# The access log goes to stdout as JSON lines, capability URLs redacted: the front writes each
+# line (core.front, through core.logs.access_record) to gunicorn's access logger.
+# Nothing here manages gunicorn at run time; a control socket would sit outside the checkout.
+control_socket_disable = True
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
 errorlog = "-"
-
-
-class RedactingAccessLogger(Logger):
-    """gunicorn's logger, writing each access-log line as redacted JSON."""
-
-    def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: Any) -> None:
-        if not (self.cfg.accesslog or self.cfg.logconfig or self.cfg.logconfig_dict or self.cfg.syslog):
-            return
-
-        try:
-            self.access_log.info(access_record(self.atoms(resp, req, environ, request_time)))
-        except Exception:
-            self.error_log.exception("Failed to write the access log line")
-
-
-logger_class = RedactingAccessLogger
-# The access log's own format is unused: RedactingAccessLogger writes the whole line.
-access_log_format = "%(h)s"
 
 
 def on_starting(server: Any) -> None:

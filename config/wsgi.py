@@ -1,9 +1,10 @@
+"""Django's WSGI application. The web process serves it behind the buffering front
+(config.asgi, core.front), which frames every body with the length received."""
+
 import os
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
-from core.wsgi import MeasuredBody
-
-application = MeasuredBody(get_wsgi_application())
+application = get_wsgi_application()

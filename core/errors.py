@@ -97,6 +97,18 @@ class PayloadTooLarge(ApplicationError):
     default_message = "Request body is too large"
 
 
+class RequestTimeout(ApplicationError):
+    status_code = 408
+    code = "request_body_timeout"
+    default_message = "The request body stopped arriving"
+
+
+class HeadersTooLarge(ApplicationError):
+    status_code = 431
+    code = "request_header_too_large"
+    default_message = "Request line and headers are too large"
+
+
 class UnsupportedMediaType(ApplicationError):
     status_code = 415
     code = "unsupported_media_type"

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-from wsgiref.util import setup_testing_defaults
 
 import pytest
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
-
-from config.wsgi import application
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.core.urls")]
 
@@ -101,45 +96,6 @@ def test_oversized_body_is_413(api):
     )
     assert response.status_code == 413
     assert response.json()["statusCode"] == 413
-
-
-def _send_chunked(api_key: str, body: bytes) -> tuple[int, dict]:
-    """POST ``body`` to the real WSGI application as a server passes a chunked request on: the
-    de-chunked bytes in ``wsgi.input``, a Transfer-Encoding header and no Content-Length."""
-    environ: dict = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/api/v1/_test/body",
-        "CONTENT_TYPE": "application/json",
-        "HTTP_TRANSFER_ENCODING": "chunked",
-        "HTTP_AUTHORIZATION": f"Bearer {api_key}",
-        "wsgi.input": io.BytesIO(body),
-    }
-    setup_testing_defaults(environ)
-    environ.pop("CONTENT_LENGTH", None)
-    answered: list[str] = []
-    # As Django's test client does: the test's transaction must outlive this request.
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        chunks = application(environ, lambda status, headers, exc_info=None: answered.append(status))
-        return int(answered[0].split()[0]), json.loads(b"".join(chunks))
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
-
-
-def test_a_chunked_body_over_the_limit_is_413_by_the_bytes_received(make_key, workspace):
-    status, body = _send_chunked(make_key("admin", workspace), b'{"name": "' + b"x" * (5 * 1024 * 1024) + b'"}')
-    assert (status, body["statusCode"], body["code"]) == (413, 413, "payload_too_large")
-
-
-def test_a_chunked_body_within_the_limit_is_read_as_if_it_had_a_length(make_key, workspace):
-    status, body = _send_chunked(make_key("admin", workspace), b'{"name": "toolong", "count": -1}')
-    assert status == 400
-    assert sorted(body["message"]) == [
-        "count: Ensure this value is greater than or equal to 0.",
-        "name: Ensure this field has no more than 5 characters.",
-    ]
 
 
 @pytest.mark.parametrize("body", [b'{"name": "a\\u0000", "count": 1}', b'{"name": "\xff\xfe", "count": 1}', b"{nope"])
@@ -364,7 +320,6 @@ def test_request_id_that_cannot_be_echoed_safely_is_replaced(api, unusable):
 
 
 def test_log_lines_of_a_request_carry_its_request_id(api):
-    import io
     import logging
 
     console = next(h for h in logging.getLogger().handlers if h.name == "console")
@@ -374,7 +329,6 @@ def test_log_lines_of_a_request_carry_its_request_id(api):
         api.get("/api/v1/_test/boom", headers={"X-Request-Id": "trace-me-42"})
     finally:
         console.setStream(previous)  # type: ignore[attr-defined]
-    import json
 
     lines = [json.loads(line) for line in stream.getvalue().splitlines() if '"level": "ERROR"' in line]
     assert len(lines) == 2  # ours and Django's "Internal Server Error", logged after the middleware

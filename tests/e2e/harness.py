@@ -324,13 +324,8 @@ class E2EStack:
             [
                 "-m",
                 "gunicorn",
-                "config.wsgi",
                 "--bind",
                 f"fd://{fd}",
-                "--worker-class",
-                "gthread",
-                "--threads",
-                "8",
                 "--workers",
                 str(workers),
                 "--timeout",
