@@ -1,6 +1,7 @@
 """The staff dashboard (``/admin/dashboard/``): what is failing, late or stuck, overall or for one
 workspace. A fixed number of queries whatever the data (each an aggregate over an index, lists
-capped), plus a few Redis reads; nothing here writes."""
+capped), plus a few Redis reads; nothing here writes. It shows every workspace, so staff need
+the ``workspaces.view_dashboard`` permission (superusers have it): without it, 403."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.decorators import permission_required
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.http import HttpRequest, HttpResponse
@@ -206,6 +208,7 @@ def chart_geometry(bars: list[DayBar]) -> dict[str, Any]:
     return {"width": width, "height": height, "peak": peak, "columns": columns}
 
 
+@permission_required("workspaces.view_dashboard", raise_exception=True)
 def dashboard_view(request: HttpRequest) -> HttpResponse:
     workspace_id = request.GET.get("workspace", "").strip() or None
     workspace = Workspace.objects.filter(pk=workspace_id).first() if workspace_id else None

@@ -15,6 +15,9 @@ class Workspace(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # The staff dashboard (config/dashboard.py) shows every workspace's posts, errors and
+        # queues: staff see it only with this permission (superusers have every permission).
+        permissions = [("view_dashboard", "Can view the operations dashboard")]
 
     def __str__(self) -> str:
         return self.name

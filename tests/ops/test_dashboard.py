@@ -1,4 +1,4 @@
-"""The staff dashboard: staff only, its figures equal to the tables, per workspace, and a fixed
+"""The staff dashboard: staff with its permission only, its figures equal to the tables, per workspace, and a fixed
 number of queries whatever the amount of data."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -25,12 +26,39 @@ def shown_figures(html: str) -> dict[str, int]:
 
 
 def test_staff_only(client, django_user_model):
-    assert client.get("/admin/dashboard/").status_code == 302  # to the login page
+    anonymous = client.get("/admin/dashboard/")
+    assert anonymous.status_code == 302
+    assert anonymous["Location"].startswith("/admin/login/")
     user = django_user_model.objects.create_user("nonstaff", password="pw-123456789")
     client.force_login(user)
     response = client.get("/admin/dashboard/")
     assert response.status_code == 302
     assert response["Location"].startswith("/admin/login/")
+
+
+def _staff(django_user_model, username: str, *, may_view: bool):
+    user = django_user_model.objects.create_user(username, password="pw-123456789", is_staff=True)
+    if may_view:
+        user.user_permissions.add(
+            Permission.objects.get(codename="view_dashboard", content_type__app_label="workspaces")
+        )
+    return user
+
+
+def test_staff_need_the_dashboard_permission(client, django_user_model):
+    """Every workspace's figures are on it: a staff user without the permission gets 403 and no
+    link from the admin index; with it, or as a superuser, the dashboard and the link."""
+    client.force_login(_staff(django_user_model, "support", may_view=False))
+    assert client.get("/admin/dashboard/").status_code == 403
+    assert 'href="/admin/dashboard/"' not in client.get("/admin/").content.decode()
+
+    client.force_login(_staff(django_user_model, "oncall", may_view=True))
+    assert client.get("/admin/dashboard/").status_code == 200
+    assert 'href="/admin/dashboard/"' in client.get("/admin/").content.decode()
+
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-123456789"))
+    assert client.get("/admin/dashboard/").status_code == 200
+    assert 'href="/admin/dashboard/"' in client.get("/admin/").content.decode()
 
 
 def test_figures_equal_the_tables_overall_and_per_workspace(admin_client):
