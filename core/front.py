@@ -219,7 +219,7 @@ def _log_access(scope: Scope, status: dict[str, Any], seconds: float) -> None:
         "m": scope["method"],
         "U": scope["path"],
         "q": scope["query_string"].decode("latin-1"),
-        "s": status["code"],
+        "s": str(status["code"]),
         "B": status["bytes"],
         "D": int(seconds * 1_000_000),
         "{x-request-id}o": status["request_id"],
