@@ -67,7 +67,8 @@ _BRACKETED_NETLOC = re.compile(r"^\[[^\[\]]+\](:[^:\[\]]*)?$")
 
 
 class UnsafeUrl(ValueError):
-    """The URL is refused; the message says why (safe to show to the client)."""
+    """The URL is refused; the message says why (safe to show to the client: it never names an
+    address the client did not write)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,9 @@ def _base(part: str) -> int:
 
 
 def refusal_reason(address: IPAddress) -> str | None:
-    """Why ``address`` may not be a webhook target, or None when it may."""
+    """What kind of address ``address`` is when it may not be a webhook target ("a loopback
+    address"), or None when it may. The address itself is left out: the caller decides whether
+    the client may see it (only when the client wrote it)."""
     embedded = _embedded_ipv4(address)
     if embedded is not None:
         reason = refusal_reason(embedded)
@@ -126,16 +129,16 @@ def refusal_reason(address: IPAddress) -> str | None:
     if _private_allowed() and any(address in net for net in _LOCAL_TESTING if net.version == address.version):
         return None
     if address.is_loopback:
-        return f"{address} is a loopback address"
+        return "a loopback address"
     if address.is_link_local:
-        return f"{address} is a link-local address (cloud metadata lives there)"
+        return "a link-local address (cloud metadata lives there)"
     if address.is_multicast:
-        return f"{address} is a multicast address"
+        return "a multicast address"
     if address.is_unspecified:
-        return f"{address} is an unspecified address"
+        return "an unspecified address"
     blocked = any(address in net for net in _EXTRA_BLOCKED if net.version == address.version)
     if address.is_private or address.is_reserved or blocked or not address.is_global:
-        return f"{address} is a private, reserved or otherwise non-public address"
+        return "a private, reserved or otherwise non-public address"
     return None
 
 
@@ -282,9 +285,14 @@ def resolve_target(url: str, *, timeout: float | None = None) -> Target:
     addresses = resolve_addresses(host, port, timeout=timeout)
     for address in addresses:
         reason = refusal_reason(address)
-        if reason is not None:
-            shown = "" if _literal_address(host) is not None else f"url host {host} resolves to "
-            raise UnsafeUrl(f"url must be a public endpoint: {shown}{reason}")
+        if reason is None:
+            continue
+        if _literal_address(host) is not None:
+            # The client wrote this address (in whatever spelling): naming it, as read, hides nothing.
+            raise UnsafeUrl(f"url must be a public endpoint: {address} is {reason}")
+        # Neither the address a name resolves to nor its kind: both would map the service's own
+        # network (its DNS, its subnets) for whoever registers names to probe it.
+        raise UnsafeUrl(f"url must be a public endpoint: url host {host} resolves to a private address")
     path = _ascii_only(parts.path or "/")
     if parts.query:
         path = f"{path}?{_ascii_only(parts.query)}"

@@ -112,7 +112,7 @@ def test_paths_with_nul_bytes_are_refused_not_500(api: Any, workspace: Any) -> N
     [
         ("http://10.0.0.1/hook", "10.0.0.1 is a private"),
         ("http://169.254.169.254/", "link-local"),
-        ("https://internal.example.com/", "internal.example.com resolves to 10.1.2.3"),
+        ("https://internal.example.com/", "internal.example.com resolves to a private address"),
         ("http://localhost:8000/", "localhost"),
         ("ftp://hooks.example.com/", "http or https"),
         ("https://user@hooks.example.com/", "credentials"),
@@ -127,6 +127,7 @@ def test_create_refuses_invalid_urls_saying_why(api: Any, dns: Any, url: str, re
     body = response.json()
     assert body["code"] == "invalid_webhook_url" and body["error"] == "Bad Request"
     assert len(body["message"]) == 1 and reason in body["message"][0] and body["message"][0].startswith("url")
+    assert "10.1.2.3" not in body["message"][0]  # what the name resolves to stays inside
     assert not Webhook.objects.exists()
 
 
@@ -313,9 +314,9 @@ def test_test_send_is_guarded_like_deliveries(api: Any, workspace: Any, dns: Any
     assert response.status_code == 201
     body = response.json()
     assert body["success"] is False and body["statusCode"] is None
-    assert body["error"] == (
-        "refused: url must be a public endpoint: url host internal.example.com resolves to "
-        "10.1.2.3 is a private, reserved or otherwise non-public address"
+    assert (
+        body["error"]
+        == "refused: url must be a public endpoint: url host internal.example.com resolves to a private address"
     )
 
 
