@@ -6,6 +6,12 @@ a different request is 422; a duplicate that arrives while the first is still ru
 (retry shortly). Keys are scoped to the workspace. Responses with a 5xx status are not stored,
 so the client can retry them. A record left in progress by a crashed process for longer than
 ``ABANDONED_AFTER`` is taken over.
+
+The stored body is encrypted at rest (``IdempotencyRecord.response_json``, the key ring of
+``FERNET_KEYS``), whatever the endpoint: a response that shows a secret once (a connect link's
+token and URL, a webhook secret, any key or token minted later) replays it without the secret
+ever being kept in the clear, and no endpoint has to declare that it mints one. It is kept as the
+JSON text the client was sent, so the replay answers the same bytes (key order included).
 """
 
 from __future__ import annotations
@@ -92,7 +98,7 @@ def run_once(*, workspace_id: str, key: str, fingerprint: str, execute: Callable
                 f"A request with this {HEADER} is still being processed; retry shortly",
                 code="idempotency_in_progress",
             )
-        return Outcome(status=existing.response_status or 200, body=existing.response_body, replayed=True)
+        return Outcome(status=existing.response_status or 200, body=_stored_body(existing), replayed=True)
     try:
         # The operation's writes and the stored response commit together: a process that dies in
         # between leaves neither, so the claim it abandoned is taken over and runs the operation
@@ -110,7 +116,15 @@ def run_once(*, workspace_id: str, key: str, fingerprint: str, execute: Callable
 
 
 def _store_response(record: IdempotencyRecord, status: int, body: Any) -> None:
-    IdempotencyRecord.objects.filter(pk=record.pk).update(in_progress=False, response_status=status, response_body=body)
+    IdempotencyRecord.objects.filter(pk=record.pk).update(
+        in_progress=False,
+        response_status=status,
+        response_json=json.dumps(body, ensure_ascii=False, separators=(",", ":")),
+    )
+
+
+def _stored_body(record: IdempotencyRecord) -> Any:
+    return None if record.response_json is None else json.loads(record.response_json)
 
 
 def _json_ready(data: Any) -> Any:

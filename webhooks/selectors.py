@@ -31,12 +31,6 @@ def webhook_get(*, workspace: Workspace, webhook_id: str, for_update: bool = Fal
     return webhook
 
 
-def webhook_secret(*, workspace: Workspace, webhook_id: str) -> str | None:
-    """The plaintext secret of a webhook (decrypted), or None when it no longer exists."""
-    webhook = Webhook.objects.filter(workspace=workspace, pk=webhook_id).only("secret").first()
-    return None if webhook is None else webhook.secret
-
-
 def delivery_get(*, webhook: Webhook, delivery_id: str) -> Delivery:
     delivery = Delivery.objects.filter(webhook=webhook, pk=delivery_id).first()
     if delivery is None:

@@ -244,7 +244,10 @@ def test_rotation_under_an_idempotency_key_rotates_once_and_stores_no_secret(api
     webhook.refresh_from_db()
     assert webhook.secret == first.json()["secret"]
     assert webhook.previous_secret != webhook.secret  # rotated once: the previous is the original
-    stored = " ".join(json.dumps(record.__dict__, default=str) for record in IdempotencyRecord.objects.all())
+    with connection.cursor() as cursor:  # the rows as stored (the model decrypts the response)
+        cursor.execute("SELECT row_to_json(r)::text FROM core_idempotencyrecord r")
+        stored = " ".join(row[0] for row in cursor.fetchall())
+    assert IdempotencyRecord.objects.count() == 1
     assert webhook.secret not in stored and webhook.previous_secret not in stored
     assert first["RateLimit-Limit"] == "600" and "RateLimit-Remaining" in first
 

@@ -233,5 +233,5 @@ class EventListOutput(serializers.Serializer):
 
 
 def webhook_body(webhook: Webhook) -> dict[str, Any]:
-    """The webhook without its secret (create adds the secret to its response separately)."""
+    """The webhook without its secret (only create and rotate-secret answer it, with their own output)."""
     return dict(WebhookOutput(webhook).data)

@@ -1,9 +1,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -45,23 +42,6 @@ DUPLICATE = OpenApiResponse(description="A webhook with this URL already exists 
 ID_SEGMENT = r"[^/\x00]+"
 
 
-def _secret_added(view_method: Callable[..., Response]) -> Callable[..., Response]:
-    """Put the secret into a create response from the encrypted row. Wraps ``@idempotent``,
-    whose store keeps response bodies in plain text: the stored body never holds the secret, and
-    the first response and every replay alike read it from the webhook."""
-
-    @wraps(view_method)
-    def wrapper(view: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
-        response = view_method(view, request, *args, **kwargs)
-        if response.status_code == 201 and isinstance(response.data, dict) and "id" in response.data:
-            secret = selectors.webhook_secret(workspace=access_of(request).workspace, webhook_id=response.data["id"])
-            if secret is not None:
-                response.data = {**response.data, "secret": secret}
-        return response
-
-    return wrapper
-
-
 @extend_schema_view(
     list=extend_schema(operation_id="listWebhooks", summary="List webhooks", responses={200: WebhookListOutput}),
     retrieve=extend_schema(operation_id="getWebhook", summary="Get a webhook", responses={200: WebhookOutput}),
@@ -97,13 +77,12 @@ class WebhookViewSet(viewsets.ViewSet):
         request=WebhookCreateInput,
         responses={201: WebhookCreatedOutput, 400: INVALID_URL, 409: DUPLICATE},
     )
-    @_secret_added
     @idempotent
     def create(self, request: Request) -> Response:
         data = WebhookCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         webhook = services.webhook_create(workspace=access_of(request).workspace, **data.validated_data)
-        return Response(webhook_body(webhook), status=201)
+        return Response(WebhookCreatedOutput(webhook).data, status=201)
 
     def retrieve(self, request: Request, pk: str) -> Response:
         webhook = selectors.webhook_get(workspace=access_of(request).workspace, webhook_id=pk)
@@ -185,7 +164,6 @@ class WebhookViewSet(viewsets.ViewSet):
         responses={201: WebhookSecretRotatedOutput},
     )
     @action(detail=True, methods=["post"], url_path="rotate-secret")
-    @_secret_added
     @idempotent
     def rotate_secret(self, request: Request, pk: str) -> Response:
         data = WebhookRotateSecretInput(data=request.data)
@@ -193,7 +171,7 @@ class WebhookViewSet(viewsets.ViewSet):
         webhook = services.webhook_rotate_secret(
             workspace=access_of(request).workspace, webhook_id=pk, grace_seconds=data.validated_data["graceSeconds"]
         )
-        return Response(webhook_body(webhook), status=201)
+        return Response(WebhookSecretRotatedOutput(webhook).data, status=201)
 
 
 class EventViewSet(viewsets.ViewSet):
