@@ -1,11 +1,20 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import F, FloatField, Q, Value
+from django.db.models.expressions import CombinedExpression
+from django.db.models.functions import Cast, Coalesce, NullIf
 
 from accounts.models import PLATFORM_CHOICES, SocialAccount
 from core.ids import id_factory
 from workspaces.models import Workspace
+
+
+def engagement_rate_expression() -> CombinedExpression:
+    """A row's (likes + comments + shares) / views × 100, NULL without views: the posts reports
+    sort by exactly this expression, so the index below can serve that sort."""
+    engaged = Coalesce(F("likes"), Value(0)) + Coalesce(F("comments"), Value(0)) + Coalesce(F("shares"), Value(0))
+    return Cast(engaged, FloatField()) * 100.0 / Cast(NullIf(F("views"), 0), FloatField())
 
 
 class TrackedPost(models.Model):
@@ -57,6 +66,21 @@ class TrackedPost(models.Model):
                     name=f"tracked_ws_{name}_sort",
                 )
                 for name in ("views", "likes", "comments", "shares")
+            ),
+            models.Index(
+                "workspace",
+                engagement_rate_expression().desc(nulls_last=True),
+                F("published_at").desc(),
+                F("id").desc(),
+                name="tracked_ws_engagement_sort",
+            ),
+            # The discovered-posts report: a workspace's posts not published through us, newest first.
+            models.Index(
+                F("workspace"),
+                F("published_at").desc(),
+                F("id").desc(),
+                name="tracked_ws_discovered",
+                condition=Q(target_id__isnull=True),
             ),
         ]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, F, FloatField, Q, QuerySet, Sum, Value
-from django.db.models.functions import Cast, Coalesce, NullIf, TruncDay
+from django.db.models import Count, F, Q, QuerySet, Sum, Value
+from django.db.models.functions import Coalesce, TruncDay
 
 from accounts.models import SocialAccount
 from analytics.metrics import (
@@ -28,7 +28,7 @@ from analytics.metrics import (
     round2,
     supported_metrics,
 )
-from analytics.models import AnalyticsDailyRollup, FollowerSnapshot, TrackedPost
+from analytics.models import AnalyticsDailyRollup, FollowerSnapshot, TrackedPost, engagement_rate_expression
 from core.pagination import Page
 
 EARLIEST = dt.datetime.min.replace(tzinfo=dt.UTC)
@@ -400,12 +400,11 @@ def tracked_posts(
     *, workspace_id: str, requested: list[str] | None, window: Window, sort_by: str
 ) -> QuerySet[TrackedPost]:
     platforms = analytics_platforms(requested)
-    engaged = Coalesce(F("likes"), Value(0)) + Coalesce(F("comments"), Value(0)) + Coalesce(F("shares"), Value(0))
     qs = (
         TrackedPost.objects.filter(workspace_id=workspace_id, platform__in=platforms)
         .filter(published_at__gte=window.start, published_at__lte=window.end)
         .select_related("account")
-        .annotate(engagement=Cast(engaged, FloatField()) * 100.0 / Cast(NullIf(F("views"), 0), FloatField()))
+        .annotate(engagement=engagement_rate_expression())
     )
     field = SORT_FIELDS[sort_by]
     return qs.order_by(F(field).desc(nulls_last=True), F("published_at").desc(), F("id").desc())

@@ -8,7 +8,9 @@ from typing import Any
 from django.db.models import Max
 
 from accounts.models import SocialAccount
+from analytics.metrics import analytics_platforms
 from analytics.models import AccountSyncState, SyncStatus, TrackedPost
+from analytics.reports import Window, tracked_posts
 from analytics.services import HISTORY, has_analytics
 from core.fields import format_instant
 from platforms.base import Platform
@@ -111,3 +113,51 @@ def post_title(tracked: TrackedPost) -> str | None:
         return tracked.title
     first_line = next((line.strip() for line in tracked.text.splitlines() if line.strip()), "")
     return first_line[:TITLE_MAX_LENGTH] or None
+
+
+def top_posts(
+    *, workspace_id: str, requested: list[str] | None, window: Window, sort_by: str, limit: int
+) -> list[TrackedPost]:
+    """The best ``limit`` rows of the posts report (same window, filter and order), in one query
+    read in order on the sort's index (``tracked_ws_<figure>_sort``)."""
+    return list(tracked_posts(workspace_id=workspace_id, requested=requested, window=window, sort_by=sort_by)[:limit])
+
+
+def discovered_posts(
+    *, workspace_id: str, requested: list[str] | None, window: Window, limit: int
+) -> list[TrackedPost]:
+    """The posts the import found on the workspace's accounts that were not published through
+    this service (no target), newest first, in one query on ``tracked_ws_discovered``."""
+    return list(
+        TrackedPost.objects.filter(
+            workspace_id=workspace_id,
+            platform__in=analytics_platforms(requested),
+            target_id__isnull=True,
+            published_at__gte=window.start,
+            published_at__lte=window.end,
+        )
+        .select_related("account")
+        .only(
+            "id",
+            "platform",
+            "published_at",
+            "text",
+            "thumbnail_url",
+            "permalink",
+            "account__display_name",
+            "account__username",
+        )
+        .order_by("-published_at", "-id")[:limit]
+    )
+
+
+def discovered_row(tracked: TrackedPost) -> dict[str, Any]:
+    return {
+        "id": tracked.id,
+        "platform": tracked.platform,
+        "publishedAt": format_instant(tracked.published_at),
+        "text": tracked.text,
+        "thumbnailUrl": tracked.thumbnail_url,
+        "permalink": tracked.permalink,
+        "accountName": tracked.account.display_name or tracked.account.username,
+    }

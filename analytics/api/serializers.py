@@ -70,6 +70,17 @@ class PostsQuery(WindowQuery):
     sortBy = serializers.ChoiceField(choices=list(SORT_FIELDS), default="PUBLISHED_AT")
 
 
+class TopPostsQuery(WindowQuery):
+    sortBy = serializers.ChoiceField(
+        choices=list(SORT_FIELDS), default="VIEWS", help_text="The figure the posts are ranked by, descending."
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=50, default=10)
+
+
+class DiscoveredPostsQuery(WindowQuery):
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=200)
+
+
 class MetricValueOutput(serializers.Serializer):
     value = serializers.FloatField(allow_null=True)
     previousValue = serializers.FloatField(allow_null=True)
@@ -157,6 +168,24 @@ class PostsOutput(serializers.Serializer):
     page = serializers.IntegerField()
     limit = serializers.IntegerField()
     hasMore = serializers.BooleanField()
+
+
+class TopPostsOutput(serializers.Serializer):
+    posts = PostRowOutput(many=True, help_text="Best first; the rows of `GET /analytics/posts`.")
+
+
+class DiscoveredPostOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The tracked post's id (the `id` of `GET /analytics/posts`).")
+    platform = serializers.ChoiceField(choices=PLATFORM_CHOICES)
+    publishedAt = serializers.DateTimeField()
+    text = serializers.CharField()
+    thumbnailUrl = serializers.CharField()
+    permalink = serializers.CharField()
+    accountName = serializers.CharField()
+
+
+class DiscoveredPostsOutput(serializers.Serializer):
+    posts = DiscoveredPostOutput(many=True, help_text="Newest first.")
 
 
 class SyncOutput(serializers.Serializer):

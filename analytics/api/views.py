@@ -12,6 +12,8 @@ from analytics import reports, selectors, services
 from analytics.api.serializers import (
     BreakdownOutput,
     BreakdownQuery,
+    DiscoveredPostsOutput,
+    DiscoveredPostsQuery,
     OverviewOutput,
     PostsOutput,
     PostsQuery,
@@ -19,6 +21,8 @@ from analytics.api.serializers import (
     SyncStatusOutput,
     TimeseriesOutput,
     TimeseriesQuery,
+    TopPostsOutput,
+    TopPostsQuery,
     WindowQuery,
 )
 from core.fields import format_instant
@@ -43,6 +47,8 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         "timeseries": Permission.ANALYTICS_READ,
         "platform_breakdown": Permission.ANALYTICS_READ,
         "posts": Permission.ANALYTICS_READ,
+        "top_posts": Permission.ANALYTICS_READ,
+        "discovered_posts": Permission.ANALYTICS_READ,
         "sync": Permission.ANALYTICS_READ,
         "sync_status": Permission.ANALYTICS_READ,
     }
@@ -145,6 +151,54 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
                 "hasMore": page.has_more,
             }
         )
+
+    @extend_schema(
+        operation_id="listTopAnalyticsPosts",
+        summary="The best posts published in the window",
+        description=(
+            "The first `limit` rows `GET /analytics/posts` would list for the same `from`, `to`, `platforms` "
+            "and `sortBy`, without pagination: the same row shape, sorted descending by `sortBy` (default "
+            "`VIEWS`; a post whose platform does not report that figure comes last, then newer before older). "
+            "Discovered posts are included."
+        ),
+        parameters=[TopPostsQuery],
+        responses={200: TopPostsOutput},
+    )
+    @action(detail=False, methods=["get"], url_path="top-posts")
+    def top_posts(self, request: Request) -> Response:
+        access = access_of(request)
+        query = parse_query(request.query_params, TopPostsQuery)
+        rows = selectors.top_posts(
+            workspace_id=access.workspace.id,
+            requested=query["platforms"],
+            window=_window(query),
+            sort_by=query["sortBy"],
+            limit=query["limit"],
+        )
+        return Response({"posts": [selectors.post_row(t) for t in rows]})
+
+    @extend_schema(
+        operation_id="listDiscoveredAnalyticsPosts",
+        summary="Posts found on the connected accounts that were not published through this service",
+        description=(
+            "The posts the analytics import found on the workspace's connected accounts that were not "
+            "published through this service (in `GET /analytics/posts` their `postId` is null), published "
+            "in the window, newest first, at most `limit` (default 200)."
+        ),
+        parameters=[DiscoveredPostsQuery],
+        responses={200: DiscoveredPostsOutput},
+    )
+    @action(detail=False, methods=["get"], url_path="discovered-posts")
+    def discovered_posts(self, request: Request) -> Response:
+        access = access_of(request)
+        query = parse_query(request.query_params, DiscoveredPostsQuery)
+        rows = selectors.discovered_posts(
+            workspace_id=access.workspace.id,
+            requested=query["platforms"],
+            window=_window(query),
+            limit=query["limit"],
+        )
+        return Response({"posts": [selectors.discovered_row(t) for t in rows]})
 
     @extend_schema(
         operation_id="requestAnalyticsSync",

@@ -266,3 +266,35 @@ def test_refresh_twice_is_idempotent(pinterest):
     assert all(second[key] >= first[key] for key in first)
     assert FollowerSnapshot.objects.filter(account=account).count() == 1
     assert AccountSyncState.objects.get(account=account).status == "IDLE"
+
+
+def test_discovered_posts_are_the_imports_posts_not_published_through_us(pinterest, api, workspace):
+    account, remote_ids = pinterest
+    post = Post.objects.create(workspace=workspace, status="COMPLETED", content_type="IMAGE", text="seed pin 2")
+    target = PostTarget.objects.create(
+        post=post,
+        platform="PINTEREST",
+        account=account,
+        status="PUBLISHED",
+        platform_post_id=remote_ids[2],
+        published_at=timezone.now(),
+        text="seed pin 2",
+    )
+    services.import_account_history(account_id=account.id)
+    services.track_published_target(target_id=target.id)  # published after the import found it: linked now
+    today = timezone.now().date()
+    window = f"from={today - dt.timedelta(days=1)}&to={today + dt.timedelta(days=1)}"
+    body = api.get(f"/api/v1/analytics/discovered-posts?{window}&platforms=PINTEREST").json()
+    found = {row["permalink"].rstrip("/").rsplit("/", 1)[-1]: row for row in body["posts"]}
+    assert remote_ids[0] in found and remote_ids[1] in found and remote_ids[2] not in found
+    row = TrackedPost.objects.get(account=account, platform_post_id=remote_ids[0])
+    assert found[remote_ids[0]] == {
+        "id": row.id,
+        "platform": "PINTEREST",
+        "publishedAt": iso(row.published_at),
+        "text": row.text,
+        "thumbnailUrl": row.thumbnail_url,
+        "permalink": row.permalink,
+        "accountName": account.display_name or account.username,
+    }
+    assert [r["publishedAt"] for r in body["posts"]] == sorted((r["publishedAt"] for r in body["posts"]), reverse=True)
