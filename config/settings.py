@@ -200,6 +200,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.schema.add_shared_components",
         "webhooks.schema.add_event_schemas",
+        "core.schema.add_links",
     ],
     "PREPROCESSING_HOOKS": ["core.schema.only_public_api"],
     "DISABLE_ERRORS_AND_WARNINGS": False,

@@ -258,3 +258,79 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
             for code in wanted:
                 op_responses.setdefault(code, {"$ref": f"#/components/responses/Error{code}"})
     return result
+
+
+# --- links: where a path's ids come from ---------------------------------------------------
+# An operation that takes an id in its path (``/webhooks/{id}/test``) is linked from the
+# operations of the collection before that id (``POST /webhooks`` 201, ``GET /webhooks`` 200),
+# which return such ids, so that a client, and schemathesis's stateful phase, can follow them.
+# Derived from the paths alone: an operation added tomorrow gets its links the day it is added.
+LINK_SOURCES = (("post", "201"), ("get", "200"))  # a collection's create, then its list
+
+
+def _path_parameter(segment: str) -> str | None:
+    return segment[1:-1] if segment.startswith("{") and segment.endswith("}") else None
+
+
+def _resolve(schema: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref", "")
+    return schemas.get(ref.rsplit("/", 1)[-1], {}) if ref.startswith("#/components/schemas/") else schema
+
+
+def _id_field_names(parameter: str, collection: str) -> list[str]:
+    """The response fields that can carry the id a path parameter takes: a field of its own name
+    (``jobId``, ``token``), else ``id``, else ``<resource>Id`` with the resource named by its
+    collection in full or by its last word (``socialPostId``, ``postId`` for ``/social-posts``)."""
+    words = collection.rsplit("/", 1)[-1].split("-")
+    last = words[-1]
+    words[-1] = f"{last[:-3]}y" if last.endswith("ies") else last.removesuffix("s")
+    full = words[0] + "".join(word.capitalize() for word in words[1:])
+    return list(dict.fromkeys([parameter, "id", f"{full}Id", f"{words[-1]}Id"]))
+
+
+def _id_pointer(body: dict[str, Any], names: list[str], schemas: dict[str, Any]) -> str | None:
+    """A JSON pointer to the id in a response body: ``/postId`` in the resource itself, or
+    ``/posts/0/id`` in a list's one array of resources (None when there is no such id, or when
+    several arrays would be a guess)."""
+    properties = _resolve(body, schemas).get("properties", {})
+    for name in names:
+        if name in properties:
+            return f"/{name}"
+    found = []
+    for key, value in properties.items():
+        items = _resolve(value.get("items", {}), schemas).get("properties", {}) if value.get("type") == "array" else {}
+        found += [f"/{key}/0/{name}" for name in names if name in items][:1]
+    return found[0] if len(found) == 1 else None
+
+
+def add_links(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """For every operation with an id in its path, an OpenAPI link on each response of its
+    collection's create and list that returns such an id (the parameters before it are the
+    source's own: ``$request.path.id``). A link is named after the operation it leads to."""
+    paths, schemas = result.get("paths", {}), result.get("components", {}).get("schemas", {})
+    for path, operations in paths.items():
+        segments = path.split("/")
+        for position, segment in enumerate(segments):
+            parameter = _path_parameter(segment)
+            if parameter is None or any(_path_parameter(later) for later in segments[position + 1 :]):
+                continue  # an id that a later id follows comes from the collection of that later one
+            collection = "/".join(segments[:position])
+            earlier = [name for name in map(_path_parameter, segments[:position]) if name]
+            names = _id_field_names(parameter, collection)
+            for method, status in LINK_SOURCES:
+                response = paths.get(collection, {}).get(method, {}).get("responses", {}).get(status, {})
+                body = response.get("content", {}).get("application/json", {}).get("schema", {})
+                pointer = _id_pointer(body, names, schemas)
+                if pointer is None:
+                    continue
+                for target in operations.values():
+                    if not isinstance(target, dict) or "operationId" not in target:
+                        continue
+                    link_parameters = {name: f"$request.path.{name}" for name in earlier}
+                    link_parameters[parameter] = f"$response.body#{pointer}"
+                    response.setdefault("links", {})[target["operationId"]] = {
+                        "operationId": target["operationId"],
+                        "parameters": link_parameters,
+                        "description": f"The `{parameter}` of {target['operationId']} is this response's `{pointer}`.",
+                    }
+    return result
