@@ -10,6 +10,7 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import JSONParser
 
 MAX_DEPTH = 32  # far deeper than any request body of this API; keeps later recursion safe
+MAX_SHOWN_KEY = 100  # characters of a duplicate key an error message repeats
 
 
 def _problem_in(document: Any) -> str | None:
@@ -31,13 +32,33 @@ def _problem_in(document: Any) -> str | None:
     return None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A repeated key is ambiguous (Python's json keeps the last one, other parsers the first), so
+    # the body is refused; the common case costs one dict and a length comparison.
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return document
+
+
 def _refuse_constant(name: str) -> Any:
     # Python's json module accepts NaN and Infinity; JSON (RFC 8259) does not.
     raise ValueError(f"{name} is not valid JSON")
 
 
 class StrictJSONParser(JSONParser):
-    """JSON only, UTF-8 only, and no NUL characters anywhere in the document."""
+    """JSON only, UTF-8 only, no NUL characters and no key repeated in an object, anywhere in
+    the document."""
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         raw = stream.read() if stream is not None else b""
@@ -48,7 +69,10 @@ class StrictJSONParser(JSONParser):
         except UnicodeDecodeError:
             raise ParseError("body is not valid UTF-8")
         try:
-            data = json.loads(text, parse_constant=_refuse_constant)
+            data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_object_without_duplicate_keys)
+        except _DuplicateKey as exc:
+            shown = exc.key if len(exc.key) <= MAX_SHOWN_KEY else exc.key[:MAX_SHOWN_KEY] + "..."
+            raise ParseError(f"duplicate key {json.dumps(shown)} in a JSON object")
         except json.JSONDecodeError as exc:
             raise ParseError(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
         except ValueError as exc:  # NaN / Infinity

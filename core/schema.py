@@ -45,7 +45,9 @@ RATE_HEADERS = {
 MIN_PROPERTIES = "x-min-properties"  # OpenAPI extensions must start with x-; turned into minProperties
 IDEMPOTENCY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "pattern": IDEMPOTENCY_KEY_PATTERN}
 SHARED_ERRORS = {
-    "400": "Validation error: `message` lists what is wrong, each naming its field.",
+    "400": "Validation error: `message` lists what is wrong, each naming its field. A body that is not "
+    "strict JSON (a key repeated in an object at any depth, NaN or Infinity, a NUL character, nesting "
+    "beyond 32 levels) is refused with `code: malformed_body`, `message` naming the problem (the key).",
     "401": "API key is invalid or missing (`code: unauthorized`).",
     "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), or the "
     "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`).",

@@ -7,6 +7,9 @@ import json
 
 import pytest
 
+from posts.models import Post
+from tests.factories.posts import account
+
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.core.urls")]
 
 
@@ -292,6 +295,64 @@ def test_bodies_json_does_not_allow_are_400(api, body, message):
     response = api.generic("POST", "/api/v1/_test/body", body, content_type="application/json")
     assert response.status_code == 400
     assert response.json() == {"statusCode": 400, "error": "Bad Request", "message": message, "code": "malformed_body"}
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        (b'{"saveAsDraft": true, "saveAsDraft": false}', "saveAsDraft"),
+        (b'{"name": "a", "count": 1, "name": "a"}', "name"),  # the same value twice is still two keys
+        (b'{"name": "a", "n\\u0061me": "b"}', "name"),  # spelled differently, the same key once decoded
+        (
+            b'{"name": "a", "tiktokConfigs": [{"connectionId": "x", "privacyLevel": "A", "privacyLevel": "B"}]}',
+            "privacyLevel",
+        ),
+        (b'{"a": ' * 20 + b'{"deep": 1, "deep": 2}' + b"}" * 20, "deep"),
+        (b'[{"ok": 1}, {"ok": 1, "twice": 1, "twice": 1}]', "twice"),
+        (b'{"": 1, "": 2}', ""),
+    ],
+)
+def test_a_key_repeated_in_any_object_is_400_naming_it(api, body, key):
+    """A repeated key is ambiguous (the last one won: a draft was scheduled); refused at any depth."""
+    response = api.generic("POST", "/api/v1/_test/body", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {
+        "statusCode": 400,
+        "error": "Bad Request",
+        "message": f"Malformed request body: duplicate key {json.dumps(key)} in a JSON object",
+        "code": "malformed_body",
+    }
+
+
+def test_a_long_repeated_key_is_named_shortened(api):
+    key = "k" * 5000
+    body = json.dumps({key: 1}).encode()[:-1] + b", " + json.dumps(key).encode() + b": 2}"
+    response = api.generic("POST", "/api/v1/_test/body", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["message"] == f'Malformed request body: duplicate key "{"k" * 100}..." in a JSON object'
+
+
+def test_the_same_key_in_different_objects_is_accepted(api):
+    body = b'{"name": "a", "count": 1, "nested": {"name": "b", "inner": [{"name": "c"}, {"name": "d"}]}}'
+    response = api.generic("POST", "/api/v1/_test/body", body, content_type="application/json")
+    assert response.status_code == 201, response.json()
+    assert response.json()["name"] == "a"
+
+
+def test_a_post_with_a_repeated_key_is_refused_and_nothing_is_created(api, workspace):
+    masto = account(workspace, "MASTODON")
+    fields = (
+        f'"platforms": ["MASTODON"], "mastodonConnectionIds": ["{masto.id}"], "contentType": "TEXT", '
+        '"timezone": "UTC", "text": "hello"'
+    )
+    body = ("{" + fields + ', "saveAsDraft": true, "saveAsDraft": false}').encode()
+    response = api.generic("POST", "/api/v1/social-posts", body, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["message"] == 'Malformed request body: duplicate key "saveAsDraft" in a JSON object'
+    assert not Post.objects.exists()
+    single = ("{" + fields + ', "saveAsDraft": true}').encode()
+    assert api.generic("POST", "/api/v1/social-posts", single, content_type="application/json").status_code == 201
+    assert Post.objects.get().status == "DRAFT"
 
 
 def test_a_value_the_database_refuses_is_400_not_500(api):
