@@ -1,5 +1,7 @@
-"""WebP previews (≤ 720 px on the long side) of uploaded images and of a still frame of uploaded
-videos, made in the background and stored next to the original (``<key>.preview.webp``)."""
+"""WebP previews (≤ 720 px on the long side) of uploaded images, of a still frame of uploaded
+videos and of the first page of uploaded PDFs, made in the background and stored next to the
+original (``<key>.preview.webp``). PowerPoint and Word files get none: no library renders them
+without system binaries, so their status becomes ``n/a`` and posts list no preview for them."""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ import io
 import logging
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 from functools import partial
+from pathlib import Path
 from typing import IO
 
 import imageio_ffmpeg
@@ -23,11 +27,19 @@ from media.models import MediaFile, MediaKind, PreviewStatus
 from media.storage import get_media_storage
 
 logger = logging.getLogger(__name__)
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent  # where ``-m media.pdf_page`` is found
 
 PREVIEW_MAX_SIDE = 720
 PREVIEW_QUALITY = 80
 FRAME_TIMEOUT_SECONDS = 60
-PREVIEWED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
+PAGE_TIMEOUT_SECONDS = 30
+PREVIEWED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO, MediaKind.DOCUMENT)
+_PDF_SIGNATURE = b"%PDF-"
+_PDF_SIGNATURE_WINDOW = 1024  # PDF readers accept the header anywhere in the first KiB
+
+
+class NotPreviewable(Exception):
+    """The file is of a kind no preview is made of (a document that is not a PDF)."""
 
 
 def previews_enqueue(*, media_file_ids: list[str]) -> None:
@@ -82,9 +94,41 @@ def video_still_frame(original: IO[bytes]) -> bytes:
     return done.stdout
 
 
+def document_first_page(original: IO[bytes]) -> bytes:
+    """A PNG of the first page of the PDF read from ``original``, rendered by ``media.pdf_page`` in
+    a child process with capped memory and CPU time and a wall-clock limit, so a hostile PDF costs
+    at most that child. Raises ``NotPreviewable`` for a document that is not a PDF (PowerPoint,
+    Word) and ``ValueError`` for a PDF that cannot be rendered."""
+    with tempfile.TemporaryFile() as copy:
+        shutil.copyfileobj(original, copy)
+        copy.seek(0)
+        if _PDF_SIGNATURE not in copy.read(_PDF_SIGNATURE_WINDOW):
+            raise NotPreviewable("not a PDF")
+        copy.seek(0)
+        command = [sys.executable, "-m", "media.pdf_page"]
+        try:
+            done = subprocess.run(
+                command, stdin=copy, capture_output=True, timeout=PAGE_TIMEOUT_SECONDS, check=False, cwd=_SOURCE_ROOT
+            )
+        except subprocess.TimeoutExpired:
+            raise ValueError("no page within the time limit")
+    if done.returncode != 0 or not done.stdout:
+        raise ValueError("not a renderable PDF")
+    return done.stdout
+
+
+def _original_still(kind: str, original: IO[bytes]) -> bytes:
+    if kind == MediaKind.VIDEO:
+        return video_still_frame(original)
+    if kind == MediaKind.DOCUMENT:
+        return document_first_page(original)
+    return original.read()
+
+
 def preview_make(*, media_file_id: str) -> str:
-    """Make the preview of one uploaded image, or of a still frame of one uploaded video, unless it
-    already has one (or is neither). Idempotent: a second run finds the status ``ready`` or
+    """Make the preview of one uploaded image, of a still frame of one uploaded video or of the
+    first page of one uploaded PDF, unless it already has one (a document that is not a PDF is
+    marked ``n/a``). Idempotent: a second run finds the status ``ready`` or
     ``failed`` and does nothing. Returns the resulting preview status."""
     row = MediaFile.objects.filter(id=media_file_id).first()
     if row is None:
@@ -97,7 +141,10 @@ def preview_make(*, media_file_id: str) -> str:
     storage = get_media_storage()
     try:
         with storage.open(row.key) as original:
-            data = video_still_frame(original) if row.kind == MediaKind.VIDEO else original.read()
+            data = _original_still(row.kind, original)
+    except NotPreviewable:
+        MediaFile.objects.filter(id=row.id).update(preview_status=PreviewStatus.NOT_APPLICABLE)
+        return PreviewStatus.NOT_APPLICABLE
     except (FileNotFoundError, OSError):
         logger.warning("preview of %s skipped: original not readable", row.id)
         return row.preview_status

@@ -85,6 +85,12 @@ def _previews(urls: Iterable[str]) -> dict[str, str | None]:
     return media_previews(urls=wanted) if wanted else {}
 
 
+def _preview_urls(media_urls: list[str], previews: dict[str, str | None]) -> list[str]:
+    """The previews of ``media_urls`` that exist, in their order: the clients type the list as
+    strings, so an item without one is left out rather than null."""
+    return [preview for preview in (previews.get(url) for url in media_urls) if preview]
+
+
 # The columns a record is made of: what the list reads with ``.values()`` (no model instances).
 POST_FIELDS = (
     "id",
@@ -197,8 +203,7 @@ ENTRY_MEDIA = Record(
         ),
         "previewUrls": Key(
             serializers.ListField(
-                child=serializers.CharField(allow_null=True),
-                help_text="Per item of mediaUrls, as the post's previewUrls",
+                child=serializers.CharField(), help_text="The previews of mediaUrls, as the post's previewUrls"
             ),
             column("preview_urls"),
         ),
@@ -366,9 +371,11 @@ POST = Record(
         "mediaAltTexts": Key(serializers.ListField(child=serializers.CharField()), listed("media_alt_texts")),
         "previewUrls": Key(
             serializers.ListField(
-                child=serializers.CharField(allow_null=True),
-                help_text="Per media item: its WebP preview (at most 720 px; of a video, a still frame), or null where "
-                "none is made (yet); never an empty string",
+                child=serializers.CharField(),
+                help_text="The WebP previews (at most 720 px) of the media items that have one, in the order of "
+                "mediaUrls: of an image, the image; of a video, a still frame; of a PDF document, its first page. An "
+                "item with no preview (not made yet, none possible, or a PowerPoint or Word file) is left out: never "
+                "null, never an empty string",
             ),
             column("preview_urls"),
         ),
@@ -420,7 +427,7 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
     records = {}
     for row in rows:
         media_urls = list(row["media_urls"] or [])
-        source = {**row, "media_urls": media_urls, "preview_urls": [previews.get(url) for url in media_urls]}
+        source = {**row, "media_urls": media_urls, "preview_urls": _preview_urls(media_urls, previews)}
         source["platforms"] = []
         source["platform_first_comments"] = []
         records[row["id"]] = source

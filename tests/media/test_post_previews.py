@@ -1,5 +1,5 @@
 """A post made through the API with uploaded files: ``previewUrls`` holds each image's WebP
-preview, or a still frame of each video (null where none is made), and the lifecycle sweep
+preview, or a still frame of each video (left out where none is made), and the lifecycle sweep
 keeps what the post needs."""
 
 from __future__ import annotations
@@ -56,13 +56,13 @@ def test_preview_urls_on_a_post_and_the_files_kept_while_it_is_scheduled(api, wo
     rows = {row.public_url: row for row in MediaFile.objects.filter(workspace=workspace)}
     assert {url: row.first_referenced_at is not None for url, row in rows.items()} == {photo: True, broken: True}
 
-    # Before the background job ran: no preview yet, null per item.
-    assert api.get(f"/api/v1/social-posts/{post_id}").json()["previewUrls"] == [None, None]
+    # Before the background job ran: no preview yet, so none listed (never a null).
+    assert api.get(f"/api/v1/social-posts/{post_id}").json()["previewUrls"] == []
 
     assert make_preview(rows[photo].id) == "ready"
     assert make_preview(rows[broken].id) == "failed"
     preview_urls = api.get(f"/api/v1/social-posts/{post_id}").json()["previewUrls"]
-    assert preview_urls == [f"{photo}.preview.webp", None]
+    assert preview_urls == [f"{photo}.preview.webp"]  # the broken file has none
     fetched = requests.get(preview_urls[0], timeout=10)  # public: no Authorization header
     assert (fetched.status_code, fetched.headers["Content-Type"]) == (200, "image/webp")
     with Image.open(io.BytesIO(fetched.content)) as preview:
@@ -91,7 +91,7 @@ def test_a_video_post_previews_a_still_frame_of_the_video(api, workspace, live_m
     )
     assert created.status_code == 201, created.json()
     record = api.get(f"/api/v1/social-posts/{created.json()['postId']}").json()
-    assert record["previewUrls"] == [None] and record["platforms"][0]["previewUrls"] == [None]
+    assert record["previewUrls"] == [] and record["platforms"][0]["previewUrls"] == []
 
     row = MediaFile.objects.get(public_url=clip)
     assert row.preview_status == "queued"  # referencing the video queued its preview

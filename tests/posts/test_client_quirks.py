@@ -294,7 +294,7 @@ def test_cli_rebuilding_tiktok_targets_keeps_branded_own_brand(api: Any, workspa
     assert created.status_code == 201, created.json()
     [entry] = api.get(f"{URL}/{created.json()['postId']}").json()["platforms"]
     assert entry["tiktokBrandedOwnBrand"] is True and entry["tiktokBrandedContentOwnBrand"] is True
-    assert (entry["mediaUrls"], entry["previewUrls"]) == ([video], [None])  # what the agent server describes
+    assert (entry["mediaUrls"], entry["previewUrls"]) == ([video], [])  # strings only, as the clients type it
     # The CLI rebuilds the targets from the entry it read, under the entry's name.
     rebuilt = {
         "platforms": ["TIKTOK"],
@@ -314,7 +314,7 @@ def test_cli_rebuilding_tiktok_targets_keeps_branded_own_brand(api: Any, workspa
     assert entry["tiktokBrandedOwnBrand"] is True and entry["tiktokBrandedContentOwnBrand"] is True
 
 
-def test_a_video_without_a_still_frame_yet_previews_as_null_never_an_empty_string(api: Any, workspace: Any) -> None:
+def test_a_video_without_a_still_frame_yet_lists_no_preview_never_null_nor_empty(api: Any, workspace: Any) -> None:
     masto = account(workspace, "MASTODON")
     video = uploaded(workspace, "video")
     payload = {
@@ -328,7 +328,7 @@ def test_a_video_without_a_still_frame_yet_previews_as_null_never_an_empty_strin
     created = api.post(URL, payload, format="json")
     assert created.status_code == 201, created.json()
     record = api.get(f"{URL}/{created.json()['postId']}").json()
-    assert record["previewUrls"] == [None] and record["platforms"][0]["previewUrls"] == [None]
+    assert record["previewUrls"] == [] and record["platforms"][0]["previewUrls"] == []
 
 
 def test_user_id_names_the_member_behind_the_key_and_me_says_who_issued_it(workspace: Any) -> None:

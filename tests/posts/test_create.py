@@ -157,7 +157,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
         "scheduledAt": response.json()["scheduledAt"],
         "mediaUrls": [video],
         "mediaAltTexts": ["a clip"],
-        "previewUrls": [None],  # no still frame made yet
+        "previewUrls": [],  # no still frame made yet: left out, never null
         "thumbnailUrl": None,
         "recurringPostId": None,
         "occurrenceAt": None,
@@ -192,7 +192,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
                 "tiktokBrandedOwnBrand": None,
                 "tiktokAutoAddMusic": None,
                 "mediaUrls": [video],
-                "previewUrls": [None],
+                "previewUrls": [],
             }
         ],
     }
@@ -625,7 +625,7 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
         "publishedAt": None,
         "tiktokDraftFallback": False,
         "mediaUrls": media_urls,
-        "previewUrls": [None] * len(media_urls),  # no preview made yet
+        "previewUrls": [],  # no preview made yet: left out, never null
         **entry_fields,
     }
 
