@@ -6,6 +6,7 @@ import datetime as dt
 import hashlib
 import re
 import secrets
+import string
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -17,6 +18,11 @@ from workspaces.models import ApiKey, Workspace
 from workspaces.roles import Role
 
 KEY_PREFIX = "cpk"
+# A new secret is letters and digits only: a key is redacted (by our CLI, and by tools that keep
+# "everything up to the last separator") at its last ``_`` or ``-``, which must be the one before
+# the secret. 43 characters of 62 are ~256 bits, as ``token_urlsafe(32)`` gave.
+SECRET_ALPHABET = string.ascii_letters + string.digits
+SECRET_LENGTH = 43
 
 
 def hash_secret(secret: str) -> str:
@@ -48,7 +54,7 @@ def api_key_create(
     if role not in Role.values:
         raise ValueError(f"unknown role {role!r}")
     lookup = secrets.token_hex(8)
-    secret = secrets.token_urlsafe(32)
+    secret = "".join(secrets.choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH))
     api_key = ApiKey.objects.create(
         workspace=workspace,
         name=name,
@@ -62,7 +68,9 @@ def api_key_create(
     return IssuedKey(api_key=api_key, plaintext=f"{KEY_PREFIX}_{lookup}_{secret}")
 
 
-# ``cpk_`` + 16 hex digits of lookup, then ``_`` + the URL-safe secret (absent in the public part).
+# ``cpk_`` + 16 hex digits of lookup, then ``_`` + the secret (absent in the public part). Keys
+# issued before secrets were letters and digits only have URL-safe ones (``_`` and ``-`` too): they
+# keep working.
 _KEY_SHAPE = re.compile(rf"^{KEY_PREFIX}_(?P<lookup>[0-9a-f]{{16}})(?:_(?P<secret>[A-Za-z0-9_-]{{1,200}}))?$")
 
 
