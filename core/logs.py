@@ -24,13 +24,24 @@ key_prefix_var: contextvars.ContextVar[str] = contextvars.ContextVar("key_prefix
 
 MASK = "[redacted]"
 
+# Every URL path that carries a capability (whoever holds the URL may use it): the path segment
+# right after one of these prefixes is the token. One rule for all of them, wherever the path is
+# quoted (access log, Django's "Not Found: <path>", an exception's text, a full URL):
+# - ``/connect/<token>[/<PLATFORM>]``: the hosted connect pages (not ``/connect/callback/``, whose
+#   capability, ``code`` and ``state``, is in the query);
+# - ``/connect-links/<token>``: ``DELETE /api/v1/connect-links/<token>``, refused calls included;
+# - ``/bot<token>/<method>``: Telegram's Bot API and its simulator (``/sandbox/telegram/bot…``).
+# Upload URLs carry theirs in the query (``signature=``, below). tests/core/test_log_redaction.py
+# walks the URL configuration: a new route with a ``token`` or ``secret`` in its path fails there
+# until it is listed here.
+CAPABILITY_PATH_PREFIXES = (r"/connect/(?!callback(?:[/?#\s\"'\\]|$))", r"/connect-links/", r"/bot(?=\d+:)")
+
+_CAPABILITY_PATH = re.compile("(" + "|".join(CAPABILITY_PATH_PREFIXES) + r")[^/\s?#\"'\\]+")
+
 # Each pattern keeps what identifies the kind of value (the path, the parameter name) and masks
 # the value itself.
 _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
-    # Hosted connect pages: /connect/<token>[/<PLATFORM>...]
-    (re.compile(r"(/connect/)(?!callback/)[^/\s?#\"'\\]+"), rf"\1{MASK}"),
-    # Telegram's Bot API (and its simulator) put the bot token in the path: /bot<token>/sendMessage
-    (re.compile(r"(/bot)\d+:[A-Za-z0-9_-]+"), rf"\1{MASK}"),
+    (_CAPABILITY_PATH, rf"\1{MASK}"),
     # Query and form parameters that carry a credential or a capability.
     (
         re.compile(
@@ -50,8 +61,8 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-# Every pattern above needs one of these; most text has none, and one search is cheaper than seven.
-_MAYBE_SECRET = re.compile(r"(?i)/connect/|/bot\d|=|bearer|basic|cpk_|gAAAAA|eyJ")
+# Every pattern above needs one of these; most text has none, and one search is cheaper than six.
+_MAYBE_SECRET = re.compile(r"(?i)/connect|/bot\d|=|bearer|basic|cpk_|gAAAAA|eyJ")
 
 
 def redact(text: str) -> str:
