@@ -7,6 +7,7 @@ import functools
 import zoneinfo
 from typing import Any
 
+from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -24,12 +25,21 @@ def choice(values: list[str], **kwargs: Any) -> serializers.ChoiceField:
 
 
 def format_instant(value: dt.datetime | None) -> str | None:
-    """ISO 8601 in UTC with a ``Z`` (milliseconds kept when present)."""
+    """The one way the API writes an instant, in every response body and event body: ISO 8601 in
+    UTC, always with milliseconds, and ``Z`` (``2026-01-01T10:00:00.000Z``, as the published
+    clients' examples). ``posts.selectors`` writes the same in SQL."""
     if value is None:
         return None
-    value = value.astimezone(dt.UTC)
-    text = value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
-    return text.replace("+00:00", "Z")
+    return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class InstantJSONEncoder(DjangoJSONEncoder):
+    """Django's encoder, with every datetime written by :func:`format_instant`."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, dt.datetime):
+            return format_instant(o)
+        return super().default(o)
 
 
 @extend_schema_field(OpenApiTypes.DATETIME)

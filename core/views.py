@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from core import errors, health
@@ -32,13 +32,13 @@ def readyz(request: HttpRequest) -> JsonResponse:
 # Unknown API routes answer the JSON 404 for every method; without the exemption Django's CSRF
 # check (which DRF views skip) answered a POST/PATCH/DELETE there with an HTML 403 first.
 @csrf_exempt
-def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     return json_error(errors.NotFound(f"Cannot {request.method} {request.path}", code="route_not_found"))
 
 
-def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     return json_error(errors.ServerError())
 
 
-def not_found(request: HttpRequest, exception: Exception | None = None) -> JsonResponse:
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return api_not_found(request)

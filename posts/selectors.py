@@ -27,13 +27,9 @@ def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
 
 def _instant(column: str) -> str:
     """SQL of a timestamp column as the API writes it (:func:`core.fields.format_instant`: UTC,
-    milliseconds when not whole seconds, ``Z``; NULL stays NULL). PostgreSQL's ``to_char`` costs a
-    fraction of parsing the instant into a datetime and formatting it again in Python."""
-    utc = f"{column} AT TIME ZONE 'UTC'"
-    return (
-        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN mod(extract(microseconds FROM {column})::bigint, "
-        f"1000000) <> 0 THEN to_char({utc}, '.MS') ELSE '' END || 'Z'"
-    )
+    always milliseconds, ``Z``; NULL stays NULL). PostgreSQL's ``to_char`` costs a fraction of
+    parsing the instant into a datetime and formatting it again in Python."""
+    return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 
 
 # The columns of a post row and of an entry row (``POST_FIELDS`` / ``TARGET_FIELDS``, in order):

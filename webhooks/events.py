@@ -8,11 +8,10 @@ import json
 from functools import partial
 from typing import Any
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
-from core.fields import format_instant
+from core.fields import InstantJSONEncoder, format_instant
 from core.ids import new_id
 from webhooks.enqueue import enqueue_deliveries
 from webhooks.models import Delivery, Event, Webhook
@@ -46,7 +45,7 @@ def serialize_envelope(*, event_id: str, name: str, created_at: dt.datetime, dat
     """The body every attempt sends: ``{id, event, createdAt, data}`` as compact JSON (UTF-8
     characters kept as they are)."""
     envelope = {"id": event_id, "event": name, "createdAt": format_instant(created_at), "data": data}
-    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, cls=DjangoJSONEncoder)
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False, cls=InstantJSONEncoder)
 
 
 def emit_event(*, workspace_id: str, name: str, data: dict[str, Any]) -> None:

@@ -166,7 +166,7 @@ def test_timeseries_weekly(api, data):
         "points": [
             # ISO weeks from Monday; 08-01 is a Saturday
             {
-                "date": "2026-07-27T00:00:00Z",
+                "date": "2026-07-27T00:00:00.000Z",
                 "views": 100,
                 "likes": 10,
                 "comments": 5,
@@ -175,9 +175,9 @@ def test_timeseries_weekly(api, data):
                 "postsCount": 1,
                 "engagementRate": 20.0,
             },
-            {"date": "2026-08-03T00:00:00Z", **empty, "followers": 1300},
+            {"date": "2026-08-03T00:00:00.000Z", **empty, "followers": 1300},
             {
-                "date": "2026-08-10T00:00:00Z",
+                "date": "2026-08-10T00:00:00.000Z",
                 "views": 1000,
                 "likes": 57,
                 "comments": 13,
@@ -186,10 +186,10 @@ def test_timeseries_weekly(api, data):
                 "postsCount": 2,
                 "engagementRate": 6.0,  # YT (50+10)/1000; Bluesky (no views) is not counted
             },
-            {"date": "2026-08-17T00:00:00Z", **empty, "followers": 1300},
-            {"date": "2026-08-24T00:00:00Z", **empty, "followers": 1400},
+            {"date": "2026-08-17T00:00:00.000Z", **empty, "followers": 1300},
+            {"date": "2026-08-24T00:00:00.000Z", **empty, "followers": 1400},
             {
-                "date": "2026-08-31T00:00:00Z",
+                "date": "2026-08-31T00:00:00.000Z",
                 "views": 200,
                 "likes": 20,
                 "comments": 0,
@@ -206,13 +206,15 @@ def test_timeseries_daily_and_monthly_and_legacy_interval(api, data):
     daily = api.get(f"/api/v1/analytics/timeseries?{WINDOW}").json()
     assert daily["granularity"] == "DAILY"
     assert len(daily["points"]) == 31  # 08-01 … 08-31
-    assert daily["points"][0]["date"] == "2026-08-01T00:00:00Z"
+    assert daily["points"][0]["date"] == "2026-08-01T00:00:00.000Z"
     assert daily["points"][0]["followers"] == 1300
     assert daily["points"][29]["followers"] == 1400  # 08-30
     assert sum(p["postsCount"] for p in daily["points"]) == 4
     monthly = api.get(f"/api/v1/analytics/timeseries?{WINDOW}&interval=MONTH").json()
     assert monthly["granularity"] == "MONTHLY"
-    assert [(p["date"], p["postsCount"], p["views"]) for p in monthly["points"]] == [("2026-08-01T00:00:00Z", 4, 1300)]
+    assert [(p["date"], p["postsCount"], p["views"]) for p in monthly["points"]] == [
+        ("2026-08-01T00:00:00.000Z", 4, 1300)
+    ]
 
 
 def test_platform_breakdown(api, data):
@@ -422,7 +424,7 @@ def test_timeseries_daily_with_partial_edge_days(api, data):
         "granularity": "DAILY",
         "points": [
             {
-                "date": "2026-07-31T00:00:00Z",
+                "date": "2026-07-31T00:00:00.000Z",
                 "views": 50,
                 "likes": 5,
                 "comments": 0,
@@ -432,7 +434,7 @@ def test_timeseries_daily_with_partial_edge_days(api, data):
                 "engagementRate": 10.0,  # 5/50
             },
             {
-                "date": "2026-08-01T00:00:00Z",
+                "date": "2026-08-01T00:00:00.000Z",
                 "views": 100,
                 "likes": 10,
                 "comments": 5,
@@ -442,7 +444,7 @@ def test_timeseries_daily_with_partial_edge_days(api, data):
                 "engagementRate": 20.0,  # 20/100
             },
             {
-                "date": "2026-08-02T00:00:00Z",
+                "date": "2026-08-02T00:00:00.000Z",
                 "views": 0,
                 "likes": 0,
                 "comments": 0,
@@ -461,7 +463,7 @@ def test_timeseries_monthly_calendar_months(api, data):
         "granularity": "MONTHLY",
         "points": [
             {
-                "date": "2026-07-01T00:00:00Z",
+                "date": "2026-07-01T00:00:00.000Z",
                 # yt-old 07-01 23:59:59 (7777, 1, 1), yt0 (500), fb0 (50, 5)
                 "views": 8327,
                 "likes": 6,
@@ -472,7 +474,7 @@ def test_timeseries_monthly_calendar_months(api, data):
                 "engagementRate": 0.08,  # 7/8327
             },
             {
-                "date": "2026-08-01T00:00:00Z",
+                "date": "2026-08-01T00:00:00.000Z",
                 # fb1, fb2, fb3 (08-31 00:00:01 is inside this window), yt1, bs1
                 "views": 2299,  # 100+200+999+1000
                 "likes": 1086,  # 10+20+999+50+7
@@ -483,7 +485,7 @@ def test_timeseries_monthly_calendar_months(api, data):
                 "engagementRate": 134.71,  # FB 20+20+2997, YT 60 = 3097 over 2299 (Bluesky excluded)
             },
             {
-                "date": "2026-09-01T00:00:00Z",
+                "date": "2026-09-01T00:00:00.000Z",
                 "views": 0,
                 "likes": 0,
                 "comments": 0,
@@ -502,9 +504,9 @@ def test_timeseries_buckets_are_utc_whatever_the_offset_of_the_window(api, data)
         "/api/v1/analytics/timeseries?from=2026-03-28T00:00:00%2B01:00&to=2026-03-30T00:00:00%2B02:00"
     ).json()
     assert [p["date"] for p in body["points"]] == [
-        "2026-03-27T00:00:00Z",
-        "2026-03-28T00:00:00Z",
-        "2026-03-29T00:00:00Z",
+        "2026-03-27T00:00:00.000Z",
+        "2026-03-28T00:00:00.000Z",
+        "2026-03-29T00:00:00.000Z",
     ]
 
 
@@ -512,7 +514,7 @@ def test_timeseries_platform_filter_and_nulls(api, data):
     body = api.get(f"/api/v1/analytics/timeseries?{WINDOW}&granularity=MONTHLY&platforms=BLUESKY").json()
     assert body["points"] == [
         {
-            "date": "2026-08-01T00:00:00Z",
+            "date": "2026-08-01T00:00:00.000Z",
             "views": None,  # Bluesky reports no views
             "likes": 7,
             "comments": 3,
@@ -534,7 +536,7 @@ def test_posts_rows_in_full(api, data):
         "postPlatformId": "pt_1",
         "platform": "FACEBOOK",
         "accountName": "FB Page",
-        "publishedAt": "2026-08-01T00:00:00Z",
+        "publishedAt": "2026-08-01T00:00:00.000Z",
         "text": "Launch day",
         "title": "Launch day",  # Facebook posts have no title: the first line of the text
         "permalink": "https://facebook.example/p/fb1",

@@ -100,7 +100,7 @@ def test_top_posts_as_the_cli_asks_best_by_views_first(api: Any, data: dict[str,
                 "postPlatformId": None,
                 "platform": "YOUTUBE",
                 "accountName": "YT Channel",
-                "publishedAt": "2026-08-10T12:00:00Z",
+                "publishedAt": "2026-08-10T12:00:00.000Z",
                 "text": "How we ship\nA long description",
                 "title": "How we ship",
                 "permalink": "https://youtube.example/watch?v=yt1",
@@ -113,7 +113,7 @@ def test_top_posts_as_the_cli_asks_best_by_views_first(api: Any, data: dict[str,
                 "postPlatformId": None,
                 "platform": "FACEBOOK",
                 "accountName": "FB Page",
-                "publishedAt": "2026-08-31T00:00:00Z",  # on the inclusive end of the window
+                "publishedAt": "2026-08-31T00:00:00.000Z",  # on the inclusive end of the window
                 "text": "",
                 "title": None,
                 "permalink": "",
@@ -126,7 +126,7 @@ def test_top_posts_as_the_cli_asks_best_by_views_first(api: Any, data: dict[str,
                 "postPlatformId": "pt_1",
                 "platform": "FACEBOOK",
                 "accountName": "FB Page",
-                "publishedAt": "2026-08-01T00:00:00Z",  # on the inclusive start
+                "publishedAt": "2026-08-01T00:00:00.000Z",  # on the inclusive start
                 "text": "Launch day",
                 "title": "Launch day",
                 "permalink": "https://facebook.example/p/fb1",
@@ -199,7 +199,7 @@ def test_discovered_posts_as_the_cli_asks_newest_first(api: Any, data: dict[str,
             {
                 "id": data["fb2"].id,
                 "platform": "FACEBOOK",
-                "publishedAt": "2026-08-31T00:00:00Z",
+                "publishedAt": "2026-08-31T00:00:00.000Z",
                 "text": "",
                 "thumbnailUrl": "",
                 "permalink": "",
@@ -208,7 +208,7 @@ def test_discovered_posts_as_the_cli_asks_newest_first(api: Any, data: dict[str,
             {
                 "id": data["bs1"].id,
                 "platform": "BLUESKY",
-                "publishedAt": "2026-08-15T08:00:00Z",
+                "publishedAt": "2026-08-15T08:00:00.000Z",
                 "text": "Bluesky thoughts",
                 "thumbnailUrl": "",
                 "permalink": "https://bsky.example/post/bs1",
@@ -217,7 +217,7 @@ def test_discovered_posts_as_the_cli_asks_newest_first(api: Any, data: dict[str,
             {
                 "id": data["yt1"].id,
                 "platform": "YOUTUBE",
-                "publishedAt": "2026-08-10T12:00:00Z",
+                "publishedAt": "2026-08-10T12:00:00.000Z",
                 "text": "How we ship\nA long description",
                 "thumbnailUrl": "https://cdn.example/yt1.jpg",
                 "permalink": "https://youtube.example/watch?v=yt1",
@@ -250,7 +250,7 @@ def test_discovered_posts_default_limit_is_200(api: Any, workspace: Any) -> None
         for n in range(201)
     )
     rows = api.get(f"{DISCOVERED}?{WINDOW}").json()["posts"]
-    assert len(rows) == 200 and rows[0]["publishedAt"] == "2026-08-01T03:20:00Z"  # the 201st minute
+    assert len(rows) == 200 and rows[0]["publishedAt"] == "2026-08-01T03:20:00.000Z"  # the 201st minute
     assert len(api.get(f"{DISCOVERED}?{WINDOW}&limit=1000").json()["posts"]) == 201
 
 

@@ -31,7 +31,7 @@ def _expected_item(file_name: str, mime_type: str, key: str, base: str) -> dict[
         "uploadUrl": f"{base}/uploads/{quote(key)}?{query}",
         "publicUrl": f"{base}/media/{quote(key)}",
         "key": key,
-        "expiresAt": "2026-03-01T13:00:00Z",
+        "expiresAt": "2026-03-01T13:00:00.000Z",
     }
 
 

@@ -43,7 +43,9 @@ def future(minutes: int = 60) -> dt.datetime:
 
 
 def iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """An instant as the API writes it: UTC, milliseconds, ``Z``."""
+    utc = moment.astimezone(dt.UTC)
+    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
 
 
 def events(workspace_id: str, name: str) -> list[dict[str, Any]]:

@@ -453,7 +453,7 @@ def test_nested_garbage_in_configs(api: Any, workspace: Any, enqueued: list) -> 
 
 # Each platform: its connection array, a content its rules accept, its config array with every
 # field set, and the entry fields the record must show for them (written out, not derived).
-EVENT_START, EVENT_END = "2031-05-01T09:00:00Z", "2031-05-01T18:00:00Z"
+EVENT_START, EVENT_END = "2031-05-01T09:00:00.000Z", "2031-05-01T18:00:00.000Z"
 PLATFORM_CASES: dict[str, tuple[str, str, list[str], dict[str, Any] | None, dict[str, Any]]] = {
     "FACEBOOK": (
         "pageIds",

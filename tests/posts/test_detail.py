@@ -71,7 +71,7 @@ def test_results(api: Any, workspace: Any) -> None:
                 "platformPostId": "m1",
                 "errorMessage": None,
                 "tiktokDraftFallback": False,
-                "publishedAt": "2026-01-02T03:04:05Z",
+                "publishedAt": "2026-01-02T03:04:05.000Z",
             },
             {
                 "platformId": bad.id,

@@ -175,4 +175,4 @@ def test_list_body_is_byte_for_byte_the_model_rendering(api: Any, workspace: Any
     plain.refresh_from_db()
     record = api.get(f"{URL}/{plain.id}").json()
     assert record["scheduledAt"] == post_record(plain)["scheduledAt"] == base.strftime("%Y-%m-%dT%H:%M:%S.000Z")
-    assert record["updatedAt"] == base.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert record["updatedAt"] == base.strftime("%Y-%m-%dT%H:%M:%S.000Z")

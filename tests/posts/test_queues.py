@@ -181,7 +181,12 @@ def test_next_slots_skip_taken_ones(api: APIClient, masto: SocialAccount, worksp
     assert api.get(url(masto.id, "/next")).json() == {"slots": []}
     api.put(url(masto.id), BERLIN, format="json")
     # Fri 6 March 17:00 CET, Mon 9 March 09:30 CET, Fri 13 March 17:00 CET, ...
-    expected = ["2026-03-06T16:00:00Z", "2026-03-09T08:30:00Z", "2026-03-13T16:00:00Z", "2026-03-16T08:30:00Z"]
+    expected = [
+        "2026-03-06T16:00:00.000Z",
+        "2026-03-09T08:30:00.000Z",
+        "2026-03-13T16:00:00.000Z",
+        "2026-03-16T08:30:00.000Z",
+    ]
     assert api.get(url(masto.id, "/next?count=4")).json() == {"slots": expected}
     assert len(api.get(url(masto.id, "/next")).json()["slots"]) == 10
 
@@ -212,9 +217,9 @@ def test_next_refuses_a_bad_query(api: APIClient, masto: SocialAccount, query: s
     [
         # Spring forward, Sunday 29 March 2026: 02:00 CET → 03:00 CEST; 02:30 does not exist and
         # falls at the change itself (03:00 CEST = 01:00Z), as recurring series do.
-        ("2026-03-22", ["2026-03-22T01:30:00Z", "2026-03-29T01:00:00Z", "2026-04-05T00:30:00Z"]),
+        ("2026-03-22", ["2026-03-22T01:30:00.000Z", "2026-03-29T01:00:00.000Z", "2026-04-05T00:30:00.000Z"]),
         # Fall back, Sunday 25 October 2026: 03:00 CEST → 02:00 CET; 02:30 happens twice: the first.
-        ("2026-10-18", ["2026-10-18T00:30:00Z", "2026-10-25T00:30:00Z", "2026-11-01T01:30:00Z"]),
+        ("2026-10-18", ["2026-10-18T00:30:00.000Z", "2026-10-25T00:30:00.000Z", "2026-11-01T01:30:00.000Z"]),
     ],
 )
 def test_slots_keep_their_wall_clock_time_across_dst(
@@ -234,7 +239,7 @@ def test_two_slots_on_one_instant_are_one_slot(api: APIClient, masto: SocialAcco
     api.put(url(masto.id), {"timezone": "Europe/Berlin", "slots": slots}, format="json")
     with time_machine.travel(dt.datetime(2026, 3, 28, tzinfo=dt.UTC), tick=False):
         answered = api.get(url(masto.id, "/next?count=3")).json()["slots"]
-    assert answered == ["2026-03-29T01:00:00Z", "2026-04-05T00:30:00Z", "2026-04-05T01:00:00Z"]
+    assert answered == ["2026-03-29T01:00:00.000Z", "2026-04-05T00:30:00.000Z", "2026-04-05T01:00:00.000Z"]
 
 
 # --- queue: true on create -----------------------------------------------------------------------
@@ -257,12 +262,12 @@ def test_a_queued_post_takes_the_earliest_free_slot(
         "scheduledAt": "2026-03-09T08:30:00Z",
     }
     second = api.post(POSTS, queued_body(masto), format="json")
-    assert second.json()["scheduledAt"] == "2026-03-13T16:00:00Z"
+    assert second.json()["scheduledAt"] == "2026-03-13T16:00:00.000Z"
     assert Post.objects.get(id=second.json()["postId"]).status == PostStatus.SCHEDULED
-    assert api.get(url(masto.id, "/next?count=1")).json() == {"slots": ["2026-03-16T08:30:00Z"]}
+    assert api.get(url(masto.id, "/next?count=1")).json() == {"slots": ["2026-03-16T08:30:00.000Z"]}
     # Deleting a queued post frees its slot.
     assert api.delete(f"{POSTS}/{first.json()['postId']}").status_code == 200
-    assert api.post(POSTS, queued_body(masto), format="json").json()["scheduledAt"] == "2026-03-09T08:30:00Z"
+    assert api.post(POSTS, queued_body(masto), format="json").json()["scheduledAt"] == "2026-03-09T08:30:00.000Z"
 
 
 def test_a_post_to_several_accounts_takes_a_slot_free_for_all(
@@ -277,7 +282,7 @@ def test_a_post_to_several_accounts_takes_a_slot_free_for_all(
     body = queued_body(masto, platforms=["MASTODON", "BLUESKY"], blueskyConnectionIds=[bsky.id])
     response = api.post(POSTS, body, format="json")
     assert response.status_code == 201, response.json()
-    assert response.json()["scheduledAt"] == "2026-03-13T16:00:00Z"
+    assert response.json()["scheduledAt"] == "2026-03-13T16:00:00.000Z"
     assert response.json()["queuedPlatforms"] == ["MASTODON", "BLUESKY"]
 
 

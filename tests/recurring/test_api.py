@@ -411,7 +411,12 @@ def test_occurrences_preview(api: Any, masto: Any, clock: Any) -> None:
     series = start(api, masto, first, {"frequency": "MONTHLY"}, timezone="Europe/Berlin")
     body = api.get(f"{SERIES}/{series.id}/occurrences", {"limit": 4}).json()
     assert body == {
-        "occurrences": ["2026-01-31T09:00:00Z", "2026-02-28T09:00:00Z", "2026-03-31T08:00:00Z", "2026-04-30T08:00:00Z"]
+        "occurrences": [
+            "2026-01-31T09:00:00.000Z",
+            "2026-02-28T09:00:00.000Z",
+            "2026-03-31T08:00:00.000Z",
+            "2026-04-30T08:00:00.000Z",
+        ]
     }
     assert len(api.get(f"{SERIES}/{series.id}/occurrences").json()["occurrences"]) == 10
     assert len(api.get(f"{SERIES}/{series.id}/occurrences?limit=100").json()["occurrences"]) == 100
@@ -419,7 +424,7 @@ def test_occurrences_preview(api: Any, masto: Any, clock: Any) -> None:
     api.post(f"{SERIES}/{series.id}/pause", format="json")
     clock.move_to(dt.datetime(2026, 3, 1, tzinfo=dt.UTC))
     assert api.get(f"{SERIES}/{series.id}/occurrences?limit=2").json() == {
-        "occurrences": ["2026-03-31T08:00:00Z", "2026-04-30T08:00:00Z"]
+        "occurrences": ["2026-03-31T08:00:00.000Z", "2026-04-30T08:00:00.000Z"]
     }
     for query in ("limit=0", "limit=101", "limit=x", "offset=1", "limit=1&limit=2"):
         response = api.get(f"{SERIES}/{series.id}/occurrences?{query}")
@@ -429,7 +434,7 @@ def test_occurrences_preview(api: Any, masto: Any, clock: Any) -> None:
 def test_occurrences_with_max_occurrences(api: Any, masto: Any) -> None:
     series = start(api, masto, NOW + dt.timedelta(hours=1), {"frequency": "WEEKLY", "maxOccurrences": 3})
     body = api.get(f"{SERIES}/{series.id}/occurrences").json()
-    assert body == {"occurrences": ["2026-01-05T13:00:00Z", "2026-01-12T13:00:00Z", "2026-01-19T13:00:00Z"]}
+    assert body == {"occurrences": ["2026-01-05T13:00:00.000Z", "2026-01-12T13:00:00.000Z", "2026-01-19T13:00:00.000Z"]}
 
 
 def test_garbage_recurrence_never_500(api: Any, masto: Any) -> None:
@@ -489,7 +494,7 @@ def test_a_series_at_the_end_of_the_calendar_never_500(api: Any, masto: Any) -> 
     payload["scheduledAt"] = "9999-12-31T01:00:00Z"  # 20:00 on the 30th in New York
     created = api.post(POSTS, payload, format="json").json()
     path = f"{SERIES}/{created['recurringPostId']}"
-    assert api.get(f"{path}/occurrences?limit=100").json() == {"occurrences": ["9999-12-31T01:00:00Z"]}
+    assert api.get(f"{path}/occurrences?limit=100").json() == {"occurrences": ["9999-12-31T01:00:00.000Z"]}
     # Skipping the only occurrence there is ends the series.
     assert api.delete(f"{POSTS}/{created['postId']}").json() == {"deleted": True}
     assert api.get(path).json()["status"] == "ENDED"

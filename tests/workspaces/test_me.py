@@ -54,7 +54,7 @@ def test_me_describes_the_key_whole(workspace):
         "summary": f"In the workspace {workspace.name}, this Editor API key may read, draft, schedule and "
         "publish posts; read social accounts; upload media; read and manage webhooks; read analytics; "
         "generate AI images.",
-        "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
     }
     assert response["RateLimit-Limit"] == "600"
 
