@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-from requests.adapters import HTTPAdapter
+
+from platforms.transport import tracking_adapter
 
 
 class Platform(enum.StrEnum):
@@ -275,12 +276,14 @@ _local = threading.local()
 
 def thread_session() -> requests.Session:
     """This thread's pooled session (made on first use, kept for the thread's life, so keep-alive
-    connections are reused by its next calls); proxies from the environment are ignored."""
+    connections are reused by its next calls); proxies from the environment are ignored, and
+    urllib3 retries nothing by itself."""
     session: requests.Session | None = getattr(_local, "session", None)
     if session is None:
         session = requests.Session()
         session.trust_env = False
-        adapter = HTTPAdapter(pool_connections=20, pool_maxsize=4, max_retries=0)
+        # Its connections note when a request is first written (never sent vs maybe sent).
+        adapter = tracking_adapter(pool_connections=20, pool_maxsize=4)
         session.mount("http://", adapter)
         session.mount("https://", adapter)
         session.headers["User-Agent"] = "Crosspost/1.0"

@@ -12,11 +12,21 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import mimetypes
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import requests
-from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.exceptions import (
+    ClosedPoolError,
+    ConnectTimeoutError,
+    EmptyPoolError,
+    HTTPError,
+    LocationValueError,
+    NewConnectionError,
+)
 
 from platforms.base import (
     AuthError,
@@ -28,13 +38,35 @@ from platforms.base import (
     Transient,
     UnknownOutcome,
 )
+from platforms.transport import Wire, watching
 
 # A media file larger than this is refused before (or while) downloading it into memory.
 MAX_MEDIA_BYTES = 512 * 1024 * 1024
 # Where platforms say when to come back, in the order they are trusted.
 RETRY_HEADERS = ("Retry-After", "X-RateLimit-Reset", "X-Rate-Limit-Reset")
-_NEVER_SENT = (NewConnectionError, NameResolutionError, ConnectTimeoutError, requests.ConnectTimeout)
-_NEVER_SENT_TEXT = ("Failed to establish a new connection", "Name or service not known")
+# Failures that happen before a request is written, by type: no connection (refused, DNS, connect
+# timeout), no connection from the pool, a request that could not even be built.
+_NEVER_SENT = (
+    NewConnectionError,
+    ConnectTimeoutError,
+    EmptyPoolError,
+    ClosedPoolError,
+    LocationValueError,
+    requests.ConnectTimeout,
+    requests.exceptions.InvalidURL,
+    requests.exceptions.MissingSchema,
+    requests.exceptions.InvalidSchema,
+    requests.exceptions.InvalidHeader,
+    requests.exceptions.InvalidJSONError,
+)
+# Failures that may come after the request was written: no answer, or an answer cut short.
+_MAYBE_SENT = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+_before_create: ContextVar[Callable[[], None] | None] = ContextVar("before_create", default=None)
 
 
 def utcnow() -> dt.datetime:
@@ -44,43 +76,71 @@ def utcnow() -> dt.datetime:
 # --- sending -----------------------------------------------------------------------------
 
 
-def never_sent(exc: BaseException) -> bool:
-    """True when the connection failed before any byte of the request left (DNS, refused,
-    connect timeout), looking through the chain of causes urllib3 wraps around it."""
+def never_sent(exc: BaseException, wire: Wire | None = None) -> bool:
+    """True when the request provably never left. What the wire saw decides where the call went
+    through a platform session (:mod:`platforms.transport`): nothing written means nothing sent,
+    whatever the exception (refused, DNS, connect or TLS handshake failure or timeout, no
+    connection from the pool). Elsewhere (another session, a test double) only the exception's
+    type can tell, looking through the chain of causes urllib3 wraps around it."""
+    if wire is not None and wire.written:
+        return False
+    if wire is not None and wire.reached_pool:
+        return True
     seen: set[int] = set()
     stack: list[Any] = [exc]
     while stack:
         item = stack.pop()
-        if item is None or id(item) in seen:
+        if not isinstance(item, BaseException) or id(item) in seen:
             continue
         seen.add(id(item))
         if isinstance(item, _NEVER_SENT):
             return True
-        if isinstance(item, BaseException):
-            stack.extend([item.__cause__, item.__context__, getattr(item, "reason", None), *item.args])
-        elif isinstance(item, str) and any(text in item for text in _NEVER_SENT_TEXT):
-            return True
+        stack.extend([item.__cause__, item.__context__, getattr(item, "reason", None), *item.args])
     return False
+
+
+def may_have_arrived(exc: BaseException, wire: Wire | None = None) -> bool:
+    """True when the request may have reached the platform although no answer came back (read
+    timeout, connection reset or closed after sending, an answer cut short)."""
+    if never_sent(exc, wire):
+        return False
+    return (wire is not None and wire.written) or isinstance(exc, _MAYBE_SENT)
+
+
+@contextmanager
+def before_creates(hook: Callable[[], None]) -> Iterator[None]:
+    """Run ``hook`` right before each call that ``creates`` something leaves, inside the block (on
+    this thread): the pipeline records there that the attempt started sending. If ``hook`` raises,
+    nothing is sent and its exception propagates."""
+    token = _before_create.set(hook)
+    try:
+        yield
+    finally:
+        _before_create.reset(token)
 
 
 def send(
     session: requests.Session, method: str, url: str, *, timeout: float, creates: bool = False, **kwargs: Any
 ) -> requests.Response:
     """One HTTP call. Any failure below HTTP is ``Transient``, except for a call that ``creates``
-    something and failed after the request left (read timeout, connection dropped after
-    sending): that is ``UnknownOutcome``, never to be re-sent blindly. Messages name the host and
-    the failure's class only (URLs may carry tokens)."""
-    try:
-        return session.request(method, url, timeout=timeout, **kwargs)
-    except requests.RequestException as exc:
-        host = urlsplit(url).netloc
-        kind = type(exc).__name__
-        may_have_arrived = isinstance(exc, requests.ReadTimeout) or (
-            isinstance(exc, requests.ConnectionError) and not never_sent(exc)
-        )
-        if creates and may_have_arrived:
-            raise UnknownOutcome(f"no answer from {host} after sending {method}; it may have been done: {kind}")
-        raise Transient(f"could not reach {host}: {kind}") from exc
+    something and failed after the request may have left (read timeout, connection dropped after
+    sending, an answer cut short): that is ``UnknownOutcome``, never to be re-sent blindly. A
+    request that provably never left (:func:`never_sent`) is always ``Transient``: safe to retry.
+    Messages name the host and the failure's class only (URLs may carry tokens)."""
+    hook = _before_create.get() if creates else None
+    if hook is not None:
+        hook()
+    with watching() as wire:
+        try:
+            return session.request(method, url, timeout=timeout, **kwargs)
+        except (requests.RequestException, HTTPError) as exc:
+            host = urlsplit(url).netloc
+            kind = type(exc).__name__
+            if creates and may_have_arrived(exc, wire):
+                raise UnknownOutcome(f"no answer from {host} after sending {method}; it may have been done: {kind}")
+            if never_sent(exc, wire):
+                raise Transient(f"could not reach {host}, nothing was sent: {kind}") from exc
+            raise Transient(f"could not reach {host}: {kind}") from exc
 
 
 # --- reading answers ---------------------------------------------------------------------
