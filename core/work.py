@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -130,6 +131,53 @@ class Arrived(Generic[Item, Value]):
     error: BaseException | None = None
 
 
+class _Errands:
+    """Database work a call on a pool thread hands to the thread running :func:`gather` (which owns
+    the database connection), waiting until it is done: a pool thread opens no connection of its
+    own. The caller's loop wakes up on the bell and runs what is waiting."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: list[tuple[Callable[[], Any], Future[Any]]] = []
+        self._bell: Future[None] = Future()
+
+    def bell(self) -> Future[None]:
+        with self._lock:
+            return self._bell
+
+    def post(self, errand: Callable[[], Value]) -> Value:
+        done: Future[Value] = Future()
+        with self._lock:
+            self._waiting.append((errand, done))
+            if not self._bell.done():
+                self._bell.set_result(None)
+        return done.result()
+
+    def run_waiting(self) -> None:
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+            if self._bell.done():
+                self._bell = Future()
+        for errand, done in waiting:
+            try:
+                done.set_result(errand())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+
+_errands: ContextVar[_Errands | None] = ContextVar("work_errands", default=None)
+
+
+def on_caller_thread(errand: Callable[[], Value]) -> Value:
+    """Run ``errand`` (a short database write) on the thread that runs :func:`gather` and return
+    what it returns (or raise what it raised), the calling thread waiting meanwhile: for a
+    ``call`` that must write something at a precise moment of its run (a remote call about to
+    leave). Anywhere else (outside a ``call``, or a ``call`` run on the caller's thread itself)
+    ``errand`` simply runs here."""
+    errands = _errands.get()
+    return errand() if errands is None else errands.post(errand)
+
+
 def gather(
     items: Iterable[Item],
     call: Callable[[Item], Value],
@@ -140,8 +188,9 @@ def gather(
     """Run ``call(item)`` for every item, up to ``width`` at once on the worker process's threads,
     and hand what came back to ``write`` (on this thread) as it arrives, the answers that arrived
     together in one list. A call that raises arrives with its ``error``; every item arrives exactly
-    once. ``call`` must not write to the database (its thread's connection is closed after it), so
-    every write stays on the caller's thread and connection. Inside a transaction (the threads
+    once. ``call`` must not touch the database itself (its thread's connection is closed after it):
+    every write stays on the caller's thread and connection, a write the call needs before it
+    goes on through :func:`on_caller_thread`. Inside a transaction (the threads
     could not see its rows) or with a width of 1 the calls run one after the other here. If
     ``write`` raises, the remaining answers are still written and the first error is re-raised at
     the end."""
@@ -152,7 +201,7 @@ def gather(
     width = min(width, len(pending_items))
     if width <= 1 or connection.in_atomic_block:
         for item in pending_items:
-            _write(write, [_run(call, item)], errors)
+            _write(write, [_run(call, item)], None, errors)
     else:
         with _pool_for(width) as pool:
             _gather_on(pool, pending_items, call, write, width, errors)
@@ -169,13 +218,14 @@ def _gather_on(
     errors: list[BaseException],
 ) -> None:
     waiting = iter(items)
+    errands = _Errands()
     in_flight: dict[Future[Arrived[Item, Value]], Item] = {}
     for item in waiting:
-        in_flight[pool.submit(_run_in_thread, call, item)] = item
+        in_flight[pool.submit(_run_in_thread, call, item, errands)] = item
         if len(in_flight) >= width:
             break
     while in_flight:
-        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        done = _wait_running_errands(in_flight, errands)
         if len(done) < len(in_flight):
             done, _ = wait(in_flight, timeout=GATHER_SECONDS)
         arrived: list[Arrived[Item, Value]] = []
@@ -187,8 +237,19 @@ def _gather_on(
                 arrived.append(Arrived(item=item, error=exc))
             following = next(waiting, None)
             if following is not None:
-                in_flight[pool.submit(_run_in_thread, call, following)] = following
-        _write(write, arrived, errors)
+                in_flight[pool.submit(_run_in_thread, call, following, errands)] = following
+        _write(write, arrived, errands, errors)
+
+
+def _wait_running_errands(in_flight: dict[Future[Any], Any], errands: _Errands) -> set[Future[Any]]:
+    """Wait for the first call to end, running the errands the calls hand over meanwhile."""
+    while True:
+        bell = errands.bell()
+        done, _ = wait([*in_flight, bell], return_when=FIRST_COMPLETED)
+        errands.run_waiting()
+        finished = {future for future in done if future is not bell}
+        if finished:
+            return finished
 
 
 def _run(call: Callable[[Item], Value], item: Item) -> Arrived[Item, Value]:
@@ -198,16 +259,19 @@ def _run(call: Callable[[Item], Value], item: Item) -> Arrived[Item, Value]:
         return Arrived(item=item, error=exc)
 
 
-def _run_in_thread(call: Callable[[Item], Value], item: Item) -> Arrived[Item, Value]:
+def _run_in_thread(call: Callable[[Item], Value], item: Item, errands: _Errands) -> Arrived[Item, Value]:
+    token = _errands.set(errands)
     try:
         return _run(call, item)
     finally:
+        _errands.reset(token)
         connection.close()  # a call that touched the database opened this thread's own connection
 
 
 def _write(
     write: Callable[[list[Arrived[Item, Value]]], None],
     arrived: list[Arrived[Item, Value]],
+    errands: _Errands | None,
     errors: list[BaseException],
 ) -> None:
     if not arrived:
@@ -217,6 +281,9 @@ def _write(
     except Exception as exc:
         logger.exception("writing %d answers raised", len(arrived))
         errors.append(exc)
+    finally:
+        if errands is not None:
+            errands.run_waiting()  # what the calls still running asked for while this wrote
 
 
 # --- the worker process's threads ---------------------------------------------------------------

@@ -187,3 +187,29 @@ def test_without_a_worker_process_gather_uses_threads_of_the_call_only() -> None
     assert work.worker_pool() is None
     _gathered(3, list(range(6)))
     assert not any(t.name.startswith("work-call") for t in threading.enumerate())
+
+
+def test_a_call_hands_its_database_write_to_the_gathering_thread_and_waits_for_it() -> None:
+    caller = threading.get_ident()
+    ran_on: list[int] = []
+
+    def errand(n: int) -> int:
+        ran_on.append(threading.get_ident())
+        if n == 3:
+            raise ValueError("refused")
+        return n * 10
+
+    def call(n: int) -> int:
+        assert threading.get_ident() != caller
+        return work.on_caller_thread(lambda: errand(n)) + 1
+
+    arrived: dict[int, Any] = {}
+    work.gather(range(5), call, lambda answers: arrived.update({a.item: a.value or a.error for a in answers}), width=3)
+
+    assert ran_on == [caller] * 5
+    assert {n: v for n, v in arrived.items() if n != 3} == {0: 1, 1: 11, 2: 21, 4: 41}
+    assert isinstance(arrived[3], ValueError)
+
+
+def test_outside_gather_an_errand_runs_at_once() -> None:
+    assert work.on_caller_thread(lambda: threading.get_ident()) == threading.get_ident()
