@@ -98,3 +98,50 @@ def claim_targets(target_ids: list[str], *, now: dt.datetime, lease: dt.timedelt
         )
         for target_id, post_id, attempts, policy, late in rows
     ]
+
+
+# --- "started sending": the line between "nothing left" and "may have reached the platform" -----
+
+# Our own bookkeeping inside a target's ``remote_state``; stripped before a client sees the state.
+BOOK_KEY = "_pipeline"
+# In that book (and in a first comment's ``first_comment``): the lease of the attempt that started
+# sending, written just before its first call that creates something leaves.
+SENDING_KEY = "sending"
+
+_STARTED_SENDING_SQL = """
+UPDATE posts_posttarget
+SET remote_state = remote_state || jsonb_build_object(
+        %(book)s, COALESCE(remote_state -> %(book)s, '{}'::jsonb) || jsonb_build_object(%(key)s, %(marker)s::text))
+WHERE id = %(id)s AND status = %(publishing)s AND lease_until = %(lease)s
+"""
+
+
+def claim_started_sending(claim: Claim) -> bool:
+    """Record, fenced by ``claim``, that its attempt starts sending: its first call that may
+    create something on the platform is about to leave. A worker lost after this may have
+    reached the platform; one lost before it sent nothing, and the sweeper retries its entry.
+    False when the claim was taken over: the call must not leave."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _STARTED_SENDING_SQL,
+            {
+                "book": BOOK_KEY,
+                "key": SENDING_KEY,
+                "marker": claim.lease_until.isoformat(),
+                "id": claim.target_id,
+                "publishing": TargetStatus.PUBLISHING.value,
+                "lease": claim.lease_until,
+            },
+        )
+        return cursor.rowcount == 1
+
+
+def started_sending(marker: object, lease_until: dt.datetime) -> bool:
+    """Whether ``marker`` (a ``SENDING_KEY`` value) says that the attempt holding ``lease_until``
+    started sending; a marker of an earlier attempt says nothing about this one."""
+    if not isinstance(marker, str):
+        return False
+    try:
+        return dt.datetime.fromisoformat(marker) == lease_until
+    except ValueError:
+        return False

@@ -10,6 +10,8 @@ never wait for it.
 - The platform call runs outside any transaction; its answer is written the moment it arrives,
   fenced, with ``post.first_comment.published`` or ``post.first_comment.failed`` through the outbox
   in the same transaction (exactly once: only the write that changed the row emits).
+- Right before the comment's call leaves, the attempt records (fenced) that it starts sending: a
+  worker lost before that sent nothing, and the sweeper sends the comment again on every platform.
 - An unknown outcome is never re-sent blindly: only where the platform deduplicates on our key
   (``idempotent_publish == "key"``: Bluesky's record key, Mastodon's ``Idempotency-Key``, the entry
   id and ``.comment``) is it sent again; elsewhere the comment ends FAILED ``unknown_outcome``.
@@ -48,7 +50,9 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
+from platforms.http import before_creates
 from posts.models import CommentStatus, Post, PostTarget
+from posts.pipeline.claims import SENDING_KEY, started_sending
 from posts.pipeline.enqueue import enqueue_first_comments
 from posts.rendering import post_record
 from webhooks.events import emit_event
@@ -60,6 +64,7 @@ FAILED_EVENT = "post.first_comment.failed"
 BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
 UNKNOWN_MESSAGE = "The platform did not confirm whether the comment was created ({detail}). Check the post."
 INTERRUPTED_MESSAGE = "Sending the comment was interrupted; check the post for it."
+NOT_SENT_MESSAGE = "Sending the comment was interrupted before anything was sent, on every attempt; retry it."
 
 
 def comment_key(target_id: str) -> str:
@@ -82,6 +87,17 @@ SET comment_status = %(sending)s, comment_lease_until = %(lease)s, comment_attem
 WHERE id = ANY(%(ids)s) AND comment_status = %(pending)s AND comment_due_at <= %(now)s
 RETURNING id, comment_attempts
 """
+
+_STARTED_SENDING_SQL = """
+UPDATE posts_posttarget
+SET first_comment = first_comment || jsonb_build_object(%(key)s, %(marker)s::text)
+WHERE id = %(id)s AND comment_status = %(sending)s AND comment_lease_until = %(lease)s
+"""
+
+
+class _NotStarted(Exception):
+    """The comment's call did not leave: its claim was taken over, or recording that it starts
+    sending failed."""
 
 
 def queue_scheduled(scheduled: list[tuple[str, dt.datetime]], *, now: dt.datetime) -> None:
@@ -179,7 +195,10 @@ def _attempt(claim: CommentClaim) -> None:
     )
     client = registry.get_client(target.platform)
     try:
-        result = client.comment(creds, request, state)
+        with before_creates(partial(_start_sending, claim)):
+            result = client.comment(creds, request, state)
+    except _NotStarted:
+        return
     except PlatformError as exc:
         _on_error(claim, target, exc, state)
         return
@@ -191,6 +210,31 @@ def _attempt(claim: CommentClaim) -> None:
         _on_error(claim, target, UnknownOutcome(f"unexpected error: {type(exc).__name__}"), state)
         return
     record_result(claim, result)
+
+
+def _start_sending(claim: CommentClaim) -> None:
+    """Right before the comment's call leaves: record, fenced, that this attempt starts sending
+    (until then a lost worker has sent nothing). Raises ``_NotStarted`` (the call does not leave)
+    when the claim was taken over or the record could not be written: the sweeper, finding no
+    record once the lease runs out, sends the comment again."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _STARTED_SENDING_SQL,
+                {
+                    "key": SENDING_KEY,
+                    "marker": claim.lease_until.isoformat(),
+                    "id": claim.target_id,
+                    "sending": CommentStatus.SENDING.value,
+                    "lease": claim.lease_until,
+                },
+            )
+            recorded = cursor.rowcount == 1
+    except Exception as exc:
+        logger.warning("could not record that the comment of %s starts sending: %s", claim.target_id, exc)
+        raise _NotStarted from exc
+    if not recorded:
+        raise _NotStarted
 
 
 def _cid_of(target: PostTarget) -> str:
@@ -326,8 +370,9 @@ def _queue_at(target_id: str, delay: float) -> None:
 
 
 def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list[str]]:
-    """Comments whose worker was lost mid-call (lease expired): sent again where the platform
-    dedupes on our key (attempts left), else FAILED ``unknown_outcome`` with their event. And due
+    """Comments whose worker was lost (lease expired): sent again when it was lost before the call
+    left, or where the platform dedupes on our key (attempts left), else FAILED
+    ``unknown_outcome`` with their event. And due
     PENDING comments whose task was lost, queued again. Returns (re-queued, failed, lost)."""
     expired = list(
         PostTarget.objects.filter(comment_status=CommentStatus.SENDING, comment_lease_until__lt=now).values_list(
@@ -340,11 +385,16 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
         if lease_until is None:  # cannot be: the filter asked for an expired lease
             continue
         claim = CommentClaim(target_id=target_id, lease_until=lease_until, attempts=attempts)
+        result = result or {}
+        state = dict(result.get("state") or {})
+        sent = started_sending(result.get(SENDING_KEY), lease_until)
         keyed = CAPABILITIES[Platform(platform)].idempotent_publish == "key"
-        if keyed and attempts < settings.PUBLISH_MAX_ATTEMPTS:
-            state = dict((result or {}).get("state") or {})
+        if (keyed or not sent) and attempts < settings.PUBLISH_MAX_ATTEMPTS:
             if retry(claim, delay=0.0, state=state):
                 requeued.append(target_id)
+        elif not sent:
+            if fail(claim, ErrorCode.PLATFORM_UNAVAILABLE, NOT_SENT_MESSAGE):
+                failed.append(target_id)
         elif fail(claim, ErrorCode.UNKNOWN_OUTCOME, INTERRUPTED_MESSAGE):
             failed.append(target_id)
     cutoff = now - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS)

@@ -36,15 +36,14 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
+from platforms.http import before_creates
 from posts.models import Post, PostTarget
 from posts.pipeline import lateness, outcomes, thread_sequence
-from posts.pipeline.claims import Claim, claim_targets
+from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, Claim, claim_started_sending, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 
 logger = logging.getLogger(__name__)
 
-# Our own bookkeeping inside ``remote_state``; stripped before the client sees the state.
-BOOK_KEY = "_pipeline"
 # Waits before each retry (± 20 % jitter): the first retry comes within 30 s (10 s ± 2 s).
 BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
 UNKNOWN_OUTCOME_MESSAGE = (
@@ -90,6 +89,15 @@ class _LeaseRunningOut(Exception):
     behind the rest of its batch): it is not sent, so no call can outlive its lease."""
 
 
+class _NotStarted(Exception):
+    """The attempt could not record that it starts sending (its claim was taken over, or the write
+    failed): its call did not leave."""
+
+    def __init__(self, *, taken_over: bool) -> None:
+        super().__init__("taken over" if taken_over else "could not record the start")
+        self.taken_over = taken_over
+
+
 class _Unsendable(Exception):
     def __init__(self, error_code: str, message: str) -> None:
         super().__init__(message)
@@ -109,6 +117,7 @@ class _Call:
     creds: Credentials
     request: PublishRequest
     confirmed: list[dict[str, str]]  # a thread: the items the platform confirmed in earlier attempts
+    started: bool = False  # recorded that this attempt started sending (claims.claim_started_sending)
 
 
 @dataclass(frozen=True)
@@ -133,6 +142,7 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
             continue
         state: dict[str, Any] = dict(target.remote_state or {})
         book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
+        book.pop(SENDING_KEY, None)  # an earlier attempt's; this one records its own
         try:
             creds, request = _prepare(target, credentials)
         except _Unsendable as exc:
@@ -155,11 +165,34 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
 
 
 def _call_platform(call: _Call) -> _Outcome:
-    """The platform side of one attempt; never touches the database itself. A call starts only
-    within the first tenth of its lease: the lease is sized for one call from its claim
-    (``PUBLISH_LEASE_SECONDS``), and only a call that starts about then is covered by it."""
+    """The platform side of one attempt; never touches the database itself (the record that it
+    starts sending is written on the gathering thread). A call starts only within the first tenth
+    of its lease: the lease is sized for one call from its claim (``PUBLISH_LEASE_SECONDS``), and
+    only a call that starts about then is covered by it."""
     if call.claim.lease_until - timezone.now() < dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS * 0.9):
         raise _LeaseRunningOut
+    with before_creates(partial(_start_sending, call)):
+        return _call_platform_now(call)
+
+
+def _start_sending(call: _Call) -> None:
+    """Right before the attempt's first call that may create something leaves: record, fenced,
+    that it starts sending. Until then a lost worker has sent nothing (the sweeper retries the
+    entry); from then on it may have. Raises ``_NotStarted`` (the call does not leave) when the
+    record could not be written."""
+    if call.started:
+        return
+    try:
+        recorded = work.on_caller_thread(partial(claim_started_sending, call.claim))
+    except Exception as exc:
+        logger.warning("could not record that %s starts sending: %s", call.claim.target_id, exc)
+        raise _NotStarted(taken_over=False) from exc
+    if not recorded:
+        raise _NotStarted(taken_over=True)
+    call.started = True
+
+
+def _call_platform_now(call: _Call) -> _Outcome:
     if call.request.thread:
         if call.book.get("verify"):  # never set for a thread (see _on_unknown_outcome): do not guess
             raise UnknownOutcome("the last attempt of this thread was interrupted")
@@ -213,7 +246,9 @@ def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | 
     """Every path of one attempt after its platform call ends in a fenced write."""
     claim, target, state, book = call.claim, call.target, call.state, call.book
     client, creds, request = call.client, call.creds, call.request
-    if isinstance(exc, _LeaseRunningOut):
+    if isinstance(exc, _NotStarted) and exc.taken_over:
+        return  # the entry is another holder's now; nothing was sent, nothing is ours to write
+    if isinstance(exc, _LeaseRunningOut | _NotStarted):
         # Nothing was sent: back to PENDING due now, the attempt given back, its last error kept.
         if outcomes.release_for_retry(
             claim,

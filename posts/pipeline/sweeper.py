@@ -1,7 +1,11 @@
 """The sweeper (beat, every ~15 s): nothing stays PUBLISHING, no queued work stays lost.
 
-- A PUBLISHING target whose lease expired lost its worker mid-attempt; the platform may or may
-  not have the post. Platforms that deduplicate on our key: back to PENDING and queued. Platforms
+- A PUBLISHING target whose lease expired lost its worker mid-attempt. If the attempt had not
+  recorded that it started sending (``claims.claim_started_sending``, written right before its
+  first call that may create something leaves), nothing of it reached the platform: back to
+  PENDING and queued, on every platform (after the last attempt: FAILED
+  ``platform_unavailable``, never ``unknown_outcome``). Otherwise the platform may or may not
+  have the post. Platforms that deduplicate on our key: back to PENDING and queued. Platforms
   where a post can be found by our marker: back to PENDING with "look first", so the next attempt
   looks the post up before it sends anything (not a thread: its replies cannot be found that way).
   Others: FAILED ``unknown_outcome``; a thread keeps the items confirmed before the interruption
@@ -13,9 +17,9 @@
   multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
   written in one transaction) is finalized.
-- First comments (``posts.pipeline.first_comment.recover``): one whose worker was lost mid-call is
-  sent again where the platform dedupes on our key, else FAILED ``unknown_outcome``; a due one whose
-  task was lost is queued again.
+- First comments (``posts.pipeline.first_comment.recover``): one whose worker was lost before its
+  call left, or mid-call where the platform dedupes on our key, is sent again, else FAILED
+  ``unknown_outcome``; a due one whose task was lost is queued again.
 """
 
 from __future__ import annotations
@@ -36,13 +40,13 @@ from platforms.base import ErrorCode, Platform
 from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
 from posts.pipeline import first_comment, outcomes
-from posts.pipeline.claims import UNSENDABLE_POST_STATUSES, Claim
+from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, UNSENDABLE_POST_STATUSES, Claim, started_sending
 from posts.pipeline.enqueue import enqueue_targets, publish_backlog
-from posts.pipeline.publisher import BOOK_KEY
 
 logger = logging.getLogger(__name__)
 
 INTERRUPTED_MESSAGE = "Publishing was interrupted; check the platform before retrying."
+NOT_SENT_MESSAGE = "Publishing was interrupted before anything was sent, on every attempt; retry it."
 SWEEP_LIMIT = 2000
 BACKLOG_PATIENCE = 10
 
@@ -102,6 +106,23 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
         claim = Claim(
             target_id=row["id"], post_id=row["post_id"], lease_until=row["lease_until"], attempts=row["attempts"]
         )
+        state: dict[str, Any] = dict(row["remote_state"] or {})
+        book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
+        if not started_sending(book.pop(SENDING_KEY, None), claim.lease_until):
+            # Lost before its first create call left: nothing of this attempt reached the platform.
+            if claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
+                interrupted.append(
+                    outcomes.Failed(claim, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE)
+                )
+            elif outcomes.release_for_retry(
+                claim,
+                next_attempt_at=now,
+                remote_state={**state, BOOK_KEY: book} if book else state,
+                message="",
+                error_code="",
+            ):
+                report.requeued.append(claim.target_id)
+            continue
         mode = CAPABILITIES[Platform(row["platform"])].idempotent_publish
         if mode == "lookup" and row["post__thread"]:
             mode = "none"  # a thread item (a reply) cannot be found by the lookups: never guess
@@ -110,9 +131,10 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
                 outcomes.Failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE)
             )
             continue
-        state: dict[str, Any] = dict(row["remote_state"] or {})
         if mode == "lookup":
-            state[BOOK_KEY] = {**(state.get(BOOK_KEY) or {}), "verify": True}
+            book["verify"] = True
+        if book:
+            state[BOOK_KEY] = book
         if outcomes.release_for_retry(claim, next_attempt_at=now, remote_state=state, message="", error_code=""):
             (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
     failed = outcomes.record(interrupted)

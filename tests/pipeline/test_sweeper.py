@@ -10,10 +10,10 @@ from django.utils import timezone
 from platforms.base import Platform
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import outcomes
-from posts.pipeline.claims import claim_targets
+from posts.pipeline.claims import claim_started_sending, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 from posts.pipeline.publisher import BOOK_KEY, publish_targets
-from posts.pipeline.sweeper import INTERRUPTED_MESSAGE, sweep
+from posts.pipeline.sweeper import INTERRUPTED_MESSAGE, NOT_SENT_MESSAGE, sweep
 from tests.pipeline.helpers import (
     ScriptedClient,
     connect_account,
@@ -31,11 +31,19 @@ from tests.pipeline.helpers import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _killed_mid_attempt(post):
-    """Claim every target of ``post`` as a worker would, then 'lose' that worker: its lease ran out."""
+def _killed_before_sending(post):
+    """Claim every target of ``post`` as a worker would, then 'lose' that worker before any call
+    left: its lease ran out."""
     ids = [t.id for t in targets_of(post)]
     claims = claim_targets(ids, now=timezone.now() - dt.timedelta(minutes=10), lease=dt.timedelta(minutes=3))
     assert len(claims) == len(ids)
+    return claims
+
+
+def _killed_mid_attempt(post):
+    """As above, but the worker was lost after its create call started to leave."""
+    claims = _killed_before_sending(post)
+    assert all(claim_started_sending(claim) for claim in claims)
     return claims
 
 
@@ -130,6 +138,54 @@ def test_expired_lease_without_idempotency_fails_asking_to_check(workspace):
     assert Post.objects.get(id=post.id).status == PostStatus.FAILED
     assert [e["event"] for e in events_of(post.id)] == ["post.failed"]
     assert sweep().failed == []
+
+
+@pytest.mark.parametrize("platform", [Platform.TELEGRAM, Platform.FACEBOOK, Platform.MASTODON])
+def test_a_worker_lost_before_anything_left_is_retried_on_every_platform(workspace, use_client, platform):
+    """Claimed, then lost before the create call left (waiting behind its batch, reading its
+    credentials): nothing reached the platform, so the entry is simply sent again, even where the
+    platform has neither key nor lookup."""
+    client = use_client(ScriptedClient(platform, [done("sent-once")], lookup=None))
+    post = make_post(workspace, [fake_account(workspace, platform)])
+    [claim] = _killed_before_sending(post)
+
+    report = sweep()
+
+    assert (report.requeued, report.to_lookup, report.failed) == ([claim.target_id], [], [])
+    target = PostTarget.objects.get(id=claim.target_id)
+    assert (target.status, target.error_code, target.lease_until) == (TargetStatus.PENDING, "", None)
+    assert BOOK_KEY not in target.remote_state  # no "look first": there is nothing to find
+    assert queued_target_ids([target.id]) == [target.id]
+    assert sweep().requeued == []
+    publish_targets([target.id])
+    target.refresh_from_db()
+    assert (target.status, target.platform_post_id) == (TargetStatus.PUBLISHED, "sent-once")
+    assert len(client.publish_calls) == 1 and client.lookup_calls == 0
+
+
+def test_a_worker_lost_after_sending_in_an_earlier_attempt_is_judged_by_this_attempt(workspace):
+    """The record of an earlier attempt that started sending says nothing about this one."""
+    post = make_post(workspace, [fake_account(workspace, Platform.TELEGRAM)])
+    [first] = _killed_mid_attempt(post)
+    PostTarget.objects.filter(id=first.target_id).update(status=TargetStatus.PENDING, lease_until=None)
+    [second] = _killed_before_sending(post)
+
+    assert sweep().requeued == [second.target_id]
+
+
+def test_a_worker_lost_before_sending_on_every_attempt_fails_without_unknown_outcome(workspace, settings):
+    post = make_post(workspace, [fake_account(workspace, Platform.TELEGRAM)])
+    PostTarget.objects.filter(post=post).update(attempts=settings.PUBLISH_MAX_ATTEMPTS - 1)
+    [claim] = _killed_before_sending(post)
+
+    assert sweep().failed == [claim.target_id]
+
+    target = PostTarget.objects.get(id=claim.target_id)
+    assert (target.status, target.error_code, target.error_message) == (
+        TargetStatus.FAILED,
+        "platform_unavailable",
+        NOT_SENT_MESSAGE,
+    )
 
 
 def test_late_write_of_a_recovered_attempt_changes_nothing(workspace, use_client):
