@@ -221,7 +221,8 @@ def test_a_worker_lost_mid_comment_fails_it_unknown_where_there_is_no_key_and_wr
     workspace: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     post, target, client = _published(workspace, monkeypatch, Platform.LINKEDIN, [])
-    [claim] = first_comment._claim([target.id], now=timezone.now())  # the worker dies holding it
+    [claim] = first_comment._claim([target.id], now=timezone.now())
+    first_comment._start_sending(claim)  # the worker dies with its call on the way
     _later(monkeypatch, 3600)
     report = sweep()
     assert report.comments_failed == [target.id]
@@ -232,6 +233,22 @@ def test_a_worker_lost_mid_comment_fails_it_unknown_where_there_is_no_key_and_wr
     assert target.comment_status == CommentStatus.FAILED and target.first_comment["errorCode"] == "unknown_outcome"
     assert client.comment_calls == []
     assert [e["event"] for e in events_of(post.id, "post.first_comment")] == ["post.first_comment.failed"]
+
+
+def test_a_worker_lost_before_the_comment_left_sends_it_again_where_there_is_no_key(
+    workspace: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    post, target, client = _published(
+        workspace, monkeypatch, Platform.LINKEDIN, [PublishResult(done=True, platform_post_id="c-1")]
+    )
+    first_comment._claim([target.id], now=timezone.now())  # the worker dies before the call leaves
+    _later(monkeypatch, 3600)
+    assert sweep().comments_requeued == [target.id]
+    assert first_comment.send_first_comments([target.id]) == 1
+    target.refresh_from_db()
+    assert target.comment_status == CommentStatus.PUBLISHED and target.first_comment["platformCommentId"] == "c-1"
+    assert len(client.comment_calls) == 1
+    assert [e["event"] for e in events_of(post.id, "post.first_comment")] == ["post.first_comment.published"]
 
 
 def test_a_worker_lost_mid_comment_on_mastodon_is_sent_again_and_the_platform_keeps_one(
