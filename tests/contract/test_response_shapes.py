@@ -216,6 +216,14 @@ CASES: dict[str, Cases] = {
         ("get", "/analytics/posts?from=2026-01-01&to=2026-01-31", None),
         ("get", "/analytics/posts?limit=0", None),
     ],
+    "listTopAnalyticsPosts": lambda c: [
+        ("get", "/analytics/top-posts?from=2026-01-01&to=2026-01-31", None),
+        ("get", "/analytics/top-posts?limit=51", None),
+    ],
+    "listDiscoveredAnalyticsPosts": lambda c: [
+        ("get", "/analytics/discovered-posts?from=2026-01-01&to=2026-01-31", None),
+        ("get", "/analytics/discovered-posts?limit=1001", None),
+    ],
     "requestAnalyticsSync": lambda c: [("post", "/analytics/sync", {})],
     "getAnalyticsSyncStatus": lambda c: [("get", "/analytics/sync-status", None)],
     "getAnalyticsTimeseries": lambda c: [
