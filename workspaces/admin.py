@@ -10,7 +10,8 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import Count, Q, QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from workspaces.models import ApiKey, Membership, Workspace
@@ -110,7 +111,9 @@ class KeyStatusFilter(admin.SimpleListFilter):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    """Creating a key here shows its plaintext once, in the success message; only the hash is kept."""
+    """Creating a key here shows its plaintext once, on the page that answers the add itself; only
+    the hash is kept. (Not a message shown after the redirect: a message waits in the session,
+    a database row, until a page displays it, or forever if none does.)"""
 
     list_display = [
         "name",
@@ -156,7 +159,21 @@ class ApiKeyAdmin(admin.ModelAdmin):
         obj.lookup = issued.api_key.lookup
         obj.secret_hash = issued.api_key.secret_hash
         obj._state.adding = False
-        messages.warning(request, f"New API key (shown once, copy it now): {issued.plaintext}")
+        request._issued_api_key = issued.plaintext  # type: ignore[attr-defined]  # read by response_add
+
+    def response_add(self, request: HttpRequest, obj: ApiKey, post_url_continue: str | None = None) -> HttpResponse:
+        plaintext = getattr(request, "_issued_api_key", None)
+        if plaintext is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "New API key",
+            "api_key": obj,
+            "plaintext": plaintext,
+        }
+        # Like every admin page, answered with Cache-Control: no-store.
+        return TemplateResponse(request, "admin/workspaces/apikey/issued.html", context)
 
     @admin.action(description="Revoke selected keys")
     def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
