@@ -466,6 +466,15 @@ class E2EStack:
         body = response.json()
         return list(body["accounts"] if isinstance(body, dict) else body)
 
+    # logs ----------------------------------------------------------------------------------
+    def all_logs(self) -> dict[str, str]:
+        """Everything each process of the stack wrote so far (web, sandbox, worker and beat to
+        ``<name>.log``, each Redis server to ``<name>/redis.log``: stdout and stderr alike), by path."""
+        return {
+            path.relative_to(self.workdir).as_posix(): path.read_text(errors="replace")
+            for path in sorted(self.workdir.rglob("*.log"))
+        }
+
     # database ------------------------------------------------------------------------------
     def sql(self, query: str, params: tuple[Any, ...] | list[Any] | None = None) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.db_dsn, autocommit=True) as conn:
