@@ -127,7 +127,8 @@ class ConnectLinkViewSet(viewsets.GenericViewSet):
         summary="Create a white-label connect link",
         description=(
             "A page at `url` where an end user connects accounts into this workspace, valid 24 hours. "
-            "The token is shown only here."
+            "The token is shown only here (and to a retry with the same `Idempotency-Key` within 24 hours, "
+            "which answers this same body; it is kept encrypted until then)."
         ),
         request=None,
         responses={201: ConnectLinkOutput},

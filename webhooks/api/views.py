@@ -73,7 +73,8 @@ class WebhookViewSet(viewsets.ViewSet):
         summary="Register a webhook",
         description="A webhook receives every event (see the `WebhookEvent` schema and `x-webhooks`) unless "
         "`events` subscribes it to some only (an unknown name is a 400 listing the valid ones; `webhook.test` "
-        "always goes through). The `secret` is returned only here.",
+        "always goes through). The `secret` is returned only here (and to a retry with the same "
+        "`Idempotency-Key` within 24 hours, which answers this same body; it is kept encrypted until then).",
         request=WebhookCreateInput,
         responses={201: WebhookCreatedOutput, 400: INVALID_URL, 409: DUPLICATE},
     )
@@ -159,7 +160,8 @@ class WebhookViewSet(viewsets.ViewSet):
         "values, `sha256=<signed with the new secret> sha256=<signed with the old secret>`; outside it, "
         "exactly one. A receiver accepts a delivery when any value matches a secret it holds, so it can "
         "switch to the new secret at any moment of the grace period. Rotating again during a grace period "
-        "replaces the old secret with the one in use until now.",
+        "replaces the old secret with the one in use until now. A retry with the same `Idempotency-Key` "
+        "within 24 hours rotates nothing and answers this same body, the same `secret`.",
         request=WebhookRotateSecretInput,
         responses={201: WebhookSecretRotatedOutput},
     )
