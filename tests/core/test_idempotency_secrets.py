@@ -70,7 +70,7 @@ def test_a_webhook_create_replays_its_secret_byte_for_byte_from_a_sealed_row(api
 
 @pytest.mark.django_db
 def test_a_rotation_replays_the_secret_it_answered_not_a_later_one(api: Any, workspace: Any) -> None:
-    webhook = WebhookFactory(workspace=workspace)
+    webhook: Any = WebhookFactory(workspace=workspace)
     path = f"/api/v1/webhooks/{webhook.id}/rotate-secret"
     first = api.post(path, {}, format="json", headers={"Idempotency-Key": "rotate-1"})
     later = api.post(path, {}, format="json", headers={"Idempotency-Key": "rotate-2"})

@@ -128,7 +128,7 @@ def _platform_tokens(api: APIClient, workspace: Workspace) -> Iterator[str]:
 
 def _member_oauth_tokens(workspace: Workspace) -> Iterator[str]:
     """A member's sign-in through /oauth/authorize and /oauth/token, then a refresh."""
-    user = UserFactory(username="member")
+    user: Any = UserFactory(username="member")
     MembershipFactory(user=user, workspace=workspace, role="editor", is_default=True)
     application = get_application_model().objects.create(
         name="cli",
