@@ -1,6 +1,7 @@
 """``analytics``: tracked posts across 1,000 workspaces (the largest with 1,000,000) and 180 days of
-follower snapshots, seeded with generate_series; p50/p99 of the four report endpoints for the
-largest workspace, and the cost of one refresh batch (in-process, against the simulators)."""
+follower snapshots, seeded with generate_series; p50/p99 of the report endpoints for the largest
+workspace (half of its posts published through us, half discovered), and the cost of one refresh
+batch (in-process, against the simulators)."""
 
 from __future__ import annotations
 
@@ -63,12 +64,17 @@ def seed_analytics(total: int) -> dict[str, Any]:
         seed.insert_select(
             TrackedPost,
             source=f"generate_series(0, {LARGEST - 1}) g",
-            exprs=_tracked_exprs(
-                id_prefix="tp_an0_",
-                workspace="'ws_an_0'",
-                account=f"'acc_an_0_' || mod(g, {len(LARGEST_PLATFORMS)})",
-                platform=largest_platform,
-            ),
+            exprs={
+                **_tracked_exprs(
+                    id_prefix="tp_an0_",
+                    workspace="'ws_an_0'",
+                    account=f"'acc_an_0_' || mod(g, {len(LARGEST_PLATFORMS)})",
+                    platform=largest_platform,
+                ),
+                # Every other post was published through us; the rest are discovered-posts' rows.
+                "post_id": "CASE WHEN mod(g, 2) = 0 THEN 'post_an0_' || g END",
+                "target_id": "CASE WHEN mod(g, 2) = 0 THEN 'pt_an0_' || g END",
+            },
         )
         if rest:
             k = f"mod(g / {others}, {len(OTHER_PLATFORMS)})"
@@ -144,11 +150,20 @@ def run(bench: Bench, *, total: int = DEFAULT_TOTAL) -> Report:
     key = bench.api_key("ws_an_0")
     today = dt.datetime.now(dt.UTC).date()
     window = {"from": (today - dt.timedelta(days=180)).isoformat(), "to": today.isoformat()}
+    one_day = {"from": (today - dt.timedelta(days=90)).isoformat(), "to": (today - dt.timedelta(days=89)).isoformat()}
     endpoints: dict[str, tuple[str, dict[str, Any]]] = {
         "overview": ("/analytics/overview", window),
         "timeseries DAILY 180 d": ("/analytics/timeseries", {**window, "granularity": "DAILY"}),
         "platform-breakdown": ("/analytics/platform-breakdown", window),
         "posts page 1 by VIEWS": ("/analytics/posts", {**window, "sortBy": "VIEWS", "page": 1}),
+        "top-posts 10 by VIEWS": ("/analytics/top-posts", window),
+        "top-posts 50 by ENGAGEMENT_RATE": (
+            "/analytics/top-posts",
+            {**window, "sortBy": "ENGAGEMENT_RATE", "limit": 50},
+        ),
+        "top-posts 10, 1 day, THREADS": ("/analytics/top-posts", {**one_day, "platforms": "THREADS"}),
+        "discovered-posts 200": ("/analytics/discovered-posts", window),
+        "discovered-posts 1000, 1 day": ("/analytics/discovered-posts", {**one_day, "limit": 1000}),
     }
     samples = 10 if bench.quick else 25
     timings: dict[str, Any] = {}
