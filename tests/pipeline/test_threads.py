@@ -4,6 +4,7 @@ after the last confirmed item without a duplicate, and an unknown outcome never 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Any
 
@@ -15,7 +16,7 @@ from platforms.base import Permanent, Platform, PublishResult, UnknownOutcome
 from platforms.sandbox.store import SandboxStore
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import thread_sequence
-from posts.pipeline.claims import claim_targets
+from posts.pipeline.claims import claim_started_sending, claim_targets
 from posts.pipeline.publisher import _prepare, publish_targets
 from posts.pipeline.sweeper import sweep
 from posts.rendering import post_record
@@ -169,9 +170,11 @@ def test_a_crash_on_a_platform_without_key_dedup_fails_and_a_retry_resumes_after
     publish_targets([target.id])
     target.refresh_from_db()
     first = list(target.thread_items)
-    # The next attempt is claimed and its worker dies before it sends anything.
+    # The next attempt is claimed and its worker dies with the next item on its way.
     [claim] = claim_targets([target.id], now=timezone.now(), lease=dt.timedelta(seconds=60))
-    PostTarget.objects.filter(id=target.id).update(lease_until=claim.lease_until - dt.timedelta(minutes=5))
+    expired = dataclasses.replace(claim, lease_until=claim.lease_until - dt.timedelta(minutes=5))
+    PostTarget.objects.filter(id=target.id).update(lease_until=expired.lease_until)
+    assert claim_started_sending(expired)
 
     report = sweep()
     assert report.failed == [target.id] and report.to_lookup == []
