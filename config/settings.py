@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import sys
 from pathlib import Path
@@ -49,6 +50,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "oauth2_provider",
+    "axes",
     "core",
     "workspaces",
     "platforms",
@@ -77,6 +79,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.OutageMiddleware",
+    # Last, as django-axes asks: it answers a locked-out admin login with its lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -135,6 +139,28 @@ CACHES = {
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+
+# --- Admin sign-in throttle (django-axes) ---------------------------------------------------
+# Five wrong passwords for one username from one address lock that pair out for 15 minutes (a
+# right password included); other usernames and addresses are unaffected. The attempts live in
+# PostgreSQL, so every web process counts them together. Only the admin site's login is watched:
+# the API's bearer tokens never go through Django's authenticate(). Unlock early with
+# `manage.py axes_reset_username NAME` (docs/operations.md).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = 5
+AXES_COOLOFF_TIME = dt.timedelta(minutes=15)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_ONLY_ADMIN_SITE = True
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
+# The client's address is the connection's unless CLIENT_IP_HEADER names the header a trusted
+# proxy in front sets (X-Real-IP) or appends to (X-Forwarded-For): a header the client could send
+# itself is never believed by default.
+CLIENT_IP_HEADER = env.str("CLIENT_IP_HEADER", default="")
+AXES_CLIENT_IP_CALLABLE = "core.client_address.client_address"
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
