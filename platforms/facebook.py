@@ -111,12 +111,15 @@ class Client(PlatformClient):
         me = self.graph.call("GET", "me", token=user_token, params={"fields": "id,name"})
         identities = []
         for page in self.graph.pages(
-            "me/accounts", token=user_token, params={"fields": "id,name,access_token,tasks,picture{url}", "limit": 100}
+            "me/accounts",
+            token=user_token,
+            params={"fields": "id,name,username,access_token,tasks,picture{url}", "limit": 100},
         ):
             page_id = str(page["id"])
             profile = AccountProfile(
                 external_id=page_id,
                 display_name=str(page.get("name") or page_id),
+                username=str(page.get("username") or ""),
                 avatar_url=str(((page.get("picture") or {}).get("data") or {}).get("url") or ""),
                 page_id=page_id,
             )

@@ -140,7 +140,7 @@ class Client(PlatformClient):
         return AccountProfile(
             external_id=str(info["sub"]),
             display_name=str(info.get("name") or ""),
-            username=str(info.get("email") or ""),
+            username="",  # LinkedIn gives members no handle through this API; the e-mail is none
             avatar_url=str(info.get("picture") or ""),
         )
 

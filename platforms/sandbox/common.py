@@ -11,6 +11,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import math
 import mimetypes
 import time
 from typing import Any
@@ -146,6 +147,13 @@ def grown(since: float, per_minute: float, *, base: int = 0) -> int:
     """A figure that grows with the minutes since ``since`` (simulated engagement), so every
     refresh sees new numbers."""
     return base + int(max(0.0, time.time() - since) * per_minute / 60)
+
+
+def settling(since: float, per_minute: float) -> int:
+    """A figure that grows like a real post's: ``per_minute`` at first, ever slower as the post
+    ages (logarithmically), so every refresh still sees new numbers but a months-old post has a
+    few times a day-old one's, never hundreds of times."""
+    return int(per_minute * math.log1p(max(0.0, time.time() - since) / 60))
 
 
 def iso(ts: float, *, millis: bool = False) -> str:

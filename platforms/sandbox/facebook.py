@@ -95,6 +95,7 @@ def accounts(request: HttpRequest, version: str) -> JsonResponse:
                 "access_token": token,
                 "category": page.get("category"),
                 "name": page.get("name"),
+                "username": page.get("username"),
                 "id": page_id,
                 "tasks": ["ADVERTISE", "ANALYZE", "CREATE_CONTENT", "MODERATE", "MANAGE"],
                 "picture": {"data": {"url": f"https://sandbox.invalid/pages/{page_id}.jpg"}},

@@ -6,14 +6,18 @@ statuses with ``Idempotency-Key``, the account's statuses, error bodies ``{"erro
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import html
+import io
 import secrets
 import time
 from typing import Any
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path
+from PIL import Image
 
 from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
@@ -34,6 +38,27 @@ def _store() -> SandboxStore:
 
 def _base(request: HttpRequest) -> str:
     return request.build_absolute_uri(f"/sandbox/{SLUG}").rstrip("/")
+
+
+def _public_base() -> str:
+    """Where a person opens what the simulator links to (avatars, headers): the service's public
+    address, not the one its workers reach the simulator at."""
+    return f"{settings.PUBLIC_BASE_URL}/sandbox/{SLUG}"
+
+
+@functools.cache
+def _picture(size: tuple[int, int]) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, (99, 100, 255)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def default_avatar(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(_picture((400, 400)), content_type="image/png")
+
+
+def default_header(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(_picture((1500, 500)), content_type="image/png")
 
 
 def _error(message: str, status: int, headers: dict[str, str] | None = None) -> HttpResponse:
@@ -80,10 +105,10 @@ def _account_json(request: HttpRequest, account: dict[str, Any], *, with_source:
         "note": "<p>Simulated account</p>",
         "url": f"{base}/@{account['username']}",
         "uri": f"{base}/users/{account['username']}",
-        "avatar": f"{base}/avatars/original/missing.png",
-        "avatar_static": f"{base}/avatars/original/missing.png",
-        "header": f"{base}/headers/original/missing.png",
-        "header_static": f"{base}/headers/original/missing.png",
+        "avatar": f"{_public_base()}/avatars/original/missing.png",
+        "avatar_static": f"{_public_base()}/avatars/original/missing.png",
+        "header": f"{_public_base()}/headers/original/missing.png",
+        "header_static": f"{_public_base()}/headers/original/missing.png",
         "followers_count": grown(account["created"], 2, base=account["followers"]),
         "following_count": 12,
         "statuses_count": _store().count(f"statuses:{account['id']}"),
@@ -528,6 +553,8 @@ urlpatterns = [
     path("api/v1/media/<str:media_id>", media_detail),
     path("api/v1/statuses", statuses),
     path("api/v1/statuses/<str:status_id>", status_detail),
+    path("avatars/original/missing.png", default_avatar),
+    path("headers/original/missing.png", default_header),
 ]
 
 

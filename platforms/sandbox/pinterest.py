@@ -21,6 +21,7 @@ from platforms.sandbox.common import (
     grown,
     iso,
     redirect_with,
+    settling,
     sniff_kind,
 )
 from platforms.sandbox.scenarios import marker
@@ -429,7 +430,7 @@ def pin_analytics(request: HttpRequest, pin_id: str) -> HttpResponse:
     unknown = [m for m in metric_types if m not in rates]
     if unknown:
         return _error(400, 1, f"Invalid metric_types: {','.join(unknown)}")
-    figures = {m: grown(pin["created"], rates[m]) for m in metric_types}
+    figures = {m: settling(pin["created"], rates[m]) for m in metric_types}
     today = dt.datetime.now(dt.UTC).date().isoformat()
     return _ok(
         {

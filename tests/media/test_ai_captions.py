@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from media.ai.interface import CaptionTarget
+from media.ai.offline_captions import OfflineCaptionWriter
 from media.models import AiUsage
 from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES, text_length
@@ -96,6 +98,44 @@ def test_refine_continues_the_partial_text(api):
     assert response.json() == {"caption": "Big news: we launched the lighthouse tracker today #launched #lighthouse"}
 
 
+def test_refine_never_repeats_what_the_partial_text_already_says(api):
+    body = {
+        "prompt": "shorter",
+        "originalText": "Our spring sale. Starts Friday, with 20% off everything!",
+        "partialText": "Our spring sale starts",
+    }
+    response = api.post(REFINE, body, format="json")
+    assert response.status_code == 201
+    assert response.json() == {"caption": "Our spring sale starts"}
+
+
+@pytest.mark.parametrize(
+    ("platform", "expected"),
+    [
+        (
+            "INSTAGRAM",
+            "It's here: our spring sale, 20% off hiking boots and tents. Double-tap if you agree!"
+            "\n\n#spring #sale #hiking #boots #tents",
+        ),
+        (
+            "LINKEDIN",
+            "It's here: our spring sale, 20% off hiking boots and tents. We'd love to hear your thoughts in the "
+            "comments.\n\n#spring #hiking #boots",
+        ),
+        (
+            "FACEBOOK",
+            "It's here: our spring sale, 20% off hiking boots and tents. What do you think? Let us know in the comments.",
+        ),
+        ("BLUESKY", "It's here: our spring sale, 20% off hiking boots and tents. Tell us what you think!\n\n#spring"),
+    ],
+)
+def test_generate_writes_a_caption_about_the_prompt_not_the_prompt_itself(api, platform, expected):
+    prompt = "Write a short caption announcing our spring sale, 20% off hiking boots and tents"
+    response = api.post(GENERATE, {"prompt": prompt, "platform": platform}, format="json")
+    assert response.status_code == 201
+    assert response.json() == {"caption": expected}
+
+
 def test_nothing_is_saved_or_posted_but_usage(api, workspace):
     api.post(GENERATE, {"prompt": "a lighthouse", "platform": "MASTODON"}, format="json")
     api.post(REFINE, {"prompt": "shorter", "originalText": "One. Two."}, format="json")
@@ -108,7 +148,8 @@ def test_nothing_is_saved_or_posted_but_usage(api, workspace):
 @pytest.mark.parametrize("platform", CAPTION_PLATFORMS)
 def test_generate_fits_every_platform_limit_without_cutting_a_word(api, platform):
     prompt = mixed_text(2000)
-    full = api.post(GENERATE, {"prompt": prompt}, format="json").json()["caption"]
+    # What the provider writes for this platform (its habits: hashtags, closers), before fitting.
+    full = OfflineCaptionWriter().generate(prompt=prompt, target=CaptionTarget(platform=platform)).text
     response = api.post(GENERATE, {"prompt": prompt, "platform": platform}, format="json")
     assert response.status_code == 201
     assert_cut_at_a_word_end(platform, response.json()["caption"], full)

@@ -259,3 +259,15 @@ def test_timeout_after_sending_a_pin_is_an_unknown_outcome_but_before_is_transie
     responses.get(f"{LIVE}/user_account", body=requests.exceptions.ReadTimeout("read timed out"))
     with pytest.raises(Transient):
         live_client().check_token(CREDS)
+
+
+def test_the_seeded_pins_have_views_in_proportion_as_a_real_account_s(account: Any) -> None:
+    """The seeded history (pins 10, 40 and 200 days old) once had views growing without end, so
+    a 40-day-old pin had four times a 10-day-old one's and the overview swung −75 %."""
+    client = get_client("PINTEREST")
+    since = dt.datetime.now(dt.UTC) - dt.timedelta(days=365)
+    history = sorted(client.list_recent_posts(account.credentials, since), key=lambda p: p.published_at)
+    views = client.fetch_post_metrics(account.credentials, [p.platform_post_id for p in history])
+    oldest, older, newest = (views[p.platform_post_id].views or 0 for p in history)
+    assert 0 < newest < older < oldest < 2 * newest
+    assert oldest < 100_000
