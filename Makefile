@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-export PLATFORM_MODE ?= sandbox
 export DJANGO_SETTINGS_MODULE := config.settings
+# No PLATFORM_MODE here: config/settings.py decides it (README, "Modes"). The code checks and the
+# tests are about the code, never a deployment: they run against the simulators.
+test migrations-check schema: export PLATFORM_MODE := sandbox
 PYTEST_ARGS ?=
 
 .PHONY: install run test test-fast check lint typecheck schema schemathesis migrations-check bench stop-embedded clean

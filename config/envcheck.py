@@ -31,3 +31,21 @@ def flag(env: environ.Env, name: str, default: bool) -> bool:
     if raw in _FALSE:
         return False
     raise environ.ImproperlyConfigured(f"{name} must be one of: {', '.join(_TRUE + _FALSE)} (got {raw!r})")
+
+
+def required_in_live(env: environ.Env, name: str, *, sandbox_value: str = "", listed: bool = False) -> str:
+    """The value of ``name``, which live mode requires: unset or blank, or (``sandbox_value``)
+    the sandbox's published value, stops start-up with a message naming the variable. With
+    ``listed``, the value is a comma-separated list and no item may be the sandbox's value.
+    (django-environ's own message would not say why, and it lets an empty value through.)"""
+    value = env.str(name, default="").strip()
+    items = [item.strip() for item in value.split(",") if item.strip()] if listed else [value] if value else []
+    if not items:
+        raise environ.ImproperlyConfigured(
+            f"{name} must be set in live mode (PLATFORM_MODE=live); sandbox defaults never apply there"
+        )
+    if sandbox_value and sandbox_value in items:
+        raise environ.ImproperlyConfigured(
+            f"{name} holds the sandbox's published value; live mode (PLATFORM_MODE=live) needs its own"
+        )
+    return value

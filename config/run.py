@@ -22,9 +22,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def _env() -> dict[str, str]:
-    os.environ.setdefault("PLATFORM_MODE", "sandbox")
+    """The children's environment. The platform mode is the settings' decision (sandbox on the
+    embedded default, live with DATABASE_URL/REDIS_URL set, or PLATFORM_MODE), read here and passed
+    on, never forced; live settings missing their secrets stop the run here, before anything starts."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    if os.environ["PLATFORM_MODE"] == "sandbox":
+    from django.conf import settings  # noqa: PLC0415 -- after DJANGO_SETTINGS_MODULE is set
+
+    os.environ["PLATFORM_MODE"] = settings.PLATFORM_MODE
+    if settings.SANDBOX:
         os.environ.setdefault("WEBHOOK_ALLOW_PRIVATE_URLS", "1")
     return dict(os.environ)
 

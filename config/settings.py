@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import environ
 
 from config import embedded
-from config.envcheck import choice, flag
+from config.envcheck import choice, flag, required_in_live
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = environ.Env()
@@ -26,15 +26,24 @@ REDIS_URL = env.str("REDIS_URL", default="") or embedded.redis_url()
 EMBEDDED = embedded.serves(DATABASE_URL) or embedded.serves(REDIS_URL)
 
 DEBUG = flag(env, "DEBUG", default=False)
-# The embedded default is a local checkout, never production (which always configures its
+# The mode is decided here and only here (`make run` and config/run.py pass it on, never force
+# it). The embedded default is a local checkout, never production (which always configures its
 # servers): there the simulators are the default, so that `manage.py create_api_key` typed in a
-# second shell beside `make run` works without exporting anything.
-PLATFORM_MODE = choice(env, "PLATFORM_MODE", ("sandbox", "live"), "sandbox" if DEBUG or TESTING or EMBEDDED else "live")
+# second shell beside `make run` works without exporting anything. With DATABASE_URL/REDIS_URL
+# set the default is live, whatever DEBUG says; the test suite is sandbox.
+PLATFORM_MODE = choice(env, "PLATFORM_MODE", ("sandbox", "live"), "sandbox" if TESTING or EMBEDDED else "live")
 SANDBOX = PLATFORM_MODE == "sandbox"
 
-_default_secret = "insecure-sandbox-only-secret-key" if SANDBOX else environ.Env.NOTSET
-SECRET_KEY = env.str("SECRET_KEY", default=_default_secret)
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"] if SANDBOX else [])
+# Sandbox mode's fixed, published values; live mode refuses to start without its own.
+_SANDBOX_SECRET_KEY = "insecure-sandbox-only-secret-key"
+_SANDBOX_FERNET_KEY = "c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE="
+if SANDBOX:
+    SECRET_KEY = env.str("SECRET_KEY", default=_SANDBOX_SECRET_KEY)
+    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"])
+else:
+    SECRET_KEY = required_in_live(env, "SECRET_KEY", sandbox_value=_SANDBOX_SECRET_KEY)
+    required_in_live(env, "ALLOWED_HOSTS", listed=True)
+    ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
 PORT = env.int("PORT", default=8000)
 PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
 VAR_DIR = embedded.VAR_DIR
@@ -284,8 +293,11 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # --- Encryption at rest (platform tokens, webhook secrets) --------------------------------
 # A comma-separated list of Fernet keys: the first encrypts, all decrypt (rotation).
-_sandbox_fernet = "c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE="
-FERNET_KEYS = env.list("FERNET_KEYS", default=[_sandbox_fernet] if SANDBOX else environ.Env.NOTSET)
+if SANDBOX:
+    FERNET_KEYS = env.list("FERNET_KEYS", default=[_SANDBOX_FERNET_KEY])
+else:
+    required_in_live(env, "FERNET_KEYS", sandbox_value=_SANDBOX_FERNET_KEY, listed=True)
+    FERNET_KEYS = env.list("FERNET_KEYS")
 
 # --- Platforms ---------------------------------------------------------------------------
 # Where the simulators are reached in sandbox mode (the web process mounts them).

@@ -1,4 +1,5 @@
-"""The embedded default and the platform mode it implies."""
+"""The platform mode: the embedded default runs the simulators, configured servers are live, and
+live mode starts only with its own secrets and hosts, and mounts no simulator."""
 
 from __future__ import annotations
 
@@ -16,7 +17,19 @@ PROBE = "import django; django.setup(); from django.conf import settings; print(
 
 
 def _settings_process(command: list[str] | None = None, **extra: str) -> subprocess.CompletedProcess[str]:
-    drop = ("PYTEST", "TEST_", "DATABASE_URL", "REDIS_URL", "PLATFORM_MODE", "SECRET_KEY", "DEBUG", "FERNET_KEYS")
+    drop = (
+        "PYTEST",
+        "TEST_",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "PLATFORM_MODE",
+        "SECRET_KEY",
+        "DEBUG",
+        "FERNET_KEYS",
+        "ALLOWED_HOSTS",
+        "WEBHOOK_ALLOW_PRIVATE_URLS",
+        "DJANGO_SETTINGS_MODULE",
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     env.update(DJANGO_SETTINGS_MODULE="config.settings", **extra)
     return subprocess.run(
@@ -70,19 +83,112 @@ def test_reading_the_settings_starts_no_server(command: list[str]) -> None:
         shutil.rmtree(var_dir, ignore_errors=True)
 
 
-def test_configured_servers_default_to_live_and_need_a_secret_key():
-    """With server URLs (production), nothing defaults to the simulators or to a known key."""
-    result = _settings_process(DATABASE_URL="postgres://user@db.invalid/x", REDIS_URL="redis://redis.invalid:6379/0")
-    assert result.returncode != 0
-    assert "Set the SECRET_KEY environment variable" in result.stderr
-    live = _settings_process(
-        DATABASE_URL="postgres://user@db.invalid/x",
-        REDIS_URL="redis://redis.invalid:6379/0",
-        SECRET_KEY="x" * 50,
-        FERNET_KEYS="c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE=",
-    )
+SERVERS = {"DATABASE_URL": "postgres://user@db.invalid/x", "REDIS_URL": "redis://redis.invalid:6379/0"}
+LIVE_SECRETS = {
+    "SECRET_KEY": "x" * 50,
+    "FERNET_KEYS": "bGl2ZS10ZXN0LWZlcm5ldC1rZXktMzItYnl0ZXMtIQ==",
+    "ALLOWED_HOSTS": "api.example.com,www.example.com",
+}
+SANDBOX_SECRET_KEY = "insecure-sandbox-only-secret-key"
+SANDBOX_FERNET_KEY = "c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE="
+LIVE_PROBE = """
+import django
+django.setup()
+from django.conf import settings
+from django.urls import Resolver404, resolve
+mounted = []
+for path in ("/sandbox/mastodon/api/v1/instance", "/sandbox/_control/mastodon/requests", "/sandbox/telegram/bot1:a/getMe"):
+    try:
+        resolve(path)
+    except Resolver404:
+        continue
+    mounted.append(path)
+print(settings.PLATFORM_MODE, settings.ALLOWED_HOSTS, settings.SECRET_KEY == "x" * 50, settings.WEBHOOK_ALLOW_PRIVATE_URLS, mounted)
+"""
+
+
+def test_configured_servers_default_to_live_even_with_debug():
+    """With server URLs (production), nothing defaults to the simulators, DEBUG=1 included."""
+    for extra in ({}, {"DEBUG": "1"}):
+        live = _settings_process([sys.executable, "-c", LIVE_PROBE], **SERVERS, **LIVE_SECRETS, **extra)
+        assert live.returncode == 0, live.stderr
+        assert live.stdout.split()[0] == "live"
+
+
+def test_live_mode_starts_with_its_own_secrets_mounts_no_simulator_and_takes_hosts_from_the_environment():
+    live = _settings_process([sys.executable, "-c", LIVE_PROBE], PLATFORM_MODE="live", **LIVE_SECRETS)
     assert live.returncode == 0, live.stderr
-    assert live.stdout.strip() == "live"
+    assert live.stdout.strip() == "live ['api.example.com', 'www.example.com'] True False []"
+    sandbox = _settings_process([sys.executable, "-c", LIVE_PROBE], PLATFORM_MODE="sandbox")
+    assert sandbox.returncode == 0, sandbox.stderr
+    assert sandbox.stdout.strip().startswith("sandbox ['*'] False False ['/sandbox/mastodon/api/v1/instance', ")
+
+
+@pytest.mark.parametrize("name", ["SECRET_KEY", "FERNET_KEYS", "ALLOWED_HOSTS"])
+@pytest.mark.parametrize("missing", ["unset", "empty"])
+def test_live_mode_refuses_to_start_without_each_of_its_settings(name: str, missing: str) -> None:
+    """Whether live comes from the configured servers or is asked for, a missing or blank secret
+    stops start-up naming the variable: the sandbox's fixed values never apply."""
+    env = {k: v for k, v in LIVE_SECRETS.items() if k != name}
+    if missing == "empty":
+        env[name] = " " if name == "SECRET_KEY" else " , "
+    for mode in ({**SERVERS}, {"PLATFORM_MODE": "live"}):
+        result = _settings_process(**mode, **env)
+        assert result.returncode != 0
+        assert (
+            f"{name} must be set in live mode (PLATFORM_MODE=live); sandbox defaults never apply there" in result.stderr
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("SECRET_KEY", SANDBOX_SECRET_KEY), ("FERNET_KEYS", f"{LIVE_SECRETS['FERNET_KEYS']},{SANDBOX_FERNET_KEY}")],
+)
+def test_live_mode_refuses_the_sandbox_published_values(name: str, value: str) -> None:
+    result = _settings_process(PLATFORM_MODE="live", **{**LIVE_SECRETS, name: value})
+    assert result.returncode != 0
+    assert f"{name} holds the sandbox's published value; live mode (PLATFORM_MODE=live) needs its own" in result.stderr
+
+
+RUN_ENV_PROBE = """
+from config.run import _env
+env = _env()
+print(env["PLATFORM_MODE"], env.get("WEBHOOK_ALLOW_PRIVATE_URLS", "-"))
+"""
+
+
+def test_make_run_leaves_the_mode_to_the_settings(tmp_path: Path) -> None:
+    """`make run` (config/run.py) passes the settings' decision on to its processes: sandbox on the
+    embedded default, live with the servers configured (and then no private webhook targets)."""
+    probe = [sys.executable, "-c", RUN_ENV_PROBE]
+    embedded_default = _settings_process(probe, CROSSPOST_VAR_DIR=str(tmp_path))
+    assert embedded_default.returncode == 0, embedded_default.stderr
+    assert embedded_default.stdout.strip() == "sandbox 1"
+    configured = _settings_process(probe, **SERVERS, **LIVE_SECRETS)
+    assert configured.returncode == 0, configured.stderr
+    assert configured.stdout.strip() == "live -"
+    asked = _settings_process(probe, PLATFORM_MODE="sandbox", **SERVERS)
+    assert asked.stdout.strip() == "sandbox 1", asked.stderr
+    unready = _settings_process(probe, **SERVERS)
+    assert unready.returncode != 0
+    assert "SECRET_KEY must be set in live mode" in unready.stderr
+
+
+def test_the_makefile_exports_no_platform_mode_to_make_run() -> None:
+    """An extra target beside the Makefile's sees what `make run`'s command inherits from it."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PLATFORM_MODE", "MAKEFLAGS", "MFLAGS")}
+    probe = '_probe_environment:\n\t@echo "mode=$${PLATFORM_MODE-unset}"\n'
+    result = subprocess.run(
+        ["make", "-s", "-f", "Makefile", "-f", "-", "_probe_environment"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        input=probe,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "mode=unset"
 
 
 @pytest.mark.parametrize(

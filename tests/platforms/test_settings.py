@@ -55,6 +55,7 @@ def test_live_mode_mounts_no_simulator() -> None:
         "PLATFORM_MODE": "live",
         "SECRET_KEY": "live-test-secret-key-not-used-anywhere-else",
         "FERNET_KEYS": "a" * 43 + "=",
+        "ALLOWED_HOSTS": "api.example.com",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     code = (
