@@ -32,7 +32,12 @@ class PostListQuery(OffsetQuery):
 
 class PostPublishInput(strict.Serializer):
     timezone = TimeZoneField(required=False)
-    scheduledAt = InstantField(required=False, allow_null=True)
+    scheduledAt = InstantField(
+        required=False,
+        allow_null=True,
+        help_text="A future time schedules the post (a SCHEDULED post is rescheduled); missing or past: it goes "
+        "out now (a dated draft keeps its own future date)",
+    )
 
 
 class PostRetryInput(strict.Serializer):
@@ -49,10 +54,16 @@ class SkippedPlatformOutput(serializers.Serializer):
     reason = serializers.CharField()
 
 
+_QUEUED_NOW = (
+    "The platforms queued for publishing now: only a post going out now (PENDING) lists them; empty for a "
+    "scheduled post and a draft"
+)
+
+
 class PostCreateOutput(serializers.Serializer):
     postId = serializers.CharField()
     status = choice(PostStatus.values)
-    queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES))
+    queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES), help_text=_QUEUED_NOW)
     skippedPlatforms = SkippedPlatformOutput(many=True)
     isScheduled = serializers.BooleanField()
     scheduledAt = serializers.DateTimeField(allow_null=True)
@@ -100,7 +111,7 @@ class PostResultsOutput(serializers.Serializer):
 
 class PostPublishOutput(serializers.Serializer):
     postId = serializers.CharField()
-    queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES))
+    queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES), help_text=_QUEUED_NOW)
     isScheduled = serializers.BooleanField()
     scheduledAt = serializers.DateTimeField(allow_null=True)
 

@@ -240,10 +240,13 @@ class PostViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         operation_id="publishPost",
-        summary="Publish or schedule a draft",
-        description="Runs the create validation now. A future `scheduledAt` (given, or the dated draft's) "
-        "schedules it (posts.schedule); otherwise it is queued now (posts.publish). 400 `post_not_draft` "
-        "for any other post.",
+        summary="Publish or schedule a draft or a scheduled post",
+        description="Accepts a DRAFT or a SCHEDULED post and runs the create validation now. A future "
+        "`scheduledAt` (given, or a dated draft's own) schedules it (posts.schedule), a SCHEDULED post being "
+        "rescheduled; post.scheduled is sent each time. Otherwise it is queued now (posts.publish): a "
+        "SCHEDULED post published without `scheduledAt` goes out now, once (a post the scheduler has already "
+        "taken is no longer SCHEDULED). `queuedPlatforms` lists the platforms only when the post goes out now "
+        "(empty when it is scheduled). 400 `post_not_draft` for any other post, the message naming its status.",
         parameters=[_ID, IDEMPOTENCY_HEADER],
         request=PostPublishInput,
         responses={201: PostPublishOutput},

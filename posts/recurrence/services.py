@@ -339,6 +339,15 @@ def upcoming_post_unscheduled(*, post: Post) -> None:
     _move_on_from(lock_series(series_id=post.recurring_post_id), post)
 
 
+def upcoming_post_sent_now(*, post: Post) -> None:
+    """``post`` (locked by the caller) is SCHEDULED and about to be published now, ahead of its
+    time: when it is the upcoming occurrence of an ACTIVE series, the series schedules the next
+    occurrence at once, as the dispatcher's claim would have (the post keeps its occurrence)."""
+    if post.recurring_post_id is None or post.status != PostStatus.SCHEDULED or post.occurrence_at is None:
+        return
+    _move_on_from(lock_series(series_id=post.recurring_post_id), post)
+
+
 def _move_on_from(series: RecurringPost, post: Post) -> None:
     if post.status != PostStatus.SCHEDULED or post.occurrence_at is None:
         return

@@ -152,7 +152,8 @@ def creation_result(post: Post, plan: PostPlan) -> dict[str, Any]:
     body: dict[str, Any] = {
         "postId": post.id,
         "status": post.status,
-        "queuedPlatforms": [] if post.status == PostStatus.DRAFT else [t.platform for t in plan.targets],
+        # only a post going out now lists them: a scheduled post (and a draft) queues nothing yet
+        "queuedPlatforms": [t.platform for t in plan.targets] if post.status == PostStatus.PENDING else [],
         "skippedPlatforms": list(plan.skipped),
         "isScheduled": post.status == PostStatus.SCHEDULED,
         "scheduledAt": format_instant(post.scheduled_at),

@@ -16,7 +16,7 @@ from core.fields import format_instant
 from platforms.base import Platform
 from posts.models import FINAL_POST_STATUSES, Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline.enqueue import enqueue_targets
-from posts.recurrence.services import upcoming_post_deleted, upcoming_post_unscheduled
+from posts.recurrence.services import upcoming_post_deleted, upcoming_post_sent_now, upcoming_post_unscheduled
 from posts.selectors import post_get_for_update
 from posts.services.creation import (
     DRAFT,
@@ -69,9 +69,11 @@ class PublishOutcome:
     plan: PostPlan
 
     def body(self) -> dict[str, Any]:
+        # Only a post going out now queues its platforms (a scheduled one queues them at its time).
+        going_out = self.post.status == PostStatus.PENDING
         return {
             "postId": self.post.id,
-            "queuedPlatforms": [t.platform for t in self.plan.targets],
+            "queuedPlatforms": [t.platform for t in self.plan.targets] if going_out else [],
             "isScheduled": self.post.status == PostStatus.SCHEDULED,
             "scheduledAt": format_instant(self.post.scheduled_at),
         }
@@ -86,22 +88,34 @@ def post_publish(
     scheduled_at: dt.datetime | None = None,
     now: dt.datetime | None = None,
 ) -> PublishOutcome:
-    """Publish a DRAFT (else 400 ``post_not_draft``): the create validation runs now on the
-    draft's content; a future time (``scheduledAt`` given, else the dated draft's) makes it
-    SCHEDULED with post.scheduled emitted, otherwise PENDING with its targets queued after commit.
-    Needs posts.schedule or posts.publish accordingly. Targets are rebuilt from fresh accounts."""
+    """Publish a DRAFT or a SCHEDULED post (else 400 ``post_not_draft``, the message naming its status):
+    the create validation runs now on its content; a future time (``scheduledAt`` given, else the
+    post's own) makes it SCHEDULED (again, for a scheduled post: rescheduled) with post.scheduled
+    emitted, otherwise PENDING with its targets queued after commit. A SCHEDULED post published
+    without ``scheduledAt`` goes out now. Needs posts.schedule or posts.publish accordingly.
+    Targets are rebuilt from fresh accounts. The post row is locked first, and the dispatcher
+    claims only SCHEDULED rows it can lock (a conditional UPDATE to PENDING): a post it has
+    claimed is PENDING here (400), and one published here is never claimed at its old time, so
+    it goes out once."""
     workspace_id = access.workspace.id
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
-    if post.status != PostStatus.DRAFT:
-        raise BadRequest("Post is not a draft", code="post_not_draft")
+    if post.status not in (PostStatus.DRAFT, PostStatus.SCHEDULED):
+        raise BadRequest(
+            f"Post is not a draft or scheduled post (its status is {post.status})",
+            code="post_not_draft",
+        )
     now = now or timezone.now()
-    when = scheduled_at if scheduled_at is not None else post.scheduled_at
+    # A scheduled post published without a time goes out now; a draft keeps its own date.
+    own = post.scheduled_at if post.status == PostStatus.DRAFT else None
+    when = scheduled_at if scheduled_at is not None else own
     timing = timing_of(save_as_draft=False, scheduled_at=when, now=now)
     require_for_timing(access, timing)
     data = payload_of(post)
     data["timezone"] = timezone_name or post.timezone
     plan = build_plan(workspace_id=workspace_id, data=data, full=True)
     plan.raise_if_invalid()
+    if timing == NOW and post.recurring_post_id:
+        upcoming_post_sent_now(post=post)  # its series schedules the next occurrence, as a claim would
     PostTarget.objects.filter(post=post).delete()
     targets = build_targets(post, plan)
     post.timezone = data["timezone"]

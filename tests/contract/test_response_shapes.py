@@ -272,7 +272,8 @@ CASES: dict[str, Cases] = {
     "deletePost": lambda c: [("delete", f"/social-posts/{c.created_post(saveAsDraft=True)}", None)],
     "publishPost": lambda c: [
         ("post", f"/social-posts/{(post := c.created_post(saveAsDraft=True))}/publish", {"scheduledAt": _later()}),
-        ("post", f"/social-posts/{post}/publish", {}),  # no longer a draft: 400 post_not_draft
+        ("post", f"/social-posts/{post}/publish", {}),  # a scheduled post: now
+        ("post", f"/social-posts/{post}/publish", {}),  # no longer a draft nor scheduled: 400 post_not_draft
     ],
     "getPostResults": lambda c: [("get", f"/social-posts/{c.failed_post()}/results", None)],
     "retryPost": lambda c: [

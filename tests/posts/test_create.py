@@ -78,7 +78,7 @@ def test_create_scheduled_emits_post_scheduled(
     assert response.json() == {
         "postId": post.id,
         "status": "SCHEDULED",
-        "queuedPlatforms": ["MASTODON"],
+        "queuedPlatforms": [],  # queued at its time, not now
         "skippedPlatforms": [],
         "isScheduled": True,
         "scheduledAt": iso(when),
@@ -605,7 +605,7 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
         payload[CONFIG_ARRAYS[platform]] = [{key: reference, **config}]
     response = api.post(URL, payload, format="json")
     assert response.status_code == 201, response.json()
-    assert response.json()["queuedPlatforms"] == [platform] and response.json()["skippedPlatforms"] == []
+    assert response.json()["queuedPlatforms"] == [] and response.json()["skippedPlatforms"] == []  # scheduled
     target = PostTarget.objects.get(post_id=response.json()["postId"])
     [entry] = api.get(f"{URL}/{response.json()['postId']}").json()["platforms"]
     media_urls = payload["mediaUrls"]

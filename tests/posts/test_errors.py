@@ -121,7 +121,7 @@ CASES: dict[str, tuple[Callable[[Any, Any], Request], int, dict[str, Any]]] = {
     "publish: not a draft": (
         lambda ws, other: ("post", f"{URL}/{_post(ws, 'FAILED', 'FAILED').id}/publish", {}),
         400,
-        bad_request("Post is not a draft", "post_not_draft"),
+        bad_request("Post is not a draft or scheduled post (its status is FAILED)", "post_not_draft"),
     ),
     "unschedule: other workspace": (
         lambda ws, other: ("post", f"{URL}/{_post(other, 'SCHEDULED', scheduled_at=future()).id}/unschedule", {}),

@@ -60,7 +60,7 @@ def test_publish_scheduled_and_dated_draft(api: Any, workspace: Any, masto: Any,
     response = commit(lambda: api.post(f"{URL}/{post.id}/publish", format="json"))
     assert response.json() == {
         "postId": post.id,
-        "queuedPlatforms": ["MASTODON"],
+        "queuedPlatforms": [],  # queued at its time, not now
         "isScheduled": True,
         "scheduledAt": iso(when),
     }
@@ -94,13 +94,13 @@ def test_publish_refuses_unauthorized_account(api: Any, masto: Any, enqueued: li
     assert response.status_code == 400 and response.json()["code"] == "account_unauthorized"
 
 
-def test_publish_not_a_draft(api: Any, workspace: Any) -> None:
-    post = PostFactory(workspace=workspace, status="SCHEDULED", scheduled_at=future())
+def test_publish_neither_a_draft_nor_scheduled(api: Any, workspace: Any) -> None:
+    post = PostFactory(workspace=workspace, status="COMPLETED")
     response = api.post(f"{URL}/{post.id}/publish", {}, format="json")
     assert response.json() == {
         "statusCode": 400,
         "error": "Bad Request",
-        "message": "Post is not a draft",
+        "message": "Post is not a draft or scheduled post (its status is COMPLETED)",
         "code": "post_not_draft",
     }
 
