@@ -132,12 +132,22 @@ TARGET_FIELDS = (
     "comment_status",
     "first_comment",
     "first_comment_text",
+    "created_at",
+    "updated_at",
 )
 
 
 TARGET_ORDER = ("created_at", "id")  # PostTarget's Meta.ordering: the order of ``post.targets.all()``
 
 _PLATFORMS = [platform.value for platform in Platform]
+
+
+def _override(row: dict[str, Any]) -> str | None:
+    """An entry stores the text it sends; the record answers it only where it differs from its
+    post's (``post_text``, added by :func:`post_records`): that is what ``payload_of`` rebuilds as
+    an override, and an entry with the post's text follows every change of it."""
+    text: str = row["text"]
+    return None if text == row["post_text"] else text
 
 
 def _config_value(platform: str, key: str) -> Reader:
@@ -183,13 +193,22 @@ ENTRY = Record(
         "connectionId": Key(serializers.CharField(allow_null=True), column("account_id")),
         "pageId": Key(serializers.CharField(allow_null=True), text_or_none("page_id")),
         "accountName": Key(serializers.CharField(), column("account_name")),
-        "text": Key(serializers.CharField(), column("text")),
+        "text": Key(
+            serializers.CharField(
+                allow_null=True,
+                help_text="This platform's override of the post's text (platformTexts); null when the entry uses "
+                "the post's own text, which a later change of the post's text then reaches",
+            ),
+            _override,
+        ),
         "platformPostId": Key(serializers.CharField(allow_null=True), text_or_none("platform_post_id")),
         "postUrl": Key(serializers.CharField(allow_null=True), text_or_none("post_url")),
         "errorMessage": Key(serializers.CharField(allow_null=True), text_or_none("error_message")),
         "errorCode": Key(serializers.CharField(allow_null=True), text_or_none("error_code")),
         "publishedAt": Key(serializers.DateTimeField(allow_null=True), instant("published_at")),
         "tiktokDraftFallback": Key(serializers.BooleanField(), column("tiktok_draft_fallback")),
+        "createdAt": Key(serializers.DateTimeField(), instant("created_at")),
+        "updatedAt": Key(serializers.DateTimeField(), instant("updated_at")),
     }
 )
 ENTRY_CONFIG = {platform: _config_record(platform, keys) for platform, (_, keys) in PLATFORM_CONFIG_FIELDS.items()}
@@ -206,6 +225,12 @@ ENTRY_MEDIA = Record(
                 child=serializers.CharField(), help_text="The previews of mediaUrls, as the post's previewUrls"
             ),
             column("preview_urls"),
+        ),
+        "mediaAltTexts": Key(
+            serializers.ListField(
+                child=serializers.CharField(), help_text="The alt texts of mediaUrls, as the post's mediaAltTexts"
+            ),
+            listed("media_alt_texts"),
         ),
     }
 )
@@ -434,10 +459,15 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
     for target in targets:
         post = records[target["post_id"]]
         # every entry publishes the post's media (a list of its own in each entry)
+        media = {
+            "media_urls": list(post["media_urls"]),
+            "preview_urls": list(post["preview_urls"]),
+            "media_alt_texts": list(post["media_alt_texts"] or []),
+        }
         post["platforms"].append(
             _entry(
-                target,
-                {"media_urls": list(post["media_urls"]), "preview_urls": list(post["preview_urls"])},
+                {**target, "post_text": post["text"]},
+                media,
                 thread=bool(post["thread"]),
                 first_comment=bool(post["first_comment"] or target["first_comment_text"]),
             )

@@ -74,6 +74,8 @@ _TARGET_COLUMNS = {
     "comment_status": "t.comment_status",
     "first_comment": "t.first_comment",
     "first_comment_text": "t.first_comment_text",
+    "created_at": _instant("t.created_at"),
+    "updated_at": _instant("t.updated_at"),
 }
 assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
 _JSON_FIELDS = frozenset(

@@ -200,8 +200,11 @@ class PostViewSet(viewsets.GenericViewSet):
     @extend_schema(
         operation_id="updatePost",
         summary="Change a draft or scheduled post",
-        description="Omitted fields keep their values. Sending `platforms` rebuilds every platform entry, "
-        "config and the media from this request alone; `mediaUrls`/`mediaAltTexts` without it are ignored.",
+        description="Omitted fields keep their values. Sending `platforms` rebuilds every platform entry and "
+        "config from this request alone; the media are replaced only when `mediaUrls` is sent with it (an "
+        "omitted `mediaUrls` keeps the stored media, `[]` removes them). `mediaUrls` without `platforms` is "
+        "ignored; `mediaAltTexts` labels the media the post will have (the stored ones unless `mediaUrls` "
+        "replaces them), with or without `platforms`: at most one per item (400 otherwise).",
         parameters=[_ID],
         request=PostUpdateInput,
         responses={200: PostOutput},

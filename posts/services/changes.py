@@ -37,9 +37,10 @@ _IGNORED_WITHOUT_PLATFORMS = frozenset({"mediaUrls", *CONNECTION_FIELDS.values()
 def post_update(*, workspace_id: str, post_id: str, changes: dict[str, Any], now: dt.datetime | None = None) -> Post:
     """Apply ``changes`` (validated by ``PostUpdateInput``; omitted fields keep their values) to
     a DRAFT or SCHEDULED post, under the post's row lock (so never after the dispatcher's claim);
-    else 400 ``post_not_editable``. Sending ``platforms`` rebuilds every target, config and the
-    media from this request alone; ``mediaUrls`` without it is ignored, ``mediaAltTexts`` alone
-    relabels the post's media (at most one per item). Rules relating two fields are checked on
+    else 400 ``post_not_editable``. Sending ``platforms`` rebuilds every target and config from
+    this request alone, and the media only when ``mediaUrls`` comes with it (omitted: the stored
+    media stay, ``[]`` removes them); ``mediaUrls`` without it is ignored. ``mediaAltTexts``
+    relabels the media the post will have (at most one per item), with or without ``platforms``. Rules relating two fields are checked on
     the post as it will be after the change. A
     SCHEDULED post keeps passing the full create validation; a draft's waits for publish. Moving
     a SCHEDULED post more than a minute into the past is refused."""
@@ -86,6 +87,11 @@ def _merged(post: Post, changes: dict[str, Any]) -> dict[str, Any]:
         current["maxLatenessSeconds"] = None  # a new policy starts from its own default limit
     if "platforms" in changes:
         data = {name: current[name] for name in _POST_FIELDS}
+        if "mediaUrls" not in changes:
+            # The media stay unless ``mediaUrls`` is sent (``[]`` removes them): the published CLI
+            # sends the targets with ``mediaAltTexts`` for the stored media, never their URLs.
+            data["mediaUrls"] = current["mediaUrls"]
+            data["mediaAltTexts"] = current["mediaAltTexts"]
         if "thread" in current:  # a change keeps the thread (and checks it against the new platforms)
             data["thread"] = current["thread"]
         for kept in ("firstComment", "platformFirstComments"):  # as the thread: kept, checked against the new platforms
@@ -104,8 +110,10 @@ def _update_targets_in_place(post: Post, plan: PostPlan) -> None:
         row = by_account.get(target_plan.account.id)
         if row is None:
             continue
-        row.text, row.config = target_plan.text, target_plan.config
-        row.first_comment_text = target_plan.first_comment_text
+        wanted = (target_plan.text, target_plan.config, target_plan.first_comment_text)
+        if (row.text, row.config, row.first_comment_text) == wanted:
+            continue  # unchanged: its updatedAt stays
+        row.text, row.config, row.first_comment_text = wanted
         row.save(update_fields=["text", "config", "first_comment_text", "updated_at"])
 
 

@@ -4,6 +4,7 @@ from typing import Any
 
 import pytest
 
+from core.fields import format_instant
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.rendering import post_record
 from tests.factories.posts import account, uploaded
@@ -172,13 +173,15 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
                 "connectionId": tiktok.id,
                 "pageId": None,
                 "accountName": "Tok",
-                "text": "Hello world",
+                "text": None,  # no override: the post's text
                 "platformPostId": None,
                 "postUrl": None,
                 "errorMessage": None,
                 "errorCode": None,
                 "publishedAt": None,
                 "tiktokDraftFallback": False,
+                "createdAt": format_instant(target.created_at),
+                "updatedAt": format_instant(target.updated_at),
                 "tiktokPrivacyLevel": "SELF_ONLY",
                 "tiktokTitle": "T",
                 "tiktokCaption": None,
@@ -193,6 +196,7 @@ def test_record_shape(api: Any, workspace: Any, enqueued: list) -> None:
                 "tiktokAutoAddMusic": None,
                 "mediaUrls": [video],
                 "previewUrls": [],
+                "mediaAltTexts": ["a clip"],
             }
         ],
     }
@@ -617,15 +621,18 @@ def test_every_platform_connection_and_config_array(api: Any, workspace: Any, en
         "connectionId": target_account.id,
         "pageId": target_account.page_id if platform == "FACEBOOK" else None,
         "accountName": f"{platform} account",
-        "text": "Hello world",
+        "text": None,
         "platformPostId": None,
         "postUrl": None,
         "errorMessage": None,
         "errorCode": None,
         "publishedAt": None,
         "tiktokDraftFallback": False,
+        "createdAt": format_instant(target.created_at),
+        "updatedAt": format_instant(target.updated_at),
         "mediaUrls": media_urls,
         "previewUrls": [],  # no preview made yet: left out, never null
+        "mediaAltTexts": [],
         **entry_fields,
     }
 

@@ -104,7 +104,9 @@ def test_patch_text_keeps_targets(api: Any, workspace: Any, masto: Any, enqueued
     assert response.json() == post_record(post)
     entries = {e["platform"]: e for e in response.json()["platforms"]}
     assert {p: e["id"] for p, e in entries.items()} == before
-    assert entries["MASTODON"]["text"] == "Changed" and entries["BLUESKY"]["text"] == "sky only"
+    # MASTODON has no override (null): it sends the post's new text
+    assert entries["MASTODON"]["text"] is None and entries["BLUESKY"]["text"] == "sky only"
+    assert dict(post.targets.values_list("platform", "text")) == {"MASTODON": "Changed", "BLUESKY": "sky only"}
     assert response.json()["mediaUrls"] == []
 
 
