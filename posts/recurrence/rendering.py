@@ -4,6 +4,7 @@ description its ``RecurringPostOutput``."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from rest_framework import serializers
@@ -12,7 +13,7 @@ from core.fields import choice
 from core.records import Key, Record, column, id_text, instant, listed, text_or_none
 from platforms.base import Platform
 from posts.models import Frequency, PauseReason, RecurringPost, RecurringStatus
-from posts.recurrence.rules import WEEKDAYS
+from posts.recurrence.rules import WEEKDAYS, Rule
 from posts.rendering import ENTRY_CONFIG
 
 _PLATFORMS = [platform.value for platform in Platform]
@@ -70,7 +71,13 @@ SERIES = Record(
         "endsOn": Key(serializers.DateField(allow_null=True), _ends_on),
         "maxOccurrences": Key(serializers.IntegerField(allow_null=True), column("max_occurrences")),
         "nextOccurrenceAt": Key(
-            serializers.DateTimeField(allow_null=True, help_text="null unless ACTIVE"), instant("next_occurrence_at")
+            serializers.DateTimeField(
+                allow_null=True,
+                help_text="The next occurrence not created yet: the slot after the upcoming scheduled post (which "
+                "holds the one before it, its occurrenceAt). null unless ACTIVE, and when the series will make no "
+                "more (its endsOn or maxOccurrences reached)",
+            ),
+            instant("next_not_created"),
         ),
         "occurrenceCount": Key(
             serializers.IntegerField(
@@ -118,11 +125,23 @@ _COLUMNS = (
 )
 
 
+def _next_not_created(series: RecurringPost) -> dt.datetime | None:
+    """The slot after the upcoming post's (``next_occurrence_at``, which an ACTIVE series has
+    already created), or None when the series is not ACTIVE or makes no more occurrences."""
+    upcoming = series.next_occurrence_at
+    if series.status != RecurringStatus.ACTIVE or upcoming is None:
+        return None
+    if series.max_occurrences is not None and series.occurrence_count >= series.max_occurrences:
+        return None
+    return Rule.of(series).next_after(upcoming)
+
+
 def recurring_record(series: RecurringPost) -> dict[str, Any]:
     template = series.template or {}
     targets = list(template.get("targets") or [])
     row = {name: getattr(series, name) for name in _COLUMNS}
     row.update(
+        next_not_created=_next_not_created(series),
         template_content_type=template.get("contentType"),
         template_text=template.get("text") or "",
         template_media_urls=template.get("mediaUrls"),

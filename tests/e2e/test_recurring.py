@@ -94,9 +94,10 @@ def test_a_series_publishes_pauses_resumes_without_catch_up_and_is_deleted(
     ]
     second_id = posts[1]["id"]
     series = e2e.api("GET", f"/recurring-posts/{series_id}").json()
+    # nextOccurrenceAt: the next occurrence not created yet, the one after the SCHEDULED post
     assert (series["status"], series["nextOccurrenceAt"], series["occurrenceCount"]) == (
         "ACTIVE",
-        instant(second_at),
+        instant(second_at + dt.timedelta(days=1)),
         2,
     )
     wait_for(lambda: {first_id, second_id} <= set(scheduled_ids(receiver)), timeout=30, what="post.scheduled x2")
@@ -121,7 +122,7 @@ def test_a_series_publishes_pauses_resumes_without_catch_up_and_is_deleted(
     assert (resumed["status"], resumed["pauseReason"], resumed["nextOccurrenceAt"]) == (
         "ACTIVE",
         None,
-        instant(resume_next),
+        instant(resume_next + dt.timedelta(days=1)),  # resume_next itself is created: the post below
     )
     posts = series_posts(e2e, series_id)
     assert [(p["status"], p["occurrenceAt"]) for p in posts] == [
@@ -172,7 +173,8 @@ def test_deleting_the_upcoming_post_schedules_the_next(e2e: E2EStack) -> None:
     # Neither deleted occurrence went out, so neither counts toward maxOccurrences: the series goes on.
     third_at = instant(first_at + dt.timedelta(days=14))
     series = e2e.api("GET", f"/recurring-posts/{created['recurringPostId']}").json()
-    assert (series["status"], series["nextOccurrenceAt"], series["occurrenceCount"]) == ("ACTIVE", third_at, 1)
+    fourth_at = instant(first_at + dt.timedelta(days=21))  # the next not created: the third is
+    assert (series["status"], series["nextOccurrenceAt"], series["occurrenceCount"]) == ("ACTIVE", fourth_at, 1)
     assert [(p["status"], p["occurrenceAt"]) for p in series_posts(e2e, created["recurringPostId"])] == [
         ("SCHEDULED", third_at)
     ]

@@ -11,9 +11,11 @@ import uuid
 from typing import Any
 
 import pytest
+from django.utils.dateparse import parse_datetime
 from rest_framework.test import APIClient
 
 from analytics.models import AccountSyncState
+from core.fields import format_instant
 from posts.models import Post
 from posts.rendering import post_record
 from tests.factories import MembershipFactory
@@ -367,9 +369,9 @@ def test_pausing_and_resuming_a_series_counts_its_one_slot_once(api: Any, worksp
     series = f"/api/v1/recurring-posts/{api.post(URL, payload, format='json').json()['recurringPostId']}"
     assert api.post(f"{series}/pause", {}, format="json").json()["occurrenceCount"] == 0
     resumed = api.post(f"{series}/resume", {}, format="json").json()
-    assert (resumed["status"], resumed["occurrenceCount"], resumed["nextOccurrenceAt"]) == (
-        "ACTIVE",
-        1,
-        payload["scheduledAt"],
-    )
+    # the one slot is created again (the upcoming post); nextOccurrenceAt is the slot after it
+    slot = parse_datetime(payload["scheduledAt"])
+    assert list(Post.objects.filter(status="SCHEDULED").values_list("occurrence_at", flat=True)) == [slot]
+    week_later = format_instant(slot + dt.timedelta(days=7))
+    assert (resumed["status"], resumed["occurrenceCount"], resumed["nextOccurrenceAt"]) == ("ACTIVE", 1, week_later)
     assert len(api.get(f"{series}/occurrences").json()["occurrences"]) == 5  # all five still to come

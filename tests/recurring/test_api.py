@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from core.fields import format_instant
 from posts.models import Post, PostStatus, RecurringPost
+from posts.recurrence.rules import Rule
 from posts.rendering import post_record
 from tests.factories.posts import account, uploaded
 from tests.recurring.conftest import POSTS, SERIES, iso, scheduled_events, series_body, start, upcoming
@@ -25,6 +26,16 @@ NOW = dt.datetime(2026, 1, 5, 12, 0, tzinfo=dt.UTC)  # a Monday
 def clock() -> Any:
     with time_machine.travel(NOW, tick=False) as traveller:
         yield traveller
+
+
+def _slot_after_the_upcoming_post(series: RecurringPost) -> dt.datetime | None:
+    """What ``nextOccurrenceAt`` answers: the next slot not created yet (the concrete values are
+    checked by the tests below)."""
+    if series.status != "ACTIVE" or series.next_occurrence_at is None:
+        return None
+    if series.max_occurrences is not None and series.occurrence_count >= series.max_occurrences:
+        return None
+    return Rule.of(series).next_after(series.next_occurrence_at)
 
 
 def record(series: RecurringPost) -> dict[str, Any]:
@@ -41,7 +52,7 @@ def record(series: RecurringPost) -> dict[str, Any]:
         "timezone": series.timezone,
         "endsOn": series.ends_on.isoformat() if series.ends_on else None,
         "maxOccurrences": series.max_occurrences,
-        "nextOccurrenceAt": format_instant(series.next_occurrence_at),
+        "nextOccurrenceAt": format_instant(_slot_after_the_upcoming_post(series)),
         "occurrenceCount": series.occurrence_count,
         "userId": None if series.created_by_id is None else str(series.created_by_id),
         "contentType": "TEXT",
@@ -78,7 +89,7 @@ def test_create_starts_a_series_with_the_post_as_first_occurrence(api: Any, work
     assert response.json() == {
         "postId": post.id,
         "status": "SCHEDULED",
-        "queuedPlatforms": ["MASTODON"],
+        "queuedPlatforms": [],
         "skippedPlatforms": [],
         "isScheduled": True,
         "scheduledAt": iso(when),
@@ -87,7 +98,9 @@ def test_create_starts_a_series_with_the_post_as_first_occurrence(api: Any, work
     assert post.recurring_post_id == series.id and post.occurrence_at == when and post.status == "SCHEDULED"
     expected = record(series)
     assert expected["weekdays"] == ["MONDAY", "FRIDAY"]  # the first post's weekday is always included
-    assert (expected["status"], expected["nextOccurrenceAt"], expected["occurrenceCount"]) == ("ACTIVE", iso(when), 1)
+    # the first occurrence is created (the post); the next one not created yet is Friday's
+    friday = dt.datetime(2026, 1, 9, 14, tzinfo=dt.UTC)
+    assert (expected["status"], expected["nextOccurrenceAt"], expected["occurrenceCount"]) == ("ACTIVE", iso(friday), 1)
     assert (expected["timezone"], expected["maxOccurrences"], expected["endsOn"]) == ("Europe/Berlin", 5, None)
     assert api.get(f"{SERIES}/{series.id}").json() == expected
     # post.scheduled carries the first occurrence, linked to its series.
@@ -300,7 +313,8 @@ def test_resume_continues_after_now_without_catch_up(api: Any, masto: Any, works
     body = response.json()
     assert body == record(series)
     expected_next = dt.datetime(2026, 1, 9, 13, tzinfo=dt.UTC)
-    assert (body["status"], body["pauseReason"], body["nextOccurrenceAt"]) == ("ACTIVE", None, iso(expected_next))
+    after_it = expected_next + dt.timedelta(days=1)  # the next occurrence not created yet
+    assert (body["status"], body["pauseReason"], body["nextOccurrenceAt"]) == ("ACTIVE", None, iso(after_it))
     # The first occurrence was deleted by the pause before it went out: it does not count.
     assert body["occurrenceCount"] == 1
     [post] = upcoming(series)

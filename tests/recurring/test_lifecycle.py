@@ -169,7 +169,9 @@ def test_occurrences_deleted_before_they_went_out_do_not_count_toward_max(api: A
     with time_machine.travel(utc(2026, 4, 30, 1), tick=False):
         api.post(f"{SERIES}/{series.id}/pause", format="json")
         body = api.post(f"{SERIES}/{series.id}/resume", format="json").json()
-    assert (body["nextOccurrenceAt"], body["occurrenceCount"]) == ("2026-05-01T09:00:00.000Z", 1)
+    # 1 May is made again (its post); the next occurrence not created yet is the 2nd
+    assert [p.occurrence_at for p in upcoming(series)] == [first]
+    assert (body["nextOccurrenceAt"], body["occurrenceCount"]) == ("2026-05-02T09:00:00.000Z", 1)
     # Deleting an upcoming post skips its slot without using up an occurrence.
     with time_machine.travel(utc(2026, 4, 30, 2), tick=False):
         [upcoming_post] = upcoming(series)
@@ -302,7 +304,8 @@ def test_resume_after_failures_starts_the_streak_afresh(api: Any, masto: Any) ->
     _run(series, ["FAILED", "FAILED", "FAILED"])
     with time_machine.travel(utc(2026, 5, 3, 12), tick=False):
         body = api.post(f"{SERIES}/{series.id}/resume", format="json").json()
-    assert (body["status"], body["nextOccurrenceAt"]) == ("ACTIVE", "2026-05-04T09:00:00.000Z")
+    assert [p.occurrence_at for p in upcoming(series)] == [utc(2026, 5, 4, 9)]
+    assert (body["status"], body["nextOccurrenceAt"]) == ("ACTIVE", "2026-05-05T09:00:00.000Z")
     _run(series, ["FAILED"])
     series.refresh_from_db()
     assert (series.status, series.consecutive_failures) == ("ACTIVE", 1)
@@ -430,8 +433,9 @@ def test_resume_steps_over_an_occurrence_kept_by_an_unscheduled_draft(api: Any, 
         api.post(f"{SERIES}/{series.id}/pause", format="json")
     with time_machine.travel(utc(2026, 4, 30, 2), tick=False):
         body = api.post(f"{SERIES}/{series.id}/resume", format="json").json()
-    # 1 May belongs to the draft: the series resumes on the 2nd, with its SCHEDULED post.
-    assert (body["status"], body["nextOccurrenceAt"]) == ("ACTIVE", "2026-05-02T09:00:00.000Z")
+    # 1 May belongs to the draft: the series resumes on the 2nd, with its SCHEDULED post (so the
+    # next occurrence not created yet is the 3rd).
+    assert (body["status"], body["nextOccurrenceAt"]) == ("ACTIVE", "2026-05-03T09:00:00.000Z")
     assert [p.occurrence_at for p in upcoming(series)] == [utc(2026, 5, 2, 9)]
     assert Post.objects.get(id=post1.id).status == PostStatus.DRAFT
 
