@@ -100,15 +100,15 @@ def webhook_update(
     events: list[str] | _Unset | None = UNSET,
 ) -> Webhook:
     """Change the URL, the active flag and/or the ``events`` filter (None: every event again;
-    it applies to events emitted from now on). ``active: true`` re-enables and resets the failure
-    counter (and so the next ``webhook.failing`` notice); ``active: false`` disables and drops
-    pending retries (events emitted while inactive are never delivered to it)."""
+    it applies to events emitted from now on). ``active: true`` re-enables, clears ``disabled_at``
+    and resets the failure counter (and so the next ``webhook.failing`` notice); ``active: false``
+    deactivates and drops pending retries (events emitted while inactive are never delivered to
+    it), leaving ``disabled_at`` alone: only the automatic disable after failures sets it."""
     normalized = _checked_url(url) if url is not None else None
     try:
         with transaction.atomic():
             _lock_workspace_webhooks(workspace.pk)
             webhook = webhook_get(workspace=workspace, webhook_id=webhook_id, for_update=True)
-            now = timezone.now()
             if url is not None and normalized is not None:
                 _ensure_unique(workspace=workspace, normalized_url=normalized, exclude_id=webhook.pk)
                 webhook.url, webhook.normalized_url = url, normalized
@@ -118,7 +118,7 @@ def webhook_update(
                 webhook.active, webhook.disabled_at = True, None
                 webhook.consecutive_failures, webhook.failing_notified_at = 0, None
             elif active is False and webhook.active:
-                webhook.active, webhook.disabled_at = False, now
+                webhook.active = False
                 drop_pending_deliveries(webhook_id=webhook.pk)
             webhook.save()
             return webhook

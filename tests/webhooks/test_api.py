@@ -234,7 +234,7 @@ def test_patch_active_disables_and_reenables(api: Any, workspace: Any, receiver:
     response = api.patch(f"/api/v1/webhooks/{webhook.id}", {"active": False}, format="json")
     assert response.status_code == 200
     body = response.json()
-    assert body["active"] is False and body["disabledAt"] is not None
+    assert body["active"] is False and body["disabledAt"] is None  # inactive, not disabled after failures
     assert Delivery.objects.get().status == "failed"  # pending retries dropped
     Webhook.objects.filter(pk=webhook.pk).update(consecutive_failures=20)
     response = api.patch(f"/api/v1/webhooks/{webhook.id}", {"active": True}, format="json")

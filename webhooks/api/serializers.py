@@ -82,7 +82,11 @@ class WebhookCreateInput(strict.Serializer):
 @extend_schema_serializer(extensions={MIN_PROPERTIES: 1})
 class WebhookUpdateInput(strict.Serializer):
     url = _WebhookUrlField(required=False)
-    active = serializers.BooleanField(required=False, help_text="`true` re-enables and resets the failure count.")
+    active = serializers.BooleanField(
+        required=False,
+        help_text="`true` re-enables, clears `disabledAt` and resets the failure count; `false` deactivates "
+        "(`disabledAt` stays null: it is set only by the automatic disable after failures).",
+    )
     events = _events_filter(required=False)
 
     def validate_events(self, value: list[str] | None) -> list[str] | None:
@@ -112,7 +116,12 @@ class WebhookOutput(serializers.Serializer):
     updatedAt = InstantField(source="updated_at")
     lastSuccessAt = InstantField(source="last_success_at", allow_null=True)
     lastFailureAt = InstantField(source="last_failure_at", allow_null=True)
-    disabledAt = InstantField(source="disabled_at", allow_null=True)
+    disabledAt = InstantField(
+        source="disabled_at",
+        allow_null=True,
+        help_text="When the webhook was disabled automatically after repeated failures; null otherwise (also "
+        "when deactivated with `active: false`), and cleared when it is activated again.",
+    )
     events = serializers.ListField(
         child=_event_name(),
         allow_null=True,
