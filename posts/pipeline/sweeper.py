@@ -10,9 +10,10 @@
   looks the post up before it sends anything (not a thread: its replies cannot be found that way).
   Others: FAILED ``unknown_outcome``; a thread keeps the items confirmed before the interruption
   (``thread_items``), so a retry sends it on from there.
-- A PENDING target well past its due time with no task alive (Redis lost its queue, a worker was
-  killed holding prefetched messages) is queued again; the claim makes duplicates harmless. While
-  the publish queue holds a backlog, a target waiting that long is more likely still queued than
+- A PENDING target well past its due time and its last queuing with no task alive (Redis lost its
+  queue, a worker was killed holding prefetched messages) is queued again, keeping its due time
+  (the late policy judges by it); the claim makes duplicates harmless. While the publish queue
+  holds a backlog, a target waiting that long is more likely still queued than
   lost: it is queued again only after ``BACKLOG_PATIENCE`` times as long, so that a backlog is not
   multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
@@ -144,12 +145,15 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
         transaction.on_commit(partial(enqueue_targets, ids), robust=True)
 
 
+# Lost: waited past the cutoff since it fell due and since it was last queued (``updated_at``: the
+# dispatcher's staging, a retry's release, this re-queue). ``next_attempt_at`` stays the due time,
+# which the late policy measures from: queuing again is no new due time.
 _LOST_SQL = """
-UPDATE posts_posttarget t SET next_attempt_at = %(now)s, updated_at = %(now)s
+UPDATE posts_posttarget t SET updated_at = %(now)s
 FROM posts_post p
 WHERE t.post_id = p.id AND t.status = %(pending)s AND t.lease_until IS NULL
   AND p.status <> ALL(%(unsendable)s)
-  AND COALESCE(t.next_attempt_at, t.updated_at) < %(cutoff)s
+  AND GREATEST(t.next_attempt_at, t.updated_at) < %(cutoff)s
 RETURNING t.id
 """
 

@@ -14,6 +14,7 @@ from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline.dispatcher import dispatch_due
 from posts.pipeline.lateness import MISSED
 from posts.pipeline.publisher import publish_targets
+from posts.pipeline.sweeper import sweep
 from tests.pipeline.helpers import connect_account, events_of, make_post, sandbox_publishes, targets_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,6 +53,44 @@ def test_skip_fails_the_late_entries_with_missed_and_sends_nothing(sandbox, work
     assert sorted(m["platformId"] for m in missed["missed"]) == sorted(ids)
     assert all(7190 <= m["latenessSeconds"] <= 7300 for m in missed["missed"])
     assert {m["platform"] for m in missed["missed"]} == {"MASTODON", "BLUESKY"}
+
+
+def test_an_entry_staged_late_is_not_taken_for_lost_by_the_sweeper(sandbox, workspace, settings):
+    """Workers back after longer than PUBLISH_LOST_TASK_SECONDS: the dispatcher has just queued the
+    entry, due long ago; the sweeper running before its task must not re-queue it as lost."""
+    settings.PUBLISH_LOST_TASK_SECONDS = 30
+    _scheduled(
+        workspace,
+        [connect_account(workspace, Platform.MASTODON)],
+        policy="skip",
+        limit=1,
+        late_by=dt.timedelta(minutes=5),
+    )
+
+    assert sweep().lost == []
+
+
+def test_a_late_entry_queued_again_by_the_sweeper_is_still_judged_by_its_due_time(sandbox, workspace, settings):
+    """Its task lost, the sweeper queues it again: that is no new due time, so the entry is as late
+    as before (re-dating it made a late entry look on time and go out)."""
+    settings.PUBLISH_LOST_TASK_SECONDS = 0
+    post = _scheduled(
+        workspace,
+        [connect_account(workspace, Platform.MASTODON)],
+        policy="skip",
+        limit=1,
+        late_by=dt.timedelta(minutes=5),
+    )
+    [target_id] = [t.id for t in targets_of(post)]
+    assert sweep().lost == [target_id]
+
+    assert publish_targets([target_id]) == 1
+
+    target = PostTarget.objects.get(id=target_id)
+    assert (target.status, target.error_code) == (TargetStatus.FAILED, MISSED)
+    assert sandbox_publishes(Platform.MASTODON) == []
+    [missed] = [e["data"]["missed"] for e in events_of(post.id) if e["event"] == "post.missed"]
+    assert 300 <= missed[0]["latenessSeconds"] <= 400
 
 
 def test_within_the_limit_the_entry_goes_out(sandbox, workspace):
