@@ -36,6 +36,9 @@ ALL_PLATFORMS = [
     "GOOGLE_BUSINESS",
 ]
 FINAL = ("COMPLETED", "PARTIAL_FAILURE", "FAILED")
+# How far into the past a test moves a SCHEDULED post: well within the minute a PATCH allows even
+# after a 30 s request (the client's timeout), and far beyond a maxLatenessSeconds of 1.
+LATE_BY = dt.timedelta(seconds=20)
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +96,15 @@ def events_for(receiver: WebhookReceiver, post_id: str) -> list[Any]:
 
 def parse(instant: str) -> dt.datetime:
     return dt.datetime.fromisoformat(instant.replace("Z", "+00:00"))
+
+
+def zulu(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def in_an_hour() -> str:
+    """A scheduledAt no slow request can overtake: a post created with it is always SCHEDULED."""
+    return zulu(dt.datetime.now(dt.UTC) + dt.timedelta(hours=1))
 
 
 def test_a_post_to_all_twelve_platforms_publishes_now(e2e, accounts, media, hook):
@@ -371,16 +383,25 @@ def test_a_chunked_body_counts_by_the_bytes_received_behind_gunicorn(e2e, accoun
 
 def test_a_late_policy_holds_back_what_the_workers_reach_too_late(e2e, accounts, hook):
     """Workers down past the posts' time: on their return the skip post fails its entry as missed
-    and the draft post is a draft again, neither sent; a post without a policy goes out late."""
+    and the draft post is a draft again, neither sent; a post without a policy goes out late.
+
+    Lateness by construction, not by timing: the posts are created an hour ahead (SCHEDULED
+    however slow the machine), and with the workers down each is moved LATE_BY into the past (a
+    SCHEDULED post may move up to a minute back and stays SCHEDULED). Its entries are then due
+    LATE_BY before any worker can reach them, far past a maxLatenessSeconds of 1."""
     receiver, _ = hook
-    due = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=2)
-    base = {**targeting(accounts, ["MASTODON"]), "contentType": "TEXT", "scheduledAt": due.isoformat()[:19] + "Z"}
+    base = {**targeting(accounts, ["MASTODON"]), "contentType": "TEXT", "scheduledAt": in_an_hour()}
+    skipped = create(e2e, {**base, "text": "Too late to skip", "latePolicy": "skip", "maxLatenessSeconds": 1})
+    drafted = create(e2e, {**base, "text": "Too late to draft", "latePolicy": "draft", "maxLatenessSeconds": 1})
+    late = create(e2e, {**base, "text": "Late but sent"})
+    assert [p["status"] for p in (skipped, drafted, late)] == ["SCHEDULED"] * 3
     e2e.kill_worker()
     try:
-        skipped = create(e2e, {**base, "text": "Too late to skip", "latePolicy": "skip", "maxLatenessSeconds": 1})
-        drafted = create(e2e, {**base, "text": "Too late to draft", "latePolicy": "draft", "maxLatenessSeconds": 1})
-        late = create(e2e, {**base, "text": "Late but sent"})
-        wait_for(lambda: dt.datetime.now(dt.UTC) > due + dt.timedelta(seconds=3), timeout=30, what="the posts late")
+        due = dt.datetime.now(dt.UTC) - LATE_BY
+        for post in (skipped, drafted, late):
+            moved = e2e.api("PATCH", f"/social-posts/{post['postId']}", json={"scheduledAt": zulu(due)})
+            assert moved.status_code == 200, moved.text
+            assert moved.json()["status"] == "SCHEDULED"
     finally:
         e2e.start_worker()
 
@@ -402,3 +423,5 @@ def test_a_late_policy_holds_back_what_the_workers_reach_too_late(e2e, accounts,
             what="post.missed",
         )
         assert [m.envelope["data"]["latePolicy"] for m in missed] == [policy]
+        [entry] = missed[0].envelope["data"]["missed"]
+        assert entry["latenessSeconds"] >= LATE_BY.total_seconds()
