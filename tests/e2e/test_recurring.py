@@ -20,7 +20,8 @@ FINAL = ("COMPLETED", "PARTIAL_FAILURE", "FAILED")
 
 
 def instant(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    """As the API writes an instant: UTC, milliseconds, ``Z``."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse(text: str) -> dt.datetime:

@@ -78,6 +78,8 @@ OPERATIONS: dict[str, Operation] = {
     "get_analytics_timeseries": Operation("GET", "/analytics/timeseries"),
     "get_analytics_breakdown": Operation("GET", "/analytics/platform-breakdown"),
     "list_analytics_posts": Operation("GET", "/analytics/posts"),
+    "list_top_analytics_posts": Operation("GET", "/analytics/top-posts"),
+    "list_discovered_analytics_posts": Operation("GET", "/analytics/discovered-posts"),
     "request_analytics_sync": Operation("POST", "/analytics/sync"),
     "get_analytics_sync_status": Operation("GET", "/analytics/sync-status"),
     # AI
@@ -265,6 +267,12 @@ class Operations(Generic[R]):
 
     def list_analytics_posts(self, **params: Any) -> R:
         return self._call("list_analytics_posts", params=params)
+
+    def list_top_analytics_posts(self, **params: Any) -> R:
+        return self._call("list_top_analytics_posts", params=params)
+
+    def list_discovered_analytics_posts(self, **params: Any) -> R:
+        return self._call("list_discovered_analytics_posts", params=params)
 
     def request_analytics_sync(self) -> R:
         return self._call("request_analytics_sync")
