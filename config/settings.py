@@ -165,6 +165,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_ONLY_ADMIN_SITE = True
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
+# Its start-up banner would be one more line in every process's log, web, worker and manage.py alike.
+AXES_VERBOSE = False
 # The client's address is the connection's unless CLIENT_IP_HEADER names the header a trusted
 # proxy in front sets (X-Real-IP) or appends to (X-Forwarded-For): a header the client could send
 # itself is never believed by default.
