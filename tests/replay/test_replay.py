@@ -36,20 +36,22 @@ before they are compared, so the comparison stays byte for byte for everything e
   ``createdAt``, ``updatedAt`` (after ``tiktokDraftFallback``) and ``mediaAltTexts`` (last);
   ``previewUrls`` lists only the previews that exist (no null); ``queuedPlatforms`` is empty for
   a post that is not going out now (SCHEDULED, DRAFT); a series' ``nextOccurrenceAt`` is the next
-  occurrence not yet created, which this replay takes from the answer (its rule has its own tests,
-  ``tests/recurring/test_next_occurrence.py``).
+  occurrence not yet created: the slot after the one 26fc3dc answered (null once the series has
+  made ``maxOccurrences``).
 """
 
 from __future__ import annotations
 
-import contextlib
+import datetime as dt
 import json
 import os
 import re
 from typing import Any
 
 import pytest
+from rest_framework.renderers import JSONRenderer
 
+from posts.recurrence.rules import Rule
 from tests.replay import driver
 from tests.replay.recorder import dump_entries
 
@@ -58,13 +60,24 @@ EXCLUDED: dict[int, str] = {}
 SHOWN = 5
 
 
-_WHOLE_SECOND = re.compile(r'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)Z"')
+_WHOLE_SECOND = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _NOT_GOING_OUT_NOW = ("SCHEDULED", "DRAFT")
 
 
-def _compact(document: Any) -> str:
-    """As the API renders JSON (DRF's compact, UTF-8 renderer)."""
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+def _render(document: Any) -> str:
+    """As the API renders JSON (DRF's JSONRenderer: compact, UTF-8)."""
+    return JSONRenderer().render(document).decode()
+
+
+def _with_milliseconds(value: Any) -> Any:
+    """Every instant written to the second (``…:19Z``) as issue 29 writes it (``…:19.000Z``)."""
+    if isinstance(value, dict):
+        return {key: _with_milliseconds(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_milliseconds(item) for item in value]
+    if isinstance(value, str) and _WHOLE_SECOND.fullmatch(value):
+        return f"{value[:-1]}.000Z"
+    return value
 
 
 def _without_null_previews(value: Any) -> Any:
@@ -98,35 +111,47 @@ def _entries_as_after_issue_29(post: Any) -> Any:
     return {**post, "platforms": entries}
 
 
-def _taken_from(value: Any, now: Any, keys: set[str]) -> Any:
-    if isinstance(value, dict) and isinstance(now, dict):
-        return {k: now[k] if k in keys and k in now else _taken_from(v, now.get(k), keys) for k, v in value.items()}
-    if isinstance(value, list) and isinstance(now, list) and len(value) == len(now):
-        return [_taken_from(a, b, keys) for a, b in zip(value, now, strict=True)]
-    return value
+def _instant(value: dt.datetime) -> str:
+    return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def as_changed_since(exchange: dict[str, Any], now: dict[str, Any] | None) -> dict[str, Any]:
-    """26fc3dc's ``exchange`` with the shape changes listed in the module docstring applied
-    (``now``: the same exchange replayed, for the one value its rule computes)."""
-    body = _WHOLE_SECOND.sub(r'"\1.000Z"', exchange["body"])
+def _next_not_created(series: Any) -> Any:
+    """A series record's ``nextOccurrenceAt`` as issue 29 answers it, from 26fc3dc's record
+    alone: the slot of its rule after the occurrence 26fc3dc named (which is created), null when
+    the series is not ACTIVE or ``maxOccurrences`` is reached (``_next_not_created`` of
+    ``posts/recurrence/rendering.py``; the slots' rule itself is unchanged since 26fc3dc)."""
+    if not isinstance(series, dict) or "nextOccurrenceAt" not in series or "frequency" not in series:
+        return series
+    created = series["nextOccurrenceAt"]
+    count, cap = series["occurrenceCount"], series["maxOccurrences"]
+    if series["status"] != "ACTIVE" or created is None or (cap is not None and count >= cap):
+        return {**series, "nextOccurrenceAt": None}
+    rule = Rule(
+        frequency=series["frequency"],
+        interval=series["interval"],
+        weekdays=tuple(series["weekdays"]),
+        starts_at=dt.datetime.fromisoformat(series["startsAt"]),
+        timezone=series["timezone"],
+        ends_on=dt.date.fromisoformat(series["endsOn"]) if series["endsOn"] else None,
+    )
+    after = rule.next_after(dt.datetime.fromisoformat(created))
+    return {**series, "nextOccurrenceAt": None if after is None else _instant(after)}
+
+
+def as_changed_since(exchange: dict[str, Any]) -> dict[str, Any]:
+    """26fc3dc's ``exchange`` with issue 29's changes listed in the module docstring applied,
+    from 26fc3dc's answer alone, and rendered again as the API renders (every golden body is
+    JSON that renders back to the same bytes; one that did not would be kept as it is)."""
     try:
-        document = json.loads(body)
+        document = json.loads(exchange["body"])
     except ValueError:
-        return {**exchange, "body": body}
-    if _compact(document) != body:  # not rendered by the API's renderer: leave it as it is
-        return {**exchange, "body": body}
-    document = _entries_as_after_issue_29(_without_null_previews(document))
-    if now is not None:
-        with contextlib.suppress(ValueError):  # an answer now that is not JSON keeps 26fc3dc's value
-            document = _taken_from(document, json.loads(now["body"]), {"nextOccurrenceAt"})
+        return exchange
+    if _render(document) != exchange["body"]:
+        return exchange
+    document = _next_not_created(_entries_as_after_issue_29(_without_null_previews(_with_milliseconds(document))))
     if isinstance(document, dict) and "queuedPlatforms" in document and document.get("status") in _NOT_GOING_OUT_NOW:
         document["queuedPlatforms"] = []
-    return {**exchange, "body": _compact(document)}
-
-
-def _expected(golden: list[Any], answers: list[Any]) -> list[Any]:
-    return [as_changed_since(exchange, answers[n] if n < len(answers) else None) for n, exchange in enumerate(golden)]
+    return {**exchange, "body": _render(document)}
 
 
 def _describe(index: int, entry: dict[str, Any], expected: list[Any], actual: list[Any]) -> str:
@@ -159,8 +184,9 @@ def test_old_bodies_answer_as_before_issue_18(db: Any, settings: Any) -> None:
         header = {"source": "tests/replay/driver.py run at 26fc3dc over corpus.json"}
         driver.GOLDEN.write_text(dump_entries(header, answers), encoding="utf-8")
         pytest.skip(f"wrote {driver.GOLDEN}")
-    golden = [_expected(want, got) for want, got in zip(driver.load_golden(), answers, strict=True)]
+    golden = driver.load_golden()
     assert len(golden) == len(corpus), "golden.json is not corpus.json's: regenerate both (see above)"
+    golden = [[as_changed_since(exchange) for exchange in exchanges] for exchanges in golden]
     differing = [
         i for i, (want, got) in enumerate(zip(golden, answers, strict=True)) if want != got and i not in EXCLUDED
     ]
