@@ -13,6 +13,7 @@ import functools
 import logging
 from typing import Any
 
+from celery import current_app as app
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -27,7 +28,6 @@ from accounts.errors import (
 )
 from accounts.models import AccountStatus, SocialAccount
 from accounts.selectors import account_by_id_or_page_id, account_get
-from config.celery import app
 from core.errors import BadRequest
 from platforms.base import (
     AccountProfile,

@@ -8,6 +8,7 @@ import datetime as dt
 import logging
 from dataclasses import dataclass
 
+from celery import current_app as app
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -15,7 +16,6 @@ from django.utils import timezone
 from accounts.models import SocialAccount
 from accounts.services import account_fresh_credentials, account_mark_unauthorized
 from analytics.models import AccountSyncState, FollowerSnapshot, SyncStatus, TrackedPost
-from config.celery import app
 from core.redis import get_redis
 from platforms.base import AuthError, Metrics, NotSupported, Platform, PlatformError, RemotePost
 from platforms.capabilities import ANALYTICS_PLATFORMS

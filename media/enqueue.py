@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from config.celery import app
+from celery import current_app as app
 
 GENERATE_IMAGE = "media.generate_image"
 MAKE_PREVIEW = "media.make_preview"

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery import current_app as app
 from django.conf import settings
-
-from config.celery import app
 
 DELIVER_MANY = "webhooks.deliver_many"
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
+from celery import current_app as app
 from django.conf import settings
-
-from config.celery import QUEUE_BY_APP, app
 
 logger = logging.getLogger(__name__)
 
 PUBLISH_TARGETS = "posts.publish_targets"
-PUBLISH_QUEUE = QUEUE_BY_APP["posts"]
+# The queue config.celery routes this app's tasks to (QUEUE_BY_APP["posts"]).
+PUBLISH_QUEUE = "publish"
 SEND_FIRST_COMMENTS = "posts.send_first_comments"
 
 
