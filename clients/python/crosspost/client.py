@@ -161,11 +161,21 @@ class Client(Operations[Any]):
         result_of(response)
         return str(item["publicUrl"])
 
-    def wait_for(self, post_id: str, *, timeout: float = 300, interval: float = 2.0) -> Post:
-        """Poll the post until it is COMPLETED, PARTIAL_FAILURE or FAILED; return it."""
+    def wait_for(
+        self,
+        post_id: str,
+        *,
+        timeout: float = 300,
+        interval: float = 2.0,
+        on_poll: Callable[[Post], None] | None = None,
+    ) -> Post:
+        """Poll the post until it is COMPLETED, PARTIAL_FAILURE or FAILED; return it. ``on_poll``
+        is called with the post as each poll answers (the CLI shows progress with it)."""
         deadline = time.monotonic() + timeout
         while True:
             post = cast(Post, self.get_post(post_id))
+            if on_poll is not None:
+                on_poll(post)
             if post.get("status") in FINAL_STATUSES:
                 return post
             if time.monotonic() >= deadline:
@@ -277,10 +287,19 @@ class AsyncClient(Operations[Awaitable[Any]]):
         result_of(response)
         return str(item["publicUrl"])
 
-    async def wait_for(self, post_id: str, *, timeout: float = 300, interval: float = 2.0) -> Post:
+    async def wait_for(
+        self,
+        post_id: str,
+        *,
+        timeout: float = 300,
+        interval: float = 2.0,
+        on_poll: Callable[[Post], None] | None = None,
+    ) -> Post:
         deadline = time.monotonic() + timeout
         while True:
             post = cast(Post, await self.get_post(post_id))
+            if on_poll is not None:
+                on_poll(post)
             if post.get("status") in FINAL_STATUSES:
                 return post
             if time.monotonic() >= deadline:

@@ -9,17 +9,18 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from crosspost import config
-from crosspost.cli.common import EXIT_AUTH, JsonOption, api, console, errors, show
+from crosspost import __version__, config
+from crosspost.cli.common import EXIT_AUTH, App, JsonOption, api, console, errors, hint, show
 from crosspost.cli.insights import ai, analytics
 from crosspost.cli.posts import app as posts
 from crosspost.cli.resources import accounts, media, recurring, webhooks
 from crosspost.client import Client
-from crosspost.errors import CrosspostError
+from crosspost.errors import AuthenticationError, CrosspostError, TransportError
 
-app = typer.Typer(help="Crosspost from the command line.", no_args_is_help=True, pretty_exceptions_enable=False)
-auth = typer.Typer(help="Credentials.", no_args_is_help=True)
+app = App(help="Crosspost from the command line.", pretty_exceptions_enable=False)
+auth = App(help="Credentials.")
 app.add_typer(auth, name="auth")
 app.add_typer(accounts, name="accounts")
 app.add_typer(posts, name="posts")
@@ -29,7 +30,23 @@ app.add_typer(recurring, name="recurring")
 app.add_typer(analytics, name="analytics")
 app.add_typer(ai, name="ai")
 
-ME_FIELDS = ("tokenType", "tokenName", "workspace", "role", "permissions", "expiresAt")
+ME_FIELDS = ("tokenType", "tokenName", "workspace", "role", "summary", "permissions", "expiresAt")
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"crosspost {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Crosspost from the command line."""
 
 
 @auth.command("login")
@@ -44,7 +61,11 @@ def login(
         with Client(api_key, base_url=base_url, workspace_id=workspace_id) as client:
             me = client.get_me()
     except CrosspostError as exc:
-        errors.print(f"[red]login failed:[/red] {exc}")
+        errors.print(f"[red]login failed:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        if isinstance(exc, TransportError):
+            hint(f"is the service running at {base_url}? Check --base-url (e.g. http://127.0.0.1:8000/api/v1).")
+        elif isinstance(exc, AuthenticationError):
+            hint("the service does not know this key: copy it again, or create one (see the README).")
         raise typer.Exit(EXIT_AUTH)
     path = config.save(api_key, base_url, workspace_id)
     if as_json:

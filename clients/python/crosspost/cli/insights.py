@@ -7,11 +7,12 @@ import time
 from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 
-from crosspost.cli.common import JsonOption, api, show
+from crosspost.cli.common import App, JsonOption, api, cell, console, print_json, show
 
-analytics = typer.Typer(help="Views, likes, comments and shares across platforms.", no_args_is_help=True)
-ai = typer.Typer(help="AI helpers.", no_args_is_help=True)
+analytics = App(help="Views, likes, comments and shares across platforms.")
+ai = App(help="AI helpers.")
 
 From = Annotated[str | None, typer.Option("--from", help="Start instant or date (default: 30 days ago).")]
 To = Annotated[str | None, typer.Option("--to", help="End instant or date (default: now).")]
@@ -33,7 +34,23 @@ def _window(start: str | None, end: str | None, platforms: list[str] | None = No
 def overview(start: From = None, end: To = None, platform: Platforms = None, as_json: JsonOption = False) -> None:
     """Totals with the change against the previous period."""
     with api(as_json) as client:
-        show(client.get_analytics_overview(**_window(start, end, platform)), as_json, title="overview")
+        body = client.get_analytics_overview(**_window(start, end, platform))
+    if as_json:
+        print_json(body)
+        return
+    table = Table(title="overview")
+    table.add_column("metric", style="bold", no_wrap=True)
+    for column in ("value", "previous period", "change"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, metric in body.items():
+        if isinstance(metric, dict) and "value" in metric:
+            delta = metric.get("deltaPercent")
+            change = "" if delta is None else f"{delta:+.1f}%"
+            table.add_row(name, cell(metric.get("value")), cell(metric.get("previousValue")), change)
+    console.print(table)
+    if body.get("partialMetrics"):
+        console.print(f"Partial (some platforms do not report them): {cell(body['partialMetrics'])}")
+    console.print(f"Figures last synced: {body.get('lastSyncedAt') or 'never'}")
 
 
 @analytics.command("timeseries")

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from crosspost.cli.common import JsonOption, api, read_body, show, usage_error
+from crosspost.cli.common import App, JsonOption, api, print_json, read_body, show, usage_error, wait_for_post
 from crosspost.client import Client
 from crosspost.targets import content_type_for, targets_for
 
-app = typer.Typer(help="Create, schedule, publish and inspect posts.", no_args_is_help=True)
+app = App(help="Create, schedule, publish and inspect posts.")
 
 POST_COLUMNS = ("id", "status", "contentType", "scheduledAt", "text")
+POST_FIELDS = ("id", "status", "contentType", "text", "scheduledAt", "timezone", "mediaUrls", "recurringPostId")
+ENTRY_COLUMNS = ("platform", "accountName", "status", "postUrl", "error")
 Accounts = Annotated[
     list[str] | None, typer.Option("--account", "-a", help="Connected account id (repeat for several).")
 ]
@@ -24,6 +27,30 @@ Text = Annotated[str | None, typer.Option("--text", "-t")]
 ScheduleAt = Annotated[str | None, typer.Option("--schedule-at", help="ISO 8601 instant; omitted: publish now.")]
 Timezone = Annotated[str, typer.Option("--timezone")]
 BodyFile = Annotated[str | None, typer.Option("--body-file", help="JSON object with more fields ('-': stdin).")]
+
+
+def show_post(post: Mapping[str, Any], as_json: bool) -> None:
+    """A post as a table of its fields, then one row per platform entry (status, URL, error)."""
+    if as_json:
+        print_json(post)
+        return
+    show(post, False, columns=POST_FIELDS, title="post")
+    entries = [
+        {
+            "platform": entry.get("platform"),
+            "accountName": entry.get("accountName"),
+            "status": entry.get("status"),
+            "postUrl": entry.get("postUrl"),
+            "error": " ".join(
+                part
+                for part in (entry.get("errorCode") and f"[{entry['errorCode']}]", entry.get("errorMessage"))
+                if part
+            ),
+        }
+        for entry in post.get("platforms") or []
+    ]
+    if entries:
+        show(entries, False, columns=ENTRY_COLUMNS, title="platforms")
 
 
 def _media_urls(client: Client, media: list[str]) -> list[str]:
@@ -103,8 +130,9 @@ def create(
         )
         created = client.create_post(body)
         if wait:
-            created = client.wait_for(created["postId"])
-        show(created, as_json, title="post")
+            show_post(wait_for_post(client, created["postId"], as_json=as_json), as_json)
+        else:
+            show(created, as_json, title="post")
 
 
 @app.command()
@@ -151,7 +179,7 @@ def list_(
 def get(post_id: str, as_json: JsonOption = False) -> None:
     """Show one post."""
     with api(as_json) as client:
-        show(client.get_post(post_id), as_json, title="post")
+        show_post(client.get_post(post_id), as_json)
 
 
 @app.command()
@@ -179,7 +207,7 @@ def update(
     if not body:
         raise usage_error("nothing to change: give --text, --schedule-at or --body-file")
     with api(as_json) as client:
-        show(client.update_post(post_id, body), as_json, title="post")
+        show_post(client.update_post(post_id, body), as_json)
 
 
 @app.command()
@@ -193,13 +221,16 @@ def delete(post_id: str, as_json: JsonOption = False) -> None:
 def publish(
     post_id: str,
     schedule_at: ScheduleAt = None,
-    wait: Annotated[bool, typer.Option("--wait")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait until the post reaches a final status.")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Publish (or schedule) a draft."""
     with api(as_json) as client:
         answer = client.publish_post(post_id, scheduled_at=schedule_at)
-        show(client.wait_for(post_id) if wait else answer, as_json)
+        if wait:
+            show_post(wait_for_post(client, post_id, as_json=as_json), as_json)
+        else:
+            show(answer, as_json)
 
 
 @app.command()

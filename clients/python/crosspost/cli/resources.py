@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferSpeedColumn
 
-from crosspost.cli.common import JsonOption, api, console, print_json, read_body, show
+from crosspost.cli.common import App, JsonOption, api, console, print_json, read_body, show
 
-accounts = typer.Typer(help="Connected social accounts.", no_args_is_help=True)
-media = typer.Typer(help="Media files.", no_args_is_help=True)
-webhooks = typer.Typer(help="Webhook endpoints and their deliveries.", no_args_is_help=True)
-recurring = typer.Typer(help="Recurring post series.", no_args_is_help=True)
+accounts = App(help="Connected social accounts.")
+media = App(help="Media files.")
+webhooks = App(help="Webhook endpoints and their deliveries.")
+recurring = App(help="Recurring post series.")
 
 ACCOUNT_COLUMNS = ("id", "platform", "displayName", "username", "status")
 WEBHOOK_COLUMNS = ("id", "url", "active", "lastSuccessAt", "lastFailureAt")
