@@ -137,20 +137,21 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def _number(value: Any) -> str:
+def number(value: Any) -> str:
+    """``1234`` as ``1,234``; ``1234.5`` as ``1,234.50``; ``0.0412`` as is (up to four decimals)."""
     if isinstance(value, float) and not value.is_integer():
-        return f"{value:,.2f}"
+        return f"{value:.4f}".rstrip("0") if abs(value) < 1 else f"{value:,.2f}"
     return f"{int(value):,}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
 
 
 def _metric(value: Mapping[str, Any]) -> str:
     """``{value, previousValue, deltaPercent}`` as ``1,234 (+12.5% vs 1,097)``."""
-    text = _number(value.get("value"))
+    text = "no data" if value.get("value") is None else number(value.get("value"))
     delta, previous = value.get("deltaPercent"), value.get("previousValue")
     if delta is not None:
-        text += f" ({delta:+.1f}% vs {_number(previous)})"
+        text += f" ({delta:+.1f}% vs {number(previous)})"
     elif previous is not None:
-        text += f" (was {_number(previous)})"
+        text += f" (was {number(previous)})"
     return text
 
 

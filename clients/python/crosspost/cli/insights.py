@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from crosspost.cli.common import App, JsonOption, api, cell, console, print_json, show
+from crosspost.cli.common import App, JsonOption, api, cell, console, number, print_json, show
 
 analytics = App(help="Views, likes, comments and shares across platforms.")
 ai = App(help="AI helpers.")
@@ -46,7 +46,9 @@ def overview(start: From = None, end: To = None, platform: Platforms = None, as_
         if isinstance(metric, dict) and "value" in metric:
             delta = metric.get("deltaPercent")
             change = "" if delta is None else f"{delta:+.1f}%"
-            table.add_row(name, cell(metric.get("value")), cell(metric.get("previousValue")), change)
+            value, previous = metric.get("value"), metric.get("previousValue")
+            shown = "no data" if value is None else number(value)
+            table.add_row(name, shown, "" if previous is None else number(previous), change)
     console.print(table)
     if body.get("partialMetrics"):
         console.print(f"Partial (some platforms do not report them): {cell(body['partialMetrics'])}")
