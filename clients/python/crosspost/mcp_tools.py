@@ -37,6 +37,43 @@ TOOLS: list[ToolSpec] = [
     ToolSpec("get_analytics_timeseries", "get_analytics_timeseries", "Figures per day, week or month."),
     ToolSpec("get_analytics_breakdown", "get_analytics_breakdown", "Figures per platform."),
     ToolSpec("list_analytics_posts", "list_analytics_posts", "Published posts with their figures."),
+    ToolSpec(
+        "delete_post", "delete_post", "Delete a post (refused with 409 while one of its platforms is being published)."
+    ),
+    ToolSpec(
+        "list_platforms",
+        "list_platforms",
+        "What each platform accepts: content types, text limits, media kinds, counts and sizes, its settings.",
+    ),
+    ToolSpec(
+        "create_connect_link",
+        "create_connect_link",
+        "A link (valid 24 h) for a person to open in a browser and connect a social account; append "
+        "/<PLATFORM> (e.g. /BLUESKY) to open one platform's page directly.",
+    ),
+    ToolSpec("get_account_queue", "get_account_queue", "An account's posting queue: its weekly slots and timezone."),
+    ToolSpec(
+        "set_account_queue",
+        "set_account_queue",
+        "Replace an account's posting queue: weekly slots (day MON..SUN, local time HH:MM) in a timezone.",
+    ),
+    ToolSpec("list_webhooks", "list_webhooks", "The workspace's webhook endpoints."),
+    ToolSpec(
+        "create_webhook",
+        "create_webhook",
+        "Register an endpoint URL for events (all, or those of `events`); the answer holds its signing secret, shown this once.",
+    ),
+    ToolSpec("delete_webhook", "delete_webhook", "Remove a webhook endpoint; it receives nothing more."),
+    ToolSpec(
+        "rotate_webhook_secret",
+        "rotate_webhook_secret",
+        "A new signing secret for a webhook (shown this once); deliveries carry both signatures for graceSeconds.",
+    ),
+    ToolSpec(
+        "list_events",
+        "list_events",
+        "The events feed (what webhooks deliver), oldest first; pass nextCursor back as `after` to continue.",
+    ),
     ToolSpec("wait_for_post", "", "Wait until a post is COMPLETED, PARTIAL_FAILURE or FAILED; returns the post."),
     ToolSpec("upload_media", "", "Upload a local file (path) or a file fetched from a URL; returns its publicUrl."),
 ]

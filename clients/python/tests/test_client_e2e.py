@@ -7,20 +7,23 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+import crosspost
 import pytest
 from conftest import FIXTURES, PLATFORMS
 from crosspost import Client, InvalidSignature, NotFound, verify_webhook
-from crosspost.cli import app
+from crosspost.cli import app, common
 from crosspost.targets import targets_for
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent, TextResourceContents
+from rich.console import Console
 from typer.testing import CliRunner
 
 from tests.e2e.harness import E2EStack, WebhookReceiver, wait_for
@@ -34,6 +37,15 @@ def _window() -> dict[str, str]:
         "from_": (now - dt.timedelta(days=7)).strftime("%Y-%m-%d"),
         "to": (now + dt.timedelta(days=1)).strftime("%Y-%m-%d"),
     }
+
+
+def _mcp_server(env: dict[str, str]) -> StdioServerParameters:
+    """``crosspost mcp`` over stdio, importing the very package these tests import (a checkout's
+    copy, even where another one is installed)."""
+    package_root = str(Path(crosspost.__file__).resolve().parents[1])
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "crosspost", "mcp"], env={**env, "PYTHONPATH": package_root}
+    )
 
 
 def _tracked(sdk: Client, post_id: str) -> list[dict[str, Any]]:
@@ -139,7 +151,7 @@ def test_cli(
 
 def test_mcp_server_over_stdio(stack: E2EStack, base_url: str, accounts: list[dict[str, Any]]) -> None:
     env = {"CROSSPOST_API_KEY": stack.api_key, "CROSSPOST_BASE_URL": base_url}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "crosspost", "mcp"], env=env)
+    params = _mcp_server(env)
 
     async def session_run() -> dict[str, Any]:
         seen: dict[str, Any] = {}
@@ -200,3 +212,170 @@ def test_mcp_server_over_stdio(stack: E2EStack, base_url: str, accounts: list[di
     assert is_error and retry["code"] == "no_failed_platforms"
     assert len(seen["resources"]) == 12
     assert seen["twitter"]["textLimit"] == 280
+
+
+NEW_TOOLS = {
+    "delete_post",
+    "list_platforms",
+    "create_connect_link",
+    "get_account_queue",
+    "set_account_queue",
+    "list_webhooks",
+    "create_webhook",
+    "delete_webhook",
+    "rotate_webhook_secret",
+    "list_events",
+}
+
+
+def test_mcp_tools_for_links_queues_webhooks_and_events(
+    stack: E2EStack, base_url: str, accounts: list[dict[str, Any]]
+) -> None:
+    env = {"CROSSPOST_API_KEY": stack.api_key, "CROSSPOST_BASE_URL": base_url}
+    params = _mcp_server(env)
+    account_id = accounts[0]["id"]
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    slots = [{"day": "MON", "time": "09:30"}, {"day": "FRI", "time": "17:00"}]
+    receiver = WebhookReceiver()
+
+    async def session_run() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            seen["tools"] = {tool.name for tool in (await session.list_tools()).tools}
+
+            async def call(name: str, arguments: dict[str, Any], *, error: bool = False) -> Any:
+                result = await session.call_tool(name, arguments)
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                assert bool(result.is_error) is error, (name, block.text)
+                return json.loads(block.text)
+
+            seen["platforms"] = await call("list_platforms", {})
+            seen["link"] = await call("create_connect_link", {})
+            seen["queue_set"] = await call(
+                "set_account_queue", {"id": account_id, "timezone": "Europe/Paris", "slots": slots}
+            )
+            seen["queue"] = await call("get_account_queue", {"id": account_id})
+
+            seen["hook"] = hook = await call("create_webhook", {"url": receiver.url, "events": ["post.published"]})
+            seen["listed"] = await call("list_webhooks", {})
+            seen["rotated"] = await call("rotate_webhook_secret", {"id": hook["id"], "graceSeconds": 0})
+            seen["hook_deleted"] = await call("delete_webhook", {"id": hook["id"]})
+            seen["listed_after"] = await call("list_webhooks", {})
+
+            body = {"text": "For the events feed", "contentType": "TEXT", "timezone": "UTC", "scheduledAt": later}
+            seen["created"] = created = await call("create_post", {**body, **targets_for(accounts[:1])})
+            # Every page of post.scheduled events, passing the cursor back, for the one of this post.
+            found, after = [], None
+            while True:
+                page = await call(
+                    "list_events", {"type": ["post.scheduled"], "limit": 100, **({"after": after} if after else {})}
+                )
+                found += [e for e in page["events"] if e["data"]["post"]["id"] == created["postId"]]
+                if not page["events"]:
+                    break
+                after = page["nextCursor"]
+            seen["events"] = found
+            seen["post_deleted"] = await call("delete_post", {"id": created["postId"]})
+            seen["post_gone"] = await call("get_post", {"id": created["postId"]}, error=True)
+        return seen
+
+    try:
+        seen = anyio.run(session_run)
+    finally:
+        receiver.close()
+    assert seen["tools"] >= NEW_TOOLS and len(seen["tools"]) == 26
+
+    platforms = {p["platform"]: p for p in seen["platforms"]["platforms"]}
+    assert len(platforms) == 12 and platforms["TWITTER"]["text"]["limit"] == 280
+    assert seen["link"]["url"].startswith(stack.web_url) and seen["link"]["expiresAt"]
+    assert seen["queue"]["timezone"] == "Europe/Paris" == seen["queue_set"]["timezone"]
+    assert sorted(seen["queue"]["slots"], key=str) == sorted(slots, key=str)
+
+    hook = seen["hook"]
+    assert hook["secret"] and hook["id"] in {w["id"] for w in seen["listed"]["webhooks"]}
+    assert seen["rotated"]["id"] == hook["id"] and seen["rotated"]["secret"] not in ("", hook["secret"])
+    assert hook["id"] not in {w["id"] for w in seen["listed_after"]["webhooks"]}
+
+    assert [e["event"] for e in seen["events"]] == ["post.scheduled"]
+    assert seen["events"][0]["data"]["post"]["scheduledAt"].startswith(later[:-1])
+    assert seen["post_deleted"] == {"deleted": True}
+    assert seen["post_gone"]["statusCode"] == 404
+
+
+def _no_json(text: str) -> None:
+    """No table cell holds a JSON text (an object, a list of objects, a quoted key)."""
+    assert not re.search(r'[\[{]\s*"|"\s*:', text), text
+
+
+def test_cli_shows_progress_readable_tables_and_hints(
+    stack: E2EStack,
+    sdk: Client,
+    accounts: list[dict[str, Any]],
+    cli_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runner = CliRunner()
+    wide = {**cli_env, "COLUMNS": "250"}
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Any:
+        return runner.invoke(app, list(args), env=wide if env is None else env)
+
+    # Waiting: a line per change of status on stderr (no terminal here), then the post and one
+    # row per platform entry with its status and URL.
+    ids = [arg for account in accounts[:2] for arg in ("--account", account["id"])]
+    created = run("posts", "create", *ids, "--text", "Watched from the CLI", "--wait")
+    assert created.exit_code == 0, created.output
+    progress = created.stderr.strip().splitlines()
+    post_id = progress[-1].split()[1]
+    post = sdk.get_post(post_id)
+    entries = ", ".join(f"{e['platform']} {e['status']}" for e in post["platforms"])
+    assert progress[-1] == f"post {post_id} COMPLETED: {entries}", created.stderr
+    assert len(post["platforms"]) == 2
+    for entry in post["platforms"]:
+        assert entry["postUrl"]
+        row = [line for line in created.stdout.splitlines() if entry["postUrl"] in line]
+        assert len(row) == 1 and entry["platform"] in row[0] and "PUBLISHED" in row[0], created.stdout
+    _no_json(created.stdout)
+    shown = run("posts", "get", post_id)
+    assert shown.exit_code == 0 and all(e["postUrl"] in shown.stdout for e in post["platforms"]), shown.output
+    _no_json(shown.stdout)
+
+    # On a terminal the same wait is a spinner on stderr, showing the post's status as it goes.
+    with monkeypatch.context() as patch:
+        patch.setattr(common, "errors", Console(stderr=True, force_terminal=True, width=250))
+        spun = run("posts", "create", *ids, "--text", "Watched on a terminal", "--wait", "--json")
+    assert spun.exit_code == 0, spun.output
+    spun_id = json.loads(spun.stdout)["id"]
+    assert f"post {spun_id} COMPLETED" in spun.stderr and "\x1b[" in spun.stderr, spun.stderr
+
+    # Readable cells: the overview as metric rows, `auth status` by names.
+    overview = run("analytics", "overview")
+    assert overview.exit_code == 0, overview.output
+    metrics = [name for name, value in sdk.get_analytics_overview(**_window()).items() if isinstance(value, dict)]
+    assert {"views", "postsCount", "engagementRate"} <= set(metrics)
+    for name in metrics:
+        assert re.search(rf"│ {name}\s*│\s*([\d,.]+|no data)\s*│", overview.stdout), (name, overview.stdout)
+    assert "Figures last synced" in overview.stdout
+    _no_json(overview.stdout)
+    me = sdk.get_me()
+    status = run("auth", "status")
+    assert status.exit_code == 0, status.output
+    assert f"{me['workspace']['name']} ({me['workspace']['id']})" in status.stdout
+    assert me["permissions"][0] in status.stdout
+    _no_json(status.stdout)
+    for args in (("accounts", "list"), ("posts", "list"), ("posts", "results", post_id), ("webhooks", "list")):
+        listed = run(*args)
+        assert listed.exit_code == 0, listed.output
+        _no_json(listed.stdout)
+
+    # Errors say what to do next: a refused key, a role without the permission.
+    refused = run("accounts", "list", env={**wide, "CROSSPOST_API_KEY": "cp_bad_key"})
+    assert refused.exit_code == 3
+    assert "hint:" in refused.stderr and "crosspost auth login" in refused.stderr
+    assert "CROSSPOST_API_KEY" in refused.stderr
+    viewer = stack.manage("create_api_key", "--workspace", "E2E", "--role", "viewer").strip().splitlines()[-1].strip()
+    denied = run("webhooks", "create", "https://example.com/hook", env={**wide, "CROSSPOST_API_KEY": viewer})
+    assert denied.exit_code == 3, denied.output
+    assert "hint: this needs the permission webhooks.manage" in denied.stderr, denied.stderr
