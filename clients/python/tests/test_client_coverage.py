@@ -75,3 +75,13 @@ def test_mcp_tools_take_their_schemas_from_the_description(openapi: dict[str, An
     assert set(re.findall(r"'\$ref': '#/\$defs/([^']+)'", str(create))) <= set(create.get("$defs", {}))
     publish = input_schema(openapi, "publish_post")
     assert publish["properties"]["id"]["type"] == "string" and "id" in publish["required"]
+
+
+def test_the_tools_for_queues_webhooks_and_events_take_the_described_fields(openapi: dict[str, Any]) -> None:
+    queue = input_schema(openapi, "set_account_queue")
+    assert {"id", "slots", "timezone"} <= set(queue["required"])
+    events = input_schema(openapi, "list_events")
+    assert events["properties"]["type"]["type"] == "array" and {"after", "limit"} <= set(events["properties"])
+    rotate = input_schema(openapi, "rotate_webhook_secret")
+    assert rotate["required"] == ["id"] and "graceSeconds" in rotate["properties"]
+    assert input_schema(openapi, "list_platforms") == {"type": "object", "properties": {}}
