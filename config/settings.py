@@ -426,8 +426,9 @@ LOGGING = {
 }
 
 # --- Metrics: Prometheus, every web and worker process of a run writing into one directory --
-# `GET /metrics` answers only with `Authorization: Bearer <METRICS_TOKEN>` (404 while it is unset).
-METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# `GET /metrics` answers with `Authorization: Bearer <METRICS_TOKEN>`; in sandbox mode also without
+# it to a client on loopback (`make run`), else 404. Live mode refuses to start without the token.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="").strip() if SANDBOX else required_in_live(env, "METRICS_TOKEN")
 # prometheus-client reads this variable when it is first imported, so it is set here, before any
 # metric exists. `make run` empties the directory at start; a deployment gives each run a new one.
 # A pytest process (the xdist controller and each worker) always counts in a directory of its own:
