@@ -239,6 +239,10 @@ class EventListOutput(serializers.Serializer):
         help_text="Pass it as `after` to continue after this page (the same cursor again when the page is "
         "empty: poll with it later); null only when no event was returned and no `after` was given.",
     )
+    hasMore = serializers.BooleanField(
+        help_text="true when more events follow this page already: ask again with `after=nextCursor` at once; "
+        "false when the feed is caught up (poll later with the same cursor).",
+    )
 
 
 def webhook_body(webhook: Webhook) -> dict[str, Any]:
