@@ -13,9 +13,24 @@ PLATFORM_CHOICES = [p.value for p in Platform]
 MAX_BUCKETS = 1000
 
 
+# The spec makes both ends of the window required (no default): a request without one is told
+# what to send.
+WINDOW_REQUIRED = (
+    "This field is required: the window is from=<start>&to=<end>, each an ISO 8601 date-time or a date "
+    "(YYYY-MM-DD, midnight UTC), e.g. from=2026-08-01&to=2026-08-31."
+)
+WINDOW_DESCRIPTION = (
+    "Every analytics report covers the window `from`..`to` (both required, both inclusive; "
+    "e.g. `?from=2026-08-01&to=2026-08-31`); a request without either is a 400 naming it and its format."
+)
+
+
 class WindowQuery(strict.QuerySerializer):
     # "from" is a Python keyword: the field is declared under that name below.
-    to = InstantField(help_text="End of the window (inclusive), not before `from`. A bare date means midnight UTC.")
+    to = InstantField(
+        help_text="Required. End of the window (inclusive), not before `from`. A bare date means midnight UTC.",
+        error_messages={"required": WINDOW_REQUIRED},
+    )
     platforms = serializers.ListField(
         child=serializers.ChoiceField(choices=PLATFORM_CHOICES),
         required=False,
@@ -25,7 +40,11 @@ class WindowQuery(strict.QuerySerializer):
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
-        fields["from"] = InstantField(help_text="Start of the window (inclusive). A bare date means midnight UTC.")
+        fields["from"] = InstantField(
+            help_text="Required. Start of the window (inclusive): an ISO 8601 date-time or a date (YYYY-MM-DD, "
+            "midnight UTC).",
+            error_messages={"required": WINDOW_REQUIRED},
+        )
         return fields
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from core import serializers as strict
 from core.fields import choice, format_instant
 from core.idempotency import idempotent
-from core.pagination import OffsetQuery, paginate
+from core.pagination import OFFSET_PAGINATION, OffsetQuery, paginate
 from core.query import parse_query
 from posts.models import RecurringStatus
 from posts.recurrence.input import RECURRENCE_DESCRIPTION
@@ -74,7 +74,7 @@ class RecurringPostViewSet(viewsets.GenericViewSet):
         operation_id="listRecurringPosts",
         summary="List recurring series",
         description="Newest first. `statuses` may be repeated or bracket-indexed. How occurrences are "
-        "computed: " + RECURRENCE_DESCRIPTION,
+        "computed: " + RECURRENCE_DESCRIPTION + "\n\n" + OFFSET_PAGINATION,
         parameters=[RecurringListQuery],
         responses={200: RecurringPostListOutput},
     )

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from core.exception_handler import flatten_validation_detail
 from core.idempotency import idempotent
+from core.pagination import OFFSET_PAGINATION
 from core.query import parse_query, validated
 from posts import read_model
 from posts.api.serializers import (
@@ -143,7 +144,8 @@ class PostViewSet(viewsets.GenericViewSet):
         summary="List posts",
         description="Newest first by default (`sortOrder=OLDEST` is the exact reverse, ties broken by id). "
         "`startDate`/`endDate` are inclusive and bound `scheduledAt`, or `createdAt` for posts never "
-        "scheduled. Arrays may be repeated or bracket-indexed; `status` is an alias of `statuses`.",
+        "scheduled. Arrays may be repeated or bracket-indexed; `status` is an alias of `statuses`.\n\n"
+        + OFFSET_PAGINATION,
         parameters=[PostListQuery],
         responses={200: PostListOutput},
     )

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.idempotency import idempotent
+from core.pagination import CURSOR_PAGINATION, OFFSET_PAGINATION
 from core.query import parse_query
 from webhooks import selectors, services
 from webhooks.api.serializers import (
@@ -126,6 +127,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(
         operation_id="listWebhookDeliveries",
         summary="List a webhook's deliveries with their attempts",
+        description="Newest first, each with its attempts.\n\n" + OFFSET_PAGINATION,
         parameters=[DeliveryListQuery],
         responses={200: DeliveryListOutput},
     )
@@ -191,7 +193,7 @@ class EventViewSet(viewsets.ViewSet):
         "cursor it stored, and dedupes on `id` "
         "the events that also arrive by delivery. The order is the order in which the events became visible "
         "(committed), which is their creation order but for events of transactions still committing: a cursor "
-        "never passes an event that appears later.",
+        "never passes an event that appears later.\n\n" + CURSOR_PAGINATION,
         parameters=[EventListQuery],
         responses={200: EventListOutput},
     )
