@@ -218,7 +218,11 @@ SPECTACULAR_SETTINGS = {
         "Every call carries `Authorization: Bearer <API key>` and acts inside one workspace. "
         "Each operation's description names the permission it needs; a key without it gets 403 "
         "with `code: permission_denied` and `requiredPermission`. Every response carries the "
-        "RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers."
+        "RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers. A post targets "
+        "`platforms` plus one account id array per platform (`pageIds` for Facebook, `<platform>ConnectionIds` "
+        "for the others): see POST /social-posts. Lists page in one of three styles, each named where used: "
+        "offset (`limit`/`offset`, `total`, `hasMore`), page (`page`/`limit`, analytics posts) and cursor "
+        "(`after`/`nextCursor`, `hasMore`: the events feed)."
     ),
     "VERSION": "1.0.0",
     "OAS_VERSION": "3.0.3",

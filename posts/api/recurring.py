@@ -33,17 +33,21 @@ class RecurringOccurrencesQuery(strict.QuerySerializer):
 
 
 class RecurringPostListOutput(serializers.Serializer):
-    recurringPosts = RecurringPostOutput(many=True)
-    total = serializers.IntegerField()
-    hasMore = serializers.BooleanField()
+    recurringPosts = RecurringPostOutput(many=True, help_text="This page's series, newest first.")
+    total = serializers.IntegerField(help_text="How many series match, on every page together.")
+    hasMore = serializers.BooleanField(
+        help_text="true while more series follow this page (next: `offset` + the series received)."
+    )
 
 
 class RecurringPostDeleteOutput(serializers.Serializer):
-    deleted = serializers.BooleanField()
+    deleted = serializers.BooleanField(help_text="true: the series is gone (its scheduled next occurrence too).")
 
 
 class RecurringOccurrencesOutput(serializers.Serializer):
-    occurrences = serializers.ListField(child=serializers.DateTimeField())
+    occurrences = serializers.ListField(
+        child=serializers.DateTimeField(), help_text="The coming occurrences, in order."
+    )
 
 
 _ID = OpenApiParameter("id", str, OpenApiParameter.PATH, description="Recurring post id")
