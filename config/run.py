@@ -53,6 +53,13 @@ def _demo_key() -> str:
     return issued.plaintext
 
 
+def metrics_line(base: str, *, sandbox: bool) -> str:
+    """Where /metrics answers and how to ask (core.metrics): the token itself is never printed."""
+    if sandbox:
+        return f"{base}/metrics (open from this machine; elsewhere: Authorization: Bearer $METRICS_TOKEN)"
+    return f"{base}/metrics (Authorization: Bearer $METRICS_TOKEN)"
+
+
 def fresh_metrics_dir(env: dict[str, str]) -> Path:
     """The run's Prometheus directory, emptied: files of an earlier run's processes would be
     added to this run's figures."""
@@ -184,6 +191,7 @@ def main() -> int:
         f"  OpenAPI:   {base}/api/v1/openapi.json\n"
         f"  API docs:  {base}/api/v1/docs/ (Swagger UI), {base}/api/v1/redoc/\n"
         f"  admin:     {base}/admin/ (dashboard: {base}/admin/dashboard/; a login: manage.py createsuperuser)\n"
+        f"  metrics:   {metrics_line(base, sandbox=env['PLATFORM_MODE'] == 'sandbox')}\n"
         f"  demo workspace admin API key:\n{key}\n",
         flush=True,
     )

@@ -218,7 +218,11 @@ SPECTACULAR_SETTINGS = {
         "Every call carries `Authorization: Bearer <API key>` and acts inside one workspace. "
         "Each operation's description names the permission it needs; a key without it gets 403 "
         "with `code: permission_denied` and `requiredPermission`. Every response carries the "
-        "RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers."
+        "RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers. A post targets "
+        "`platforms` plus one account id array per platform (`pageIds` for Facebook, `<platform>ConnectionIds` "
+        "for the others): see POST /social-posts. Lists page in one of three styles, each named where used: "
+        "offset (`limit`/`offset`, `total`, `hasMore`), page (`page`/`limit`, analytics posts) and cursor "
+        "(`after`/`nextCursor`, `hasMore`: the events feed)."
     ),
     "VERSION": "1.0.0",
     "OAS_VERSION": "3.0.3",
@@ -426,8 +430,9 @@ LOGGING = {
 }
 
 # --- Metrics: Prometheus, every web and worker process of a run writing into one directory --
-# `GET /metrics` answers only with `Authorization: Bearer <METRICS_TOKEN>` (404 while it is unset).
-METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# `GET /metrics` answers with `Authorization: Bearer <METRICS_TOKEN>`; in sandbox mode also without
+# it to a client on loopback (`make run`), else 404. Live mode refuses to start without the token.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="").strip() if SANDBOX else required_in_live(env, "METRICS_TOKEN")
 # prometheus-client reads this variable when it is first imported, so it is set here, before any
 # metric exists. `make run` empties the directory at start; a deployment gives each run a new one.
 # A pytest process (the xdist controller and each worker) always counts in a directory of its own:

@@ -20,8 +20,8 @@ ERROR_SCHEMA = {
     "type": "object",
     "required": ["statusCode", "error", "message"],
     "properties": {
-        "statusCode": {"type": "integer", "example": 400},
-        "error": {"type": "string", "example": "Bad Request"},
+        "statusCode": {"type": "integer", "example": 400, "description": "The HTTP status, repeated."},
+        "error": {"type": "string", "example": "Bad Request", "description": "The HTTP status's reason phrase."},
         "message": {
             "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
             "description": "A sentence, or for validation errors a list of sentences each naming its field.",
@@ -32,7 +32,11 @@ ERROR_SCHEMA = {
             "description": "On permission_denied: the permission needed.",
         },
         "role": {"type": "string", "description": "On permission_denied: the caller's role key."},
-        "tokenType": {"type": "string", "enum": ["api_token", "oauth"]},
+        "tokenType": {
+            "type": "string",
+            "enum": ["api_token", "oauth"],
+            "description": "On permission_denied: the kind of credential used.",
+        },
     },
 }
 RATE_HEADERS = {

@@ -43,33 +43,78 @@ CONFIG_FIELDS: dict[str, str] = {
 }
 
 
+TARGETING_DESCRIPTION = (
+    "**Targeting:** `platforms` names the platforms to publish on, and each platform's account goes in that "
+    "platform's own id array: "
+    + ", ".join(f"{platform} in `{field}`" for platform, field in CONNECTION_FIELDS.items())
+    + ". The ids are `id`s from GET /social-accounts (for FACEBOOK also the page's `pageId`); exactly one account "
+    "per platform per post. An array whose platform is not in `platforms` is ignored; a platform in `platforms` "
+    'with no account of its own in its array is skipped and reported in `skippedPlatforms` (reason "No valid '
+    'connection found"), and when every platform is skipped the request is a 400 `connection_not_found`. '
+    "Options per platform go in its config array (`instagramConfigs`, `tiktokConfigs`, ...; `privacyLevel` is "
+    "required for TIKTOK, `boardId` for PINTEREST)."
+)
+
+
+def connection_ids_help(platform: str) -> str:
+    return (
+        f"The {platform} account to publish to: the `id` of a {platform} account of the workspace (GET "
+        f"/social-accounts). Read only when `platforms` lists {platform}; ids that are no {platform} account of "
+        f"the workspace are ignored, and {platform} is skipped (`skippedPlatforms`) when none is left. One "
+        "account per platform per post."
+    )
+
+
 def _id_field(**kwargs: Any) -> serializers.CharField:
     return serializers.CharField(max_length=255, **kwargs)
 
 
-def _configs(serializer_class: type[serializers.Serializer]) -> serializers.ListField:
+def _configs(serializer_class: type[serializers.Serializer], **kwargs: Any) -> serializers.ListField:
     # A ListField rather than many=True: drf-spectacular documents its maxItems.
-    return serializers.ListField(child=serializer_class(), required=False, max_length=50)
+    return serializers.ListField(child=serializer_class(), required=False, max_length=50, **kwargs)
 
 
-def _ids() -> serializers.ListField:
-    return serializers.ListField(child=_id_field(), required=False, max_length=50)
+def _ids(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(child=_id_field(), required=False, max_length=50, **kwargs)
 
 
 class _ConnectionConfig(strict.Serializer):
-    connectionId = _id_field(required=False)
+    connectionId = _id_field(
+        required=False,
+        help_text=("The account (its `id` among the post's accounts of this platform) these options apply to."),
+    )
 
 
 class InstagramConfigInput(_ConnectionConfig):
-    postType = choice(["FEED", "REEL", "STORY"], required=False)
-    trialGraduation = choice(["MANUAL", "SS_PERFORMANCE"], required=False, allow_null=True)
-    audio = _id_field(required=False, allow_null=True)
+    postType = choice(
+        ["FEED", "REEL", "STORY"],
+        required=False,
+        help_text="FEED (default), REEL (needs a VIDEO) or STORY (IMAGE or VIDEO).",
+    )
+    trialGraduation = choice(
+        ["MANUAL", "SS_PERFORMANCE"],
+        required=False,
+        allow_null=True,
+        help_text=(
+            "Publish a REEL as a trial reel shown to non-followers first: MANUAL or "
+            "SS_PERFORMANCE graduation (a single video only)."
+        ),
+    )
+    audio = _id_field(
+        required=False, allow_null=True, help_text="An `audioId` from GET /social-accounts/{id}/instagram-audio."
+    )
 
 
 class FacebookConfigInput(strict.Serializer):
-    pageId = _id_field(required=False)
-    postType = choice(["FEED", "REEL", "STORY"], required=False)
-    videoTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+    pageId = _id_field(required=False, help_text="The page (among `pageIds`) these options apply to.")
+    postType = choice(["FEED", "REEL", "STORY"], required=False, help_text="FEED (default), REEL or STORY.")
+    videoTitle = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=5000,
+        help_text="A video's title (at most 255 characters).",
+    )
 
 
 class TiktokConfigInput(_ConnectionConfig):
@@ -77,23 +122,45 @@ class TiktokConfigInput(_ConnectionConfig):
         ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"],
         required=False,
         allow_null=True,
+        help_text=(
+            'Who sees the video; required for every TIKTOK target (else 400 "Privacy level is'
+            ' required for TikTok posts").'
+        ),
     )
-    title = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
-    caption = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=100_000)
-    allowComments = serializers.BooleanField(required=False)
-    allowDuet = serializers.BooleanField(required=False)
-    allowStitch = serializers.BooleanField(required=False)
-    sendAsDraft = serializers.BooleanField(required=False)
-    aiGenerated = serializers.BooleanField(required=False)
-    brandedContent = serializers.BooleanField(required=False)
-    brandedContentOwnBrand = serializers.BooleanField(required=False)
+    title = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=5000,
+        help_text="A photo post's title (at most 90 characters).",
+    )
+    caption = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=100_000,
+        help_text="The caption on TikTok instead of the post's text (at most 2200 characters).",
+    )
+    allowComments = serializers.BooleanField(required=False, help_text="Viewers may comment.")
+    allowDuet = serializers.BooleanField(required=False, help_text="Viewers may duet the video.")
+    allowStitch = serializers.BooleanField(required=False, help_text="Viewers may stitch the video.")
+    sendAsDraft = serializers.BooleanField(
+        required=False, help_text="Deliver to the creator's TikTok inbox as a draft instead of publishing."
+    )
+    aiGenerated = serializers.BooleanField(required=False, help_text="Label the content as AI-generated.")
+    brandedContent = serializers.BooleanField(
+        required=False, help_text="Disclose a paid partnership (branded content)."
+    )
+    brandedContentOwnBrand = serializers.BooleanField(
+        required=False, help_text="Disclose that the creator promotes their own brand."
+    )
     brandedOwnBrand = serializers.BooleanField(
         required=False,
         write_only=True,
         help_text="The published clients' name of brandedContentOwnBrand (what entries answer as "
         "tiktokBrandedOwnBrand); brandedContentOwnBrand wins when both are sent.",
     )
-    autoAddMusic = serializers.BooleanField(required=False)
+    autoAddMusic = serializers.BooleanField(required=False, help_text="Let TikTok add music to a photo post.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         alias = attrs.pop("brandedOwnBrand", None)
@@ -103,40 +170,78 @@ class TiktokConfigInput(_ConnectionConfig):
 
 
 class YoutubeConfigInput(_ConnectionConfig):
-    postType = choice(["VIDEO", "SHORTS"], required=False)
-    videoTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
-    tags = serializers.ListField(child=serializers.CharField(max_length=500), required=False, max_length=20)
-    privacyStatus = choice(["public", "private", "unlisted"], required=False)
-    license = choice(["youtube", "creativeCommon"], required=False)
-    notifySubscribers = serializers.BooleanField(required=False)
-    allowEmbedding = serializers.BooleanField(required=False)
-    madeForKids = serializers.BooleanField(required=False)
-    categoryId = _id_field(required=False, allow_null=True)
-    playlistId = _id_field(required=False, allow_null=True)
+    postType = choice(["VIDEO", "SHORTS"], required=False, help_text="VIDEO (default) or SHORTS.")
+    videoTitle = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=5000,
+        help_text="The video's title (at most 100 characters; default: the start of the text).",
+    )
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=500), required=False, max_length=20, help_text="Up to 20 tags."
+    )
+    privacyStatus = choice(["public", "private", "unlisted"], required=False, help_text="public, private or unlisted.")
+    license = choice(["youtube", "creativeCommon"], required=False, help_text="youtube (standard) or creativeCommon.")
+    notifySubscribers = serializers.BooleanField(required=False, help_text="Notify the channel's subscribers.")
+    allowEmbedding = serializers.BooleanField(required=False, help_text="The video may be embedded on other sites.")
+    madeForKids = serializers.BooleanField(required=False, help_text="The video is made for children (COPPA).")
+    categoryId = _id_field(required=False, allow_null=True, help_text="A YouTube video category id.")
+    playlistId = _id_field(required=False, allow_null=True, help_text="A playlist of the channel to add the video to.")
 
 
 class PinterestConfigInput(_ConnectionConfig):
-    boardId = _id_field(required=False, allow_blank=True, allow_null=True)
-    title = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
-    link = serializers.URLField(required=False, allow_null=True, max_length=2000)
+    boardId = _id_field(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text=("The board to pin to (required): a board `id` from GET /social-accounts/{id}/pinterest-boards."),
+    )
+    title = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=5000,
+        help_text="The pin's title (at most 100 characters).",
+    )
+    link = serializers.URLField(required=False, allow_null=True, max_length=2000, help_text="The URL the pin links to.")
 
 
 class LinkedinConfigInput(_ConnectionConfig):
-    documentTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+    documentTitle = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=5000,
+        help_text="A DOCUMENT post's title (at most 100 characters).",
+    )
 
 
 class GoogleBusinessConfigInput(_ConnectionConfig):
-    topicType = choice(["STANDARD", "EVENT", "OFFER"], required=False)
+    topicType = choice(["STANDARD", "EVENT", "OFFER"], required=False, help_text="STANDARD (default), EVENT or OFFER.")
     callToActionType = choice(
-        ["BOOK", "ORDER", "SHOP", "LEARN_MORE", "SIGN_UP", "CALL"], required=False, allow_null=True
+        ["BOOK", "ORDER", "SHOP", "LEARN_MORE", "SIGN_UP", "CALL"],
+        required=False,
+        allow_null=True,
+        help_text="The button shown with the post.",
     )
-    callToActionUrl = serializers.URLField(required=False, allow_null=True, max_length=2000)
-    eventTitle = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
-    eventStart = InstantField(required=False, allow_null=True)
-    eventEnd = InstantField(required=False, allow_null=True)
-    offerCouponCode = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=500)
-    offerRedeemUrl = serializers.URLField(required=False, allow_null=True, max_length=2000)
-    offerTerms = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=5000)
+    callToActionUrl = serializers.URLField(
+        required=False, allow_null=True, max_length=2000, help_text="Where the button leads (not for CALL)."
+    )
+    eventTitle = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=500, help_text="An EVENT or OFFER's title."
+    )
+    eventStart = InstantField(required=False, allow_null=True, help_text="When the event or offer starts.")
+    eventEnd = InstantField(required=False, allow_null=True, help_text="When the event or offer ends.")
+    offerCouponCode = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=500, help_text="An OFFER's coupon code."
+    )
+    offerRedeemUrl = serializers.URLField(
+        required=False, allow_null=True, max_length=2000, help_text="Where an OFFER is redeemed online."
+    )
+    offerTerms = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=5000, help_text="An OFFER's terms and conditions."
+    )
 
 
 CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
@@ -151,8 +256,13 @@ CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
 
 
 class PlatformTextInput(strict.Serializer):
-    platform = choice(PLATFORM_VALUES)
-    text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
+    platform = choice(PLATFORM_VALUES, help_text="The platform whose entry gets this text.")
+    text = serializers.CharField(
+        allow_blank=True,
+        max_length=100_000,
+        trim_whitespace=False,
+        help_text="The text published on that platform instead of the post's `text`.",
+    )
 
 
 THREAD_MAX_ITEMS = 24
@@ -173,7 +283,12 @@ THREAD_DESCRIPTION = (
 
 
 class ThreadItemInput(strict.Serializer):
-    text = serializers.CharField(allow_blank=True, max_length=100_000, trim_whitespace=False)
+    text = serializers.CharField(
+        allow_blank=True,
+        max_length=100_000,
+        trim_whitespace=False,
+        help_text="This reply's text (an item needs text or media).",
+    )
     mediaUrls = serializers.ListField(
         child=serializers.CharField(max_length=2000),
         required=False,
@@ -232,7 +347,7 @@ PLATFORM_FIRST_COMMENTS_DESCRIPTION = (
 
 
 class PlatformFirstCommentInput(strict.Serializer):
-    platform = choice(PLATFORM_VALUES)
+    platform = choice(PLATFORM_VALUES, help_text="The platform whose entries get this comment.")
     text = UntrimmedTextField(
         max_length=100_000,
         error_messages={"blank_text": FIRST_COMMENT_NEEDS_TEXT},
@@ -243,18 +358,76 @@ class PlatformFirstCommentInput(strict.Serializer):
 class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
-    contentType = choice(ContentType.values)
-    text = serializers.CharField(required=False, allow_blank=True, max_length=100_000, trim_whitespace=False)
-    platformTexts = serializers.ListField(child=PlatformTextInput(), required=False, max_length=12)
-    mediaUrls = serializers.ListField(child=serializers.CharField(max_length=2000), required=False, max_length=35)
+    contentType = choice(
+        ContentType.values,
+        help_text=(
+            "What the post is: TEXT (text only), IMAGE or VIDEO (one medium of that kind in "
+            "`mediaUrls`), CAROUSEL (2 or more media) or DOCUMENT (LINKEDIN only, exactly one"
+            " PDF, PPT, PPTX, DOC or DOCX). GET /platforms lists what each platform accepts."
+        ),
+    )
+    text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100_000,
+        trim_whitespace=False,
+        help_text=(
+            "The post's text (caption), checked against each target platform's length limit "
+            "as that platform counts it (GET /platforms); `platformTexts` gives a platform "
+            "its own. `#sandbox-fail`, `#sandbox-flaky` and `#sandbox-unauthorized` steer the"
+            " simulators in sandbox mode."
+        ),
+    )
+    platformTexts = serializers.ListField(
+        child=PlatformTextInput(),
+        required=False,
+        max_length=12,
+        help_text=(
+            "Per-platform text overrides: an item's `text` replaces `text` on its platform "
+            "(each platform at most once; a platform the post does not target is ignored)."
+        ),
+    )
+    mediaUrls = serializers.ListField(
+        child=serializers.CharField(max_length=2000),
+        required=False,
+        max_length=35,
+        help_text=(
+            "The media, in order: `publicUrl`s from POST /upload-urls (each must exist in "
+            "storage, else 400 `media_not_found` naming it)."
+        ),
+    )
     mediaAltTexts = serializers.ListField(
         child=serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False),
         required=False,
         max_length=35,
+        help_text=(
+            'Alternative text per medium, in the order of `mediaUrls` ("" skips one); used '
+            "where the platform supports it."
+        ),
     )
-    thumbnailUrl = serializers.URLField(required=False, allow_blank=True, allow_null=True, max_length=2000)
-    thumbnailTimestampMs = serializers.IntegerField(required=False, allow_null=True, min_value=0, max_value=2**31 - 1)
-    scheduledAt = InstantField(required=False, allow_null=True)
+    thumbnailUrl = serializers.URLField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        max_length=2000,
+        help_text="A video's cover image: a `publicUrl` from POST /upload-urls.",
+    )
+    thumbnailTimestampMs = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=2**31 - 1,
+        help_text="A video's cover taken from its frame at this many milliseconds.",
+    )
+    scheduledAt = InstantField(
+        required=False,
+        allow_null=True,
+        help_text=(
+            "When to publish (ISO 8601, UTC unless an offset is given): a future instant "
+            "schedules the post (SCHEDULED); missing, null or past publishes now (PENDING). "
+            "Never shifted by `timezone`."
+        ),
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # Rules relating two fields (mediaAltTexts to mediaUrls) are checked on the post as it
@@ -268,31 +441,82 @@ class PostContentInput(strict.Serializer):
 class PostTargetsInput(strict.Serializer):
     """Where a post goes: platforms, connection arrays and config arrays."""
 
-    platforms = serializers.ListField(child=choice(PLATFORM_VALUES), min_length=1, max_length=12)
-    pageIds = _ids()
-    instagramConnectionIds = _ids()
-    threadsConnectionIds = _ids()
-    tiktokConnectionIds = _ids()
-    twitterConnectionIds = _ids()
-    blueskyConnectionIds = _ids()
-    linkedinConnectionIds = _ids()
-    pinterestConnectionIds = _ids()
-    youtubeConnectionIds = _ids()
-    mastodonConnectionIds = _ids()
-    telegramConnectionIds = _ids()
-    googleBusinessConnectionIds = _ids()
-    instagramConfigs = _configs(InstagramConfigInput)
-    facebookConfigs = _configs(FacebookConfigInput)
-    tiktokConfigs = _configs(TiktokConfigInput)
-    youtubeConfigs = _configs(YoutubeConfigInput)
-    pinterestConfigs = _configs(PinterestConfigInput)
-    linkedinConfigs = _configs(LinkedinConfigInput)
-    googleBusinessConfigs = _configs(GoogleBusinessConfigInput)
+    platforms = serializers.ListField(
+        child=choice(PLATFORM_VALUES),
+        min_length=1,
+        max_length=12,
+        help_text=(
+            "Where the post goes (targeting): the platforms to publish on, each with its "
+            "accounts in that platform's id array (`pageIds` for FACEBOOK, "
+            "`<platform>ConnectionIds` for the others, e.g. `mastodonConnectionIds`). A "
+            "platform listed here without an account in its array is skipped "
+            '(`skippedPlatforms`, reason "No valid connection found"); when nothing is left '
+            "to publish the request is a 400 `connection_not_found`."
+        ),
+    )
+    pageIds = _ids(
+        help_text=(
+            "The FACEBOOK page to publish to: its account `id` (GET /social-accounts) or the page's "
+            "`pageId`. Read only when `platforms` lists FACEBOOK; one page per post."
+        )
+    )
+    instagramConnectionIds = _ids(help_text=connection_ids_help("INSTAGRAM"))
+    threadsConnectionIds = _ids(help_text=connection_ids_help("THREADS"))
+    tiktokConnectionIds = _ids(help_text=connection_ids_help("TIKTOK"))
+    twitterConnectionIds = _ids(help_text=connection_ids_help("TWITTER"))
+    blueskyConnectionIds = _ids(help_text=connection_ids_help("BLUESKY"))
+    linkedinConnectionIds = _ids(help_text=connection_ids_help("LINKEDIN"))
+    pinterestConnectionIds = _ids(help_text=connection_ids_help("PINTEREST"))
+    youtubeConnectionIds = _ids(help_text=connection_ids_help("YOUTUBE"))
+    mastodonConnectionIds = _ids(help_text=connection_ids_help("MASTODON"))
+    telegramConnectionIds = _ids(help_text=connection_ids_help("TELEGRAM"))
+    googleBusinessConnectionIds = _ids(help_text=connection_ids_help("GOOGLE_BUSINESS"))
+    instagramConfigs = _configs(
+        InstagramConfigInput,
+        help_text=(
+            "INSTAGRAM options per account (`connectionId`; without one, the item applies to "
+            "the post's INSTAGRAM account)."
+        ),
+    )
+    facebookConfigs = _configs(
+        FacebookConfigInput, help_text="FACEBOOK options per page (`pageId`, which must be among `pageIds`)."
+    )
+    tiktokConfigs = _configs(
+        TiktokConfigInput, help_text="TIKTOK options per account; a TIKTOK target needs `privacyLevel`."
+    )
+    youtubeConfigs = _configs(
+        YoutubeConfigInput, help_text="YOUTUBE options per account (title, tags, privacy, Shorts)."
+    )
+    pinterestConfigs = _configs(
+        PinterestConfigInput,
+        help_text=(
+            "PINTEREST options per account; a PINTEREST target needs `boardId` (GET "
+            "/social-accounts/{id}/pinterest-boards)."
+        ),
+    )
+    linkedinConfigs = _configs(
+        LinkedinConfigInput, help_text="LINKEDIN options per account (the title of a DOCUMENT post)."
+    )
+    googleBusinessConfigs = _configs(
+        GoogleBusinessConfigInput,
+        help_text=("GOOGLE_BUSINESS options per account (the local post's topic, call to action, event or offer)."),
+    )
 
 
 class PostCreateInput(PostContentInput, PostTargetsInput):
-    timezone = TimeZoneField()
-    saveAsDraft = serializers.BooleanField(required=False, default=False)
+    timezone = TimeZoneField(
+        help_text=(
+            "The post's IANA time zone (Europe/Berlin, UTC): for display and for a series' "
+            "occurrences; it never shifts `scheduledAt`. Required on create."
+        )
+    )
+    saveAsDraft = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=(
+            "true: save a DRAFT and publish nothing (platform validation waits until POST /social-posts/{id}/publish)."
+        ),
+    )
     recurrence = RecurrenceInput(required=False, allow_null=True, help_text=RECURRENCE_DESCRIPTION)
     queue = serializers.BooleanField(
         required=False,
@@ -361,16 +585,34 @@ class PostUpdateInput(PostCreateInput):
 class BulkItemInput(PostContentInput):
     """One item of ``posts``: its content, its time, optional per-item config arrays."""
 
-    contentType = choice([c for c in ContentType.values if c != ContentType.DOCUMENT])
-    scheduledAt = InstantField()
+    contentType = choice(
+        [c for c in ContentType.values if c != ContentType.DOCUMENT],
+        help_text="As the create's `contentType`, but no DOCUMENT.",
+    )
+    scheduledAt = InstantField(
+        help_text=("When this item is published (required for a bulk item); as the create's `scheduledAt`.")
+    )
     # Stored as "bulk-item:" + key in a 255-character column: a longer key was a database error.
-    idempotencyKey = serializers.CharField(required=False, max_length=255 - len("bulk-item:"))
-    instagramConfigs = _configs(InstagramConfigInput)
-    facebookConfigs = _configs(FacebookConfigInput)
-    tiktokConfigs = _configs(TiktokConfigInput)
-    youtubeConfigs = _configs(YoutubeConfigInput)
-    pinterestConfigs = _configs(PinterestConfigInput)
-    googleBusinessConfigs = _configs(GoogleBusinessConfigInput)
+    idempotencyKey = serializers.CharField(
+        required=False,
+        max_length=255 - len("bulk-item:"),
+        help_text=(
+            "A key of this item: a repeat of the batch with the same key answers the first "
+            "item's result and creates no second post."
+        ),
+    )
+    instagramConfigs = _configs(
+        InstagramConfigInput, help_text="This item's INSTAGRAM options, instead of the batch's."
+    )
+    facebookConfigs = _configs(FacebookConfigInput, help_text="This item's FACEBOOK options, instead of the batch's.")
+    tiktokConfigs = _configs(TiktokConfigInput, help_text="This item's TIKTOK options, instead of the batch's.")
+    youtubeConfigs = _configs(YoutubeConfigInput, help_text="This item's YOUTUBE options, instead of the batch's.")
+    pinterestConfigs = _configs(
+        PinterestConfigInput, help_text="This item's PINTEREST options, instead of the batch's."
+    )
+    googleBusinessConfigs = _configs(
+        GoogleBusinessConfigInput, help_text="This item's GOOGLE_BUSINESS options, instead of the batch's."
+    )
 
 
 @extend_schema_field(BulkItemInput)
@@ -384,5 +626,14 @@ class BulkBatchInput(PostTargetsInput):
     validated on its own and one bad item never sinks the others."""
 
     linkedinConfigs = None  # type: ignore[assignment]
-    timezone = TimeZoneField()
-    posts = serializers.ListField(child=_BulkItemField(), min_length=1, max_length=100)
+    timezone = TimeZoneField(help_text="The IANA time zone of every post of the batch.")
+    posts = serializers.ListField(
+        child=_BulkItemField(),
+        min_length=1,
+        max_length=100,
+        help_text=(
+            "The posts (1 to 100), each a BulkItemInput published on the batch's platforms "
+            "and accounts. Each is validated on its own: a bad item is reported in `results` "
+            "and never sinks the others."
+        ),
+    )

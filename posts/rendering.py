@@ -158,7 +158,9 @@ def _config_value(platform: str, key: str) -> Reader:
 
 def _config_schema(platform: str, key: str) -> serializers.Field:
     if (platform, key) in LIST_CONFIG_FIELDS:
-        return serializers.ListField(child=serializers.CharField(), required=False)
+        return serializers.ListField(
+            child=serializers.CharField(), required=False, help_text=f"{platform} entries only"
+        )
     return serializers.JSONField(required=False, allow_null=True, help_text=f"{platform} entries only")
 
 
@@ -184,15 +186,37 @@ def _config_record(platform: str, keys: tuple[str, ...]) -> Record:
 # A platform entry of a post record: these keys, then its platform's config values, then its media.
 ENTRY = Record(
     {
-        "id": Key(serializers.CharField(), column("id")),
+        "id": Key(
+            serializers.CharField(
+                help_text=(
+                    "The entry's id (`platformId` of the results; POST /social-posts/{id}/retry takes"
+                    " it in `platformIds`)."
+                )
+            ),
+            column("id"),
+        ),
         "platformId": Key(
             serializers.CharField(help_text="Same value as id; retry's platformIds match it"), column("id")
         ),
-        "platform": Key(choice(_PLATFORMS), column("platform")),
-        "status": Key(choice(TargetStatus.values), column("status")),
-        "connectionId": Key(serializers.CharField(allow_null=True), column("account_id")),
-        "pageId": Key(serializers.CharField(allow_null=True), text_or_none("page_id")),
-        "accountName": Key(serializers.CharField(), column("account_name")),
+        "platform": Key(choice(_PLATFORMS, help_text="The entry's platform."), column("platform")),
+        "status": Key(
+            choice(
+                TargetStatus.values,
+                help_text="PENDING (waiting for its time or a worker), PUBLISHING, PUBLISHED or FAILED.",
+            ),
+            column("status"),
+        ),
+        "connectionId": Key(
+            serializers.CharField(
+                allow_null=True, help_text="The social account published to (its `id` in GET /social-accounts)."
+            ),
+            column("account_id"),
+        ),
+        "pageId": Key(
+            serializers.CharField(allow_null=True, help_text="FACEBOOK entries: the page's id on Facebook; else null."),
+            text_or_none("page_id"),
+        ),
+        "accountName": Key(serializers.CharField(help_text="The account's display name."), column("account_name")),
         "text": Key(
             serializers.CharField(
                 allow_null=True,
@@ -201,14 +225,43 @@ ENTRY = Record(
             ),
             _override,
         ),
-        "platformPostId": Key(serializers.CharField(allow_null=True), text_or_none("platform_post_id")),
-        "postUrl": Key(serializers.CharField(allow_null=True), text_or_none("post_url")),
-        "errorMessage": Key(serializers.CharField(allow_null=True), text_or_none("error_message")),
-        "errorCode": Key(serializers.CharField(allow_null=True), text_or_none("error_code")),
-        "publishedAt": Key(serializers.DateTimeField(allow_null=True), instant("published_at")),
-        "tiktokDraftFallback": Key(serializers.BooleanField(), column("tiktok_draft_fallback")),
-        "createdAt": Key(serializers.DateTimeField(), instant("created_at")),
-        "updatedAt": Key(serializers.DateTimeField(), instant("updated_at")),
+        "platformPostId": Key(
+            serializers.CharField(allow_null=True, help_text="The post's id on the platform, once published."),
+            text_or_none("platform_post_id"),
+        ),
+        "postUrl": Key(
+            serializers.CharField(allow_null=True, help_text="The post's address on the platform, once published."),
+            text_or_none("post_url"),
+        ),
+        "errorMessage": Key(
+            serializers.CharField(
+                allow_null=True, help_text="Why the entry failed, as the platform or the service said it."
+            ),
+            text_or_none("error_message"),
+        ),
+        "errorCode": Key(
+            serializers.CharField(
+                allow_null=True,
+                help_text=(
+                    "A stable snake_case code of the failure (e.g. `rate_limited`, `account_unauthorized`, `missed`)."
+                ),
+            ),
+            text_or_none("error_code"),
+        ),
+        "publishedAt": Key(
+            serializers.DateTimeField(allow_null=True, help_text="When the platform confirmed the post."),
+            instant("published_at"),
+        ),
+        "tiktokDraftFallback": Key(
+            serializers.BooleanField(
+                help_text=(
+                    "true when TIKTOK delivered the content to the creator's inbox as a draft (its daily cap was hit)."
+                )
+            ),
+            column("tiktok_draft_fallback"),
+        ),
+        "createdAt": Key(serializers.DateTimeField(help_text="When the entry was made."), instant("created_at")),
+        "updatedAt": Key(serializers.DateTimeField(help_text="When the entry last changed."), instant("updated_at")),
     }
 )
 ENTRY_CONFIG = {platform: _config_record(platform, keys) for platform, (_, keys) in PLATFORM_CONFIG_FIELDS.items()}
@@ -239,7 +292,7 @@ _NO_CONFIG = Record({})
 
 class ThreadItemResultOutput(serializers.Serializer):
     platformPostId = serializers.CharField(help_text="The platform's id of this thread item")
-    postUrl = serializers.CharField(allow_null=True)
+    postUrl = serializers.CharField(allow_null=True, help_text="The item's address on the platform.")
 
 
 def _thread_items(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -312,8 +365,8 @@ PlatformEntryOutput = ENTRY.serializer(
 
 
 class ThreadItemOutput(serializers.Serializer):
-    text = serializers.CharField()
-    mediaUrls = serializers.ListField(child=serializers.CharField())
+    text = serializers.CharField(help_text="The reply's text.")
+    mediaUrls = serializers.ListField(child=serializers.CharField(), help_text="The reply's media.")
 
 
 # Posts with a thread only.
@@ -335,8 +388,8 @@ POST_THREAD = Record(
 
 
 class FirstCommentOutput(serializers.Serializer):
-    text = serializers.CharField()
-    delaySeconds = serializers.IntegerField()
+    text = serializers.CharField(help_text="The comment's text.")
+    delaySeconds = serializers.IntegerField(help_text="Seconds between an entry going live and its comment.")
 
 
 # Posts with a first comment only.
@@ -354,8 +407,8 @@ POST_FIRST_COMMENT = Record(
 
 
 class PostPlatformFirstCommentOutput(serializers.Serializer):
-    platform = choice(_PLATFORMS)
-    text = serializers.CharField()
+    platform = choice(_PLATFORMS, help_text="The platform whose entries get this comment.")
+    text = serializers.CharField(help_text="The comment on that platform.")
 
 
 # Posts with per-platform first comments only; ``platform_first_comments`` is added to the row by
@@ -377,23 +430,41 @@ POST_PLATFORM_FIRST_COMMENTS = Record(
 # The post record: ``preview_urls`` and ``platforms`` are added to the row by :func:`post_records`.
 POST = Record(
     {
-        "id": Key(serializers.CharField(), column("id")),
+        "id": Key(serializers.CharField(help_text="The post's id."), column("id")),
         "userId": Key(
             serializers.CharField(
                 allow_null=True, help_text="The member who created the post; null when its key has no member"
             ),
             id_text("created_by_id"),
         ),
-        "status": Key(choice(PostStatus.values), column("status")),
-        "contentType": Key(serializers.CharField(), column("content_type")),
-        "text": Key(serializers.CharField(), column("text")),
-        "timezone": Key(serializers.CharField(), column("timezone")),
+        "status": Key(
+            choice(
+                PostStatus.values,
+                help_text="DRAFT, SCHEDULED, PENDING, PUBLISHING, COMPLETED, PARTIAL_FAILURE or FAILED.",
+            ),
+            column("status"),
+        ),
+        "contentType": Key(
+            serializers.CharField(help_text="TEXT, IMAGE, VIDEO, CAROUSEL or DOCUMENT."), column("content_type")
+        ),
+        "text": Key(
+            serializers.CharField(help_text="The post's text (entries with their own text answer it in their `text`)."),
+            column("text"),
+        ),
+        "timezone": Key(serializers.CharField(help_text="The post's IANA time zone."), column("timezone")),
         "scheduledAt": Key(
             serializers.DateTimeField(allow_null=True, help_text="null for an undated draft or a post sent now"),
             instant("scheduled_at"),
         ),
-        "mediaUrls": Key(serializers.ListField(child=serializers.CharField()), column("media_urls")),
-        "mediaAltTexts": Key(serializers.ListField(child=serializers.CharField()), listed("media_alt_texts")),
+        "mediaUrls": Key(
+            serializers.ListField(child=serializers.CharField(), help_text="The media, in order."), column("media_urls")
+        ),
+        "mediaAltTexts": Key(
+            serializers.ListField(
+                child=serializers.CharField(), help_text='Alternative text per medium ("" for none).'
+            ),
+            listed("media_alt_texts"),
+        ),
         "previewUrls": Key(
             serializers.ListField(
                 child=serializers.CharField(),
@@ -404,12 +475,27 @@ POST = Record(
             ),
             column("preview_urls"),
         ),
-        "thumbnailUrl": Key(serializers.CharField(allow_null=True), text_or_none("thumbnail_url")),
-        "recurringPostId": Key(serializers.CharField(allow_null=True), column("recurring_post_id")),
-        "occurrenceAt": Key(serializers.DateTimeField(allow_null=True), instant("occurrence_at")),
-        "createdAt": Key(serializers.DateTimeField(), instant("created_at")),
-        "updatedAt": Key(serializers.DateTimeField(), instant("updated_at")),
-        "platforms": Key(PlatformEntryOutput(many=True), column("platforms")),
+        "thumbnailUrl": Key(
+            serializers.CharField(allow_null=True, help_text="A video's cover image, when one was given."),
+            text_or_none("thumbnail_url"),
+        ),
+        "recurringPostId": Key(
+            serializers.CharField(allow_null=True, help_text="The series this post is an occurrence of, if any."),
+            column("recurring_post_id"),
+        ),
+        "occurrenceAt": Key(
+            serializers.DateTimeField(allow_null=True, help_text="The series occurrence this post stands for, if any."),
+            instant("occurrence_at"),
+        ),
+        "createdAt": Key(serializers.DateTimeField(help_text="When the post was created."), instant("created_at")),
+        "updatedAt": Key(serializers.DateTimeField(help_text="When the post last changed."), instant("updated_at")),
+        "platforms": Key(
+            PlatformEntryOutput(
+                many=True,
+                help_text=("The platform entries: one per account published to, each with its own status and result."),
+            ),
+            column("platforms"),
+        ),
     }
 )
 # Keys a record carries only when the post has a late policy (bodies of other posts are unchanged).

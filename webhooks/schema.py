@@ -28,6 +28,18 @@ _NULLABLE_STRING = {"type": "string", "nullable": True}
 _NULLABLE_INSTANT = {"type": "string", "format": "date-time", "nullable": True}
 
 
+def _text(description: str) -> dict[str, Any]:
+    return {"type": "string", "description": description}
+
+
+def _maybe_text(description: str) -> dict[str, Any]:
+    return {**_NULLABLE_STRING, "description": description}
+
+
+def _maybe_instant(description: str) -> dict[str, Any]:
+    return {**_NULLABLE_INSTANT, "description": description}
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -37,14 +49,14 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "description": "A platform entry of the post, as in GET /social-posts/{id}.",
         "properties": {
-            "id": {"type": "string"},
-            "platform": {"type": "string"},
+            "id": _text("The entry's id (`platformIds` of POST /social-posts/{id}/retry take it)."),
+            "platform": _text("The entry's platform."),
             "status": {"type": "string", "description": "PENDING, PUBLISHING, PUBLISHED or FAILED"},
-            "platformPostId": _NULLABLE_STRING,
-            "postUrl": _NULLABLE_STRING,
-            "errorMessage": _NULLABLE_STRING,
-            "errorCode": _NULLABLE_STRING,
-            "publishedAt": _NULLABLE_INSTANT,
+            "platformPostId": _maybe_text("The post's id on the platform, once published."),
+            "postUrl": _maybe_text("The post's address on the platform, once published."),
+            "errorMessage": _maybe_text("Why the entry failed, when it did."),
+            "errorCode": _maybe_text("A stable snake_case code of the failure."),
+            "publishedAt": _maybe_instant("When the platform confirmed the post."),
         },
         "additionalProperties": True,
     },
@@ -53,24 +65,28 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "description": "The full post in the shape of GET /social-posts/{id}.",
         "required": ["id", "status", "platforms"],
         "properties": {
-            "id": {"type": "string"},
+            "id": _text("The post's id."),
             "status": {"type": "string", "description": "The post status (COMPLETED, PARTIAL_FAILURE, ...)."},
-            "recurringPostId": _NULLABLE_STRING,
-            "occurrenceAt": _NULLABLE_INSTANT,
-            "platforms": {"type": "array", "items": _ref("WebhookPostPlatformEntry")},
+            "recurringPostId": _maybe_text("The series the post is an occurrence of, if any."),
+            "occurrenceAt": _maybe_instant("The series occurrence the post stands for, if any."),
+            "platforms": {
+                "type": "array",
+                "items": _ref("WebhookPostPlatformEntry"),
+                "description": "The platform entries, each with its own result.",
+            },
         },
         "additionalProperties": True,
     },
     "WebhookPostEventData": {
         "type": "object",
         "required": ["post"],
-        "properties": {"post": _ref("WebhookPostRecord")},
+        "properties": {"post": {"allOf": [_ref("WebhookPostRecord")], "description": "The post, as it is now."}},
     },
     "WebhookPostMissedData": {
         "type": "object",
         "required": ["post", "latePolicy", "missed"],
         "properties": {
-            "post": _ref("WebhookPostRecord"),
+            "post": {"allOf": [_ref("WebhookPostRecord")], "description": "The post, as it is now."},
             "latePolicy": {
                 "type": "string",
                 "enum": ["skip", "draft"],
@@ -79,13 +95,18 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             },
             "missed": {
                 "type": "array",
+                "description": "The entries that were too late.",
                 "items": {
                     "type": "object",
                     "required": ["platformId", "platform", "latenessSeconds"],
                     "properties": {
-                        "platformId": {"type": "string"},
-                        "platform": {"type": "string"},
-                        "latenessSeconds": {"type": "integer", "minimum": 0},
+                        "platformId": _text("The entry's id."),
+                        "platform": _text("The entry's platform."),
+                        "latenessSeconds": {
+                            "type": "integer",
+                            "minimum": 0,
+                            "description": "How late the entry reached a worker.",
+                        },
                     },
                 },
             },
@@ -95,15 +116,15 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["post", "platformId", "platform", "firstComment"],
         "properties": {
-            "post": _ref("WebhookPostRecord"),
+            "post": {"allOf": [_ref("WebhookPostRecord")], "description": "The post, as it is now."},
             "platformId": {"type": "string", "description": "The entry the comment is under."},
-            "platform": {"type": "string"},
+            "platform": _text("The entry's platform."),
             "firstComment": {
                 "type": "object",
                 "description": "The entry's firstComment as it is now.",
                 "required": ["status", "platformCommentId"],
                 "properties": {
-                    "status": {"type": "string", "enum": ["PUBLISHED", "FAILED"]},
+                    "status": {"type": "string", "enum": ["PUBLISHED", "FAILED"], "description": "The outcome."},
                     "platformCommentId": {**_NULLABLE_STRING, "description": "PUBLISHED: the comment's id."},
                     "errorCode": {"type": "string", "description": "FAILED only (unknown_outcome: check the post)."},
                 },
@@ -116,13 +137,14 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "properties": {
             "account": {
                 "type": "object",
+                "description": "The account whose token was rejected.",
                 "required": ["id", "platform", "status"],
                 "properties": {
-                    "id": {"type": "string"},
-                    "platform": {"type": "string"},
-                    "displayName": _NULLABLE_STRING,
+                    "id": _text("The account's id."),
+                    "platform": _text("The account's platform."),
+                    "displayName": _maybe_text("The account's name as the platform shows it."),
                     "pageId": {**_NULLABLE_STRING, "description": "FACEBOOK pages only."},
-                    "status": {"type": "string", "example": "unauthorized"},
+                    "status": {"type": "string", "example": "unauthorized", "description": "unauthorized."},
                     "reason": {**_NULLABLE_STRING, "description": "The platform's stated reason."},
                 },
                 "additionalProperties": True,
@@ -135,13 +157,14 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "properties": {
             "image": {
                 "type": "object",
+                "description": "The image job.",
                 "required": ["jobId"],
                 "properties": {
-                    "jobId": {"type": "string"},
-                    "sessionId": _NULLABLE_STRING,
-                    "prompt": {"type": "string"},
+                    "jobId": _text("The job's id (GET /ai/images/{jobId})."),
+                    "sessionId": _maybe_text("The session the job belongs to."),
+                    "prompt": _text("The prompt the image was made from."),
                     "imageUrl": {**_NULLABLE_STRING, "description": "image.completed: ready to use."},
-                    "imageId": _NULLABLE_STRING,
+                    "imageId": _maybe_text("image.completed: the image's id."),
                     "error": {**_NULLABLE_STRING, "description": "image.failed: why."},
                 },
                 "additionalProperties": True,
@@ -152,7 +175,7 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["webhookId", "events"],
         "properties": {
-            "webhookId": {"type": "string"},
+            "webhookId": _text("The webhook tested."),
             "events": {
                 "type": "array",
                 "items": {"type": "string", "enum": list(EVENT_NAMES)},
@@ -169,12 +192,16 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
                 "description": "The webhook the notice is about (never its secret).",
                 "required": ["id", "url", "active", "consecutiveFailures", "lastFailureAt", "disabledAt"],
                 "properties": {
-                    "id": {"type": "string"},
-                    "url": {"type": "string"},
-                    "active": {"type": "boolean"},
-                    "consecutiveFailures": {"type": "integer", "minimum": 0},
-                    "lastFailureAt": _NULLABLE_INSTANT,
-                    "disabledAt": _NULLABLE_INSTANT,
+                    "id": _text("The webhook's id."),
+                    "url": _text("Where its deliveries go."),
+                    "active": {"type": "boolean", "description": "false once disabled."},
+                    "consecutiveFailures": {
+                        "type": "integer",
+                        "minimum": 0,
+                        "description": "Failed deliveries in a row.",
+                    },
+                    "lastFailureAt": _maybe_instant("Its last failed delivery."),
+                    "disabledAt": _maybe_instant("When it was disabled, if it was."),
                 },
             }
         },
@@ -235,9 +262,9 @@ def event_components() -> dict[str, dict[str, Any]]:
             "required": ["id", "event", "createdAt", "data"],
             "properties": {
                 "id": {"type": "string", "example": "evt_0001", "description": "Same on every retry."},
-                "event": {"type": "string", "enum": [name]},
-                "createdAt": {"type": "string", "format": "date-time"},
-                "data": _ref(data_schema),
+                "event": {"type": "string", "enum": [name], "description": "The event's name."},
+                "createdAt": {"type": "string", "format": "date-time", "description": "When the event happened."},
+                "data": {"allOf": [_ref(data_schema)], "description": "What the event is about."},
             },
         }
     components["WebhookEvent"] = {

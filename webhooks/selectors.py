@@ -71,6 +71,7 @@ def delivery_page(*, workspace: Workspace, webhook_id: str, limit: int, offset: 
 class EventPage:
     payloads: list[str]  # each exactly the body the webhooks received
     next_cursor: str | None
+    has_more: bool  # more events after this page, already visible now
 
 
 def encode_event_cursor(seq: int) -> str:
@@ -89,9 +90,9 @@ def decode_event_cursor(cursor: str) -> int:
 def event_page(*, workspace: Workspace, after: str | None, limit: int, names: list[str] | None) -> EventPage:
     """The workspace's sealed events (``webhooks.services.events_seal``) after the cursor ``after``
     (from the oldest kept when None) in feed order, at most ``limit``, only ``names`` when given,
-    within the last EVENTS_RETENTION_DAYS days. One query over the (workspace, seq) index.
-    ``next_cursor`` points after the last one returned, or stays ``after`` when there is nothing
-    new, so a client polls with it again."""
+    within the last EVENTS_RETENTION_DAYS days. One query over the (workspace, seq) index (one row
+    more than ``limit``, to tell ``has_more``). ``next_cursor`` points after the last one returned,
+    or stays ``after`` when there is nothing new, so a client polls with it again."""
     events = Event.objects.filter(
         workspace=workspace,
         seq__isnull=False,
@@ -101,9 +102,13 @@ def event_page(*, workspace: Workspace, after: str | None, limit: int, names: li
         events = events.filter(seq__gt=decode_event_cursor(after))
     if names:
         events = events.filter(name__in=names)
-    rows = list(events.order_by("seq").values_list("seq", "payload")[:limit])
+    rows = list(events.order_by("seq").values_list("seq", "payload")[: limit + 1])
+    has_more = len(rows) > limit
+    rows = rows[:limit]
     if not rows:
-        return EventPage(payloads=[], next_cursor=after)
+        return EventPage(payloads=[], next_cursor=after, has_more=False)
     last = rows[-1][0]
     assert last is not None  # only numbered events are listed
-    return EventPage(payloads=[payload for _, payload in rows], next_cursor=encode_event_cursor(last))
+    return EventPage(
+        payloads=[payload for _, payload in rows], next_cursor=encode_event_cursor(last), has_more=has_more
+    )

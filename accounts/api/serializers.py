@@ -28,16 +28,18 @@ class InstagramAudioQuery(strict.QuerySerializer):
 
 
 class SocialAccountOutput(serializers.Serializer):
-    id = serializers.CharField()
-    platform = serializers.ChoiceField(choices=PLATFORM_VALUES)
-    displayName = serializers.CharField()
-    username = serializers.CharField(allow_null=True)
-    avatarUrl = serializers.CharField(allow_null=True)
+    id = serializers.CharField(
+        help_text=("The account's id: what `<platform>ConnectionIds` (or `pageIds` for FACEBOOK) of a post take.")
+    )
+    platform = serializers.ChoiceField(choices=PLATFORM_VALUES, help_text="The account's platform.")
+    displayName = serializers.CharField(help_text="The account's name as the platform shows it.")
+    username = serializers.CharField(allow_null=True, help_text="The account's handle, where the platform has one.")
+    avatarUrl = serializers.CharField(allow_null=True, help_text="The account's picture.")
     status = serializers.CharField(help_text=STATUS_HELP)
     unauthorizedReason = serializers.CharField(allow_null=True, help_text="The platform's reason; null when active")
     pageId = serializers.CharField(allow_null=True, help_text="FACEBOOK page id; null for other platforms")
     supportsInstagramAudio = serializers.BooleanField(help_text="Audio search available (INSTAGRAM only)")
-    connectedAt = InstantField()
+    connectedAt = InstantField(help_text="When it was connected.")
 
     def to_representation(self, instance: SocialAccount) -> dict[str, Any]:
         return {
@@ -55,26 +57,28 @@ class SocialAccountOutput(serializers.Serializer):
 
 
 class SocialAccountListOutput(serializers.Serializer):
-    accounts = SocialAccountOutput(many=True)
+    accounts = SocialAccountOutput(many=True, help_text="The workspace's connected accounts.")
 
 
 class AccountCheckOutput(serializers.Serializer):
-    id = serializers.CharField()
-    platform = serializers.ChoiceField(choices=PLATFORM_VALUES)
-    displayName = serializers.CharField()
-    pageId = serializers.CharField(allow_null=True)
+    id = serializers.CharField(help_text="The account's id.")
+    platform = serializers.ChoiceField(choices=PLATFORM_VALUES, help_text="The account's platform.")
+    displayName = serializers.CharField(help_text="The account's name as the platform shows it.")
+    pageId = serializers.CharField(allow_null=True, help_text="FACEBOOK: the page's id on Facebook; else null.")
     status = serializers.CharField(help_text=STATUS_HELP)
-    unauthorizedReason = serializers.CharField(allow_null=True)
-    checkedAt = InstantField()
+    unauthorizedReason = serializers.CharField(
+        allow_null=True, help_text="Why the platform refused the token, when it did."
+    )
+    checkedAt = InstantField(help_text="When the check ran.")
 
 
 class AudioItemOutput(serializers.Serializer):
-    audioId = serializers.CharField()
-    title = serializers.CharField()
-    artist = serializers.CharField()
-    durationMs = serializers.IntegerField(allow_null=True)
-    coverUrl = serializers.CharField(allow_null=True)
-    audioType = serializers.ChoiceField(choices=["music", "original_sound"])
+    audioId = serializers.CharField(help_text="What `instagramConfigs[].audio` takes.")
+    title = serializers.CharField(help_text="The track's title.")
+    artist = serializers.CharField(help_text="The artist.")
+    durationMs = serializers.IntegerField(allow_null=True, help_text="Length in milliseconds, when known.")
+    coverUrl = serializers.CharField(allow_null=True, help_text="The cover image, when there is one.")
+    audioType = serializers.ChoiceField(choices=["music", "original_sound"], help_text="music or original_sound.")
 
     def to_representation(self, instance: AudioItem) -> dict[str, Any]:
         return {
@@ -88,14 +92,16 @@ class AudioItemOutput(serializers.Serializer):
 
 
 class AudioListOutput(serializers.Serializer):
-    audio = AudioItemOutput(many=True)
+    audio = AudioItemOutput(many=True, help_text="The tracks found (trending ones without `searchQuery`).")
 
 
 class BoardOutput(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
-    description = serializers.CharField()
-    privacy = serializers.ChoiceField(choices=["PUBLIC", "PROTECTED", "SECRET"])
+    id = serializers.CharField(help_text="What `pinterestConfigs[].boardId` takes.")
+    name = serializers.CharField(help_text="The board's name.")
+    description = serializers.CharField(help_text="The board's description.")
+    privacy = serializers.ChoiceField(
+        choices=["PUBLIC", "PROTECTED", "SECRET"], help_text="PUBLIC, PROTECTED or SECRET."
+    )
 
     def to_representation(self, instance: Board) -> dict[str, Any]:
         return {
@@ -107,14 +113,14 @@ class BoardOutput(serializers.Serializer):
 
 
 class BoardListOutput(serializers.Serializer):
-    boards = BoardOutput(many=True)
+    boards = BoardOutput(many=True, help_text="Every board the account can pin to, secret boards included.")
 
 
 class ConnectLinkOutput(serializers.Serializer):
     url = serializers.CharField(help_text="The hosted page to send the end user to")
-    token = serializers.CharField()
-    expiresAt = InstantField()
+    token = serializers.CharField(help_text="The link's token (DELETE /connect-links/{token} withdraws it).")
+    expiresAt = InstantField(help_text="When the link stops working (24 hours after it was made).")
 
 
 class SuccessOutput(serializers.Serializer):
-    success = serializers.BooleanField()
+    success = serializers.BooleanField(help_text="true when it was done.")

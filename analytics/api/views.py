@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from analytics import reports, selectors, services
 from analytics.api.serializers import (
+    WINDOW_DESCRIPTION,
     BreakdownOutput,
     BreakdownQuery,
     DiscoveredPostsOutput,
@@ -27,6 +28,7 @@ from analytics.api.serializers import (
 )
 from core.fields import format_instant
 from core.idempotency import idempotent
+from core.pagination import PAGE_PAGINATION
 from core.query import (
     UNKNOWN_PARAMETER,
     NoQuery,
@@ -58,6 +60,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="getAnalyticsOverview",
         summary="Workspace totals for posts published in the window",
         description=(
+            WINDOW_DESCRIPTION + "\n\n"
             "Sums of views, likes, comments and shares, posts published, average views per post, the "
             "latest known follower count and the engagement rate ((likes + comments + shares) / views × 100, "
             "over the platforms that report views), each with `previousValue` and `deltaPercent` (from the "
@@ -81,6 +84,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="getAnalyticsTimeseries",
         summary="One point per day, ISO week or calendar month (UTC)",
         description=(
+            WINDOW_DESCRIPTION + "\n\n"
             "Counters sum the posts published inside each bucket (and inside the window); `followers` is "
             "the latest known count at the bucket end. `interval=DAY|WEEK|MONTH` is a legacy alias of "
             "`granularity`."
@@ -105,7 +109,8 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
     @extend_schema(
         operation_id="getAnalyticsPlatformBreakdown",
         summary="The overview metrics per platform",
-        description="One row per platform with analytics data in the workspace, with its `supportedMetrics`. "
+        description=WINDOW_DESCRIPTION + "\n\n"
+        "One row per platform with analytics data in the workspace, with its `supportedMetrics`. "
         "A `platforms` parameter is tolerated and ignored.",
         parameters=[BreakdownQuery],
         responses={200: BreakdownOutput},
@@ -121,11 +126,12 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="listAnalyticsPosts",
         summary="Per-post figures for every tracked post published in the window",
         description=(
+            WINDOW_DESCRIPTION + "\n\n"
             "Includes posts discovered on connected accounts (their `postId` and `postPlatformId` are null). "
             "A figure the platform does not report is null (`saves`, `clicks`, `impressions` and `reach` "
             "come from the platforms that report them: Pinterest saves, clicks and impressions; Instagram reach "
             "and saves; LinkedIn impressions and reach; Facebook impressions and reach). Sorted descending by "
-            "`sortBy` (nulls last)."
+            "`sortBy` (nulls last).\n\n" + PAGE_PAGINATION
         ),
         parameters=[PostsQuery],
         responses={200: PostsOutput},
@@ -156,6 +162,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="listTopAnalyticsPosts",
         summary="The best posts published in the window",
         description=(
+            WINDOW_DESCRIPTION + "\n\n"
             "The first `limit` rows `GET /analytics/posts` would list for the same `from`, `to`, `platforms` "
             "and `sortBy`, without pagination: the same row shape, sorted descending by `sortBy` (default "
             "`VIEWS`; a post whose platform does not report that figure comes last, then newer before older). "
@@ -181,6 +188,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
         operation_id="listDiscoveredAnalyticsPosts",
         summary="Posts found on the connected accounts that were not published through this service",
         description=(
+            WINDOW_DESCRIPTION + "\n\n"
             "The posts the analytics import found on the workspace's connected accounts that were not "
             "published through this service (in `GET /analytics/posts` their `postId` is null), published "
             "in the window, newest first, at most `limit` (default 200)."

@@ -13,32 +13,44 @@ from media.services import MAX_FILES_PER_REQUEST
 
 
 class UploadFileInput(strict.Serializer):
-    fileName = UntrimmedTextField(max_length=MAX_FILE_NAME_LENGTH)
-    mimeType = serializers.ChoiceField(choices=list(ALLOWED_MIME_TYPES))
+    fileName = UntrimmedTextField(
+        max_length=MAX_FILE_NAME_LENGTH, help_text="The file's name (shown in `fileName` and kept in its key)."
+    )
+    mimeType = serializers.ChoiceField(
+        choices=list(ALLOWED_MIME_TYPES), help_text="The file's media type; the PUT must send it as its Content-Type."
+    )
 
 
 class UploadUrlsCreateInput(strict.Serializer):
     # A ListField rather than many=True: drf-spectacular documents its minItems and maxItems.
     files = serializers.ListField(
-        child=UploadFileInput(), allow_empty=False, min_length=1, max_length=MAX_FILES_PER_REQUEST
+        child=UploadFileInput(),
+        allow_empty=False,
+        min_length=1,
+        max_length=MAX_FILES_PER_REQUEST,
+        help_text="The files to upload, one upload URL each.",
     )
 
 
 class UploadUrlItemOutput(serializers.Serializer):
-    fileName = serializers.CharField()
+    fileName = serializers.CharField(help_text="The file's name, as sent.")
     uploadUrl = serializers.URLField(help_text="PUT the bytes here with the same Content-Type; no Authorization.")
     publicUrl = serializers.URLField(help_text="Reference this in mediaUrls of posts of this workspace.")
-    key = serializers.CharField()
-    expiresAt = InstantField()
+    key = serializers.CharField(help_text="The file's storage key.")
+    expiresAt = InstantField(help_text="When `uploadUrl` stops accepting the PUT.")
 
 
 class UploadUrlsOutput(serializers.Serializer):
-    urls = UploadUrlItemOutput(many=True)
+    urls = UploadUrlItemOutput(many=True, help_text="One item per file, in the order sent.")
 
 
 class AiImageCreateInput(strict.Serializer):
-    prompt = UntrimmedTextField(min_length=1, max_length=PROMPT_MAX_LENGTH)
-    aspectRatio = serializers.ChoiceField(choices=AspectRatio.values, default=AspectRatio.SQUARE)
+    prompt = UntrimmedTextField(
+        min_length=1, max_length=PROMPT_MAX_LENGTH, help_text="What the image should show (1 to 2000 characters)."
+    )
+    aspectRatio = serializers.ChoiceField(
+        choices=AspectRatio.values, default=AspectRatio.SQUARE, help_text="The image's aspect ratio (default 1:1)."
+    )
     sessionId = serializers.CharField(
         max_length=SESSION_ID_MAX_LENGTH,
         required=False,
@@ -49,18 +61,18 @@ class AiImageCreateInput(strict.Serializer):
 
 
 class AiImageCreatedOutput(serializers.Serializer):
-    jobId = serializers.CharField()
+    jobId = serializers.CharField(help_text="The job's id: GET /ai/images/{jobId} follows it.")
     sessionId = serializers.CharField(help_text="A UUID for a new session, or the id sent.")
     status = serializers.CharField(help_text="Always `queued` on creation")
 
 
 class AiImageJobOutput(serializers.Serializer):
-    jobId = serializers.CharField()
-    sessionId = serializers.CharField()
-    status = serializers.ChoiceField(choices=AiJobStatus.values)
-    imageUrl = serializers.URLField(allow_null=True)
-    imageId = serializers.CharField(allow_null=True)
-    error = serializers.CharField(allow_null=True)
+    jobId = serializers.CharField(help_text="The job's id.")
+    sessionId = serializers.CharField(help_text="The session the job belongs to.")
+    status = serializers.ChoiceField(choices=AiJobStatus.values, help_text="queued, processing, completed or failed.")
+    imageUrl = serializers.URLField(allow_null=True, help_text="The image, once completed: usable in `mediaUrls`.")
+    imageId = serializers.CharField(allow_null=True, help_text="The image's id, once completed.")
+    error = serializers.CharField(allow_null=True, help_text="Why it failed, when it did.")
 
 
 _PLATFORM_HELP = (

@@ -30,7 +30,7 @@ class PlatformTextLimitsOutput(serializers.Serializer):
 
 
 class PlatformMediaKindOutput(serializers.Serializer):
-    kind = choice(["image", "video", "document"])
+    kind = choice(["image", "video", "document"], help_text="image, video or document.")
     maxCount = serializers.IntegerField(help_text="Most items of this kind in one post")
     mimeTypes = serializers.ListField(child=serializers.CharField(), help_text="Upload types of this kind")
     maxFileBytes = serializers.IntegerField(help_text="Largest file accepted (the upload limit)")
@@ -44,7 +44,7 @@ PlatformMediaOutput = type(
     {
         "required": serializers.BooleanField(help_text="A post needs at least one media item"),
         "maxItems": serializers.IntegerField(help_text="Most media items in one post"),
-        "mixedImagesAndVideos": serializers.BooleanField(),
+        "mixedImagesAndVideos": serializers.BooleanField(help_text="Images and videos may be mixed in one post."),
         "minImagesWithoutVideo": serializers.IntegerField(allow_null=True, help_text="Fewest images in a photo post"),
         "kinds": PlatformMediaKindOutput(many=True, help_text="The media kinds accepted; a kind not listed is refused"),
     },
@@ -55,12 +55,12 @@ PlatformConfigFieldOutput = type(
     "PlatformConfigFieldOutput",
     (serializers.Serializer,),
     {
-        "name": serializers.CharField(),
+        "name": serializers.CharField(help_text="The config object's key."),
         "type": choice(["string", "integer", "number", "boolean", "array"], help_text="The JSON type accepted"),
         "required": serializers.BooleanField(help_text="Must be present in each config object"),
         "allowsNull": serializers.BooleanField(help_text="null is accepted"),
         "enum": serializers.ListField(child=serializers.CharField(), allow_null=True, help_text="The values accepted"),
-        "maxLength": serializers.IntegerField(allow_null=True),
+        "maxLength": serializers.IntegerField(allow_null=True, help_text="Longest text accepted, if limited."),
     },
 )
 PlatformConfigOutput = type(
@@ -68,7 +68,7 @@ PlatformConfigOutput = type(
     (serializers.Serializer,),
     {
         "field": serializers.CharField(help_text="The create payload's array of this platform's configs"),
-        "fields": PlatformConfigFieldOutput(many=True),
+        "fields": PlatformConfigFieldOutput(many=True, help_text="The keys a config object of this platform accepts."),
     },
 )
 
@@ -91,19 +91,19 @@ class PlatformFirstCommentOutput(serializers.Serializer):
 
 
 class PlatformOutput(serializers.Serializer):
-    platform = choice(PLATFORM_VALUES)
-    contentTypes = serializers.ListField(child=choice(ContentType.values))
-    text = PlatformTextLimitsOutput()
+    platform = choice(PLATFORM_VALUES, help_text="The platform.")
+    contentTypes = serializers.ListField(child=choice(ContentType.values), help_text="The `contentType`s it publishes.")
+    text = PlatformTextLimitsOutput(help_text="Its text limit and how it counts characters.")
     titleLimit = serializers.IntegerField(allow_null=True, help_text="Title limit, for platforms whose posts have one")
-    media = PlatformMediaOutput()
+    media = PlatformMediaOutput(help_text="What media it accepts.")
     config = PlatformConfigOutput(allow_null=True, help_text="null for a platform without a config array")
-    analytics = PlatformAnalyticsOutput()
-    thread = PlatformThreadOutput()
-    firstComment = PlatformFirstCommentOutput()
+    analytics = PlatformAnalyticsOutput(help_text="The figures it reports.")
+    thread = PlatformThreadOutput(help_text="Whether it publishes threads.")
+    firstComment = PlatformFirstCommentOutput(help_text="Whether it posts a first comment, and its comment limit.")
 
 
 class PlatformListOutput(serializers.Serializer):
-    platforms = PlatformOutput(many=True)
+    platforms = PlatformOutput(many=True, help_text="One entry per platform, all twelve.")
 
 
 _EXAMPLE = {

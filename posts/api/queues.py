@@ -31,7 +31,7 @@ _SLOT_HELP = "`day` MON..SUN and `time` a 24-hour local time `HH:MM` in the queu
 
 
 class QueueSlotInput(strict.Serializer):
-    day = choice(list(DAYS))
+    day = choice(list(DAYS), help_text="The weekday: MON to SUN.")
     time = serializers.RegexField(
         _TIME,
         max_length=5,
@@ -41,7 +41,9 @@ class QueueSlotInput(strict.Serializer):
 
 
 class QueueInput(strict.Serializer):
-    timezone = TimeZoneField()
+    timezone = TimeZoneField(
+        help_text=("The IANA time zone the slots' times are read in (Europe/Berlin); daylight saving time follows it.")
+    )
     slots = serializers.ListField(
         child=QueueSlotInput(),
         max_length=settings.POSTING_QUEUE_MAX_SLOTS,
@@ -57,7 +59,7 @@ class QueueNextQuery(strict.QuerySerializer):
 
 
 class QueueSlotOutput(serializers.Serializer):
-    day = choice(list(DAYS))
+    day = choice(list(DAYS), help_text="The weekday: MON to SUN.")
     time = serializers.CharField(help_text="HH:MM, local to the queue's timezone")
 
 

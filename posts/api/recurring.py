@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from core import serializers as strict
 from core.fields import choice, format_instant
 from core.idempotency import idempotent
-from core.pagination import OffsetQuery, paginate
+from core.pagination import OFFSET_PAGINATION, OffsetQuery, paginate
 from core.query import parse_query
 from posts.models import RecurringStatus
 from posts.recurrence.input import RECURRENCE_DESCRIPTION
@@ -33,17 +33,21 @@ class RecurringOccurrencesQuery(strict.QuerySerializer):
 
 
 class RecurringPostListOutput(serializers.Serializer):
-    recurringPosts = RecurringPostOutput(many=True)
-    total = serializers.IntegerField()
-    hasMore = serializers.BooleanField()
+    recurringPosts = RecurringPostOutput(many=True, help_text="This page's series, newest first.")
+    total = serializers.IntegerField(help_text="How many series match, on every page together.")
+    hasMore = serializers.BooleanField(
+        help_text="true while more series follow this page (next: `offset` + the series received)."
+    )
 
 
 class RecurringPostDeleteOutput(serializers.Serializer):
-    deleted = serializers.BooleanField()
+    deleted = serializers.BooleanField(help_text="true: the series is gone (its scheduled next occurrence too).")
 
 
 class RecurringOccurrencesOutput(serializers.Serializer):
-    occurrences = serializers.ListField(child=serializers.DateTimeField())
+    occurrences = serializers.ListField(
+        child=serializers.DateTimeField(), help_text="The coming occurrences, in order."
+    )
 
 
 _ID = OpenApiParameter("id", str, OpenApiParameter.PATH, description="Recurring post id")
@@ -74,7 +78,7 @@ class RecurringPostViewSet(viewsets.GenericViewSet):
         operation_id="listRecurringPosts",
         summary="List recurring series",
         description="Newest first. `statuses` may be repeated or bracket-indexed. How occurrences are "
-        "computed: " + RECURRENCE_DESCRIPTION,
+        "computed: " + RECURRENCE_DESCRIPTION + "\n\n" + OFFSET_PAGINATION,
         parameters=[RecurringListQuery],
         responses={200: RecurringPostListOutput},
     )

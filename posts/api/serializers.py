@@ -31,7 +31,7 @@ class PostListQuery(OffsetQuery):
 
 
 class PostPublishInput(strict.Serializer):
-    timezone = TimeZoneField(required=False)
+    timezone = TimeZoneField(required=False, help_text="The post's IANA time zone (kept when omitted).")
     scheduledAt = InstantField(
         required=False,
         allow_null=True,
@@ -42,7 +42,13 @@ class PostPublishInput(strict.Serializer):
 
 class PostRetryInput(strict.Serializer):
     platformIds = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False, allow_null=True, max_length=50
+        child=serializers.CharField(max_length=255),
+        required=False,
+        allow_null=True,
+        max_length=50,
+        help_text=(
+            "The entries to retry: entry ids (`platformId`) or platform names; missing or empty: every failed entry."
+        ),
     )
 
 
@@ -50,8 +56,8 @@ class PostRetryInput(strict.Serializer):
 
 
 class SkippedPlatformOutput(serializers.Serializer):
-    platform = choice(PLATFORM_VALUES)
-    reason = serializers.CharField()
+    platform = choice(PLATFORM_VALUES, help_text="A platform of the request that was left out.")
+    reason = serializers.CharField(help_text='Why, e.g. "No valid connection found".')
 
 
 _QUEUED_NOW = (
@@ -61,34 +67,44 @@ _QUEUED_NOW = (
 
 
 class PostCreateOutput(serializers.Serializer):
-    postId = serializers.CharField()
-    status = choice(PostStatus.values)
+    postId = serializers.CharField(help_text="The new post's id.")
+    status = choice(PostStatus.values, help_text="DRAFT, SCHEDULED (future `scheduledAt`) or PENDING (publishing now).")
     queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES), help_text=_QUEUED_NOW)
-    skippedPlatforms = SkippedPlatformOutput(many=True)
-    isScheduled = serializers.BooleanField()
-    scheduledAt = serializers.DateTimeField(allow_null=True)
+    skippedPlatforms = SkippedPlatformOutput(
+        many=True, help_text="Targets left out because no account of theirs was found; the rest is published."
+    )
+    isScheduled = serializers.BooleanField(help_text="true when the post waits for `scheduledAt`.")
+    scheduledAt = serializers.DateTimeField(
+        allow_null=True, help_text="When it is published; null for a draft without a date."
+    )
     recurringPostId = serializers.CharField(required=False, help_text="Present when a series was started")
 
 
 class PostListOutput(serializers.Serializer):
-    posts = PostOutput(many=True)
-    total = serializers.IntegerField()
-    hasMore = serializers.BooleanField()
+    posts = PostOutput(many=True, help_text="This page's posts.")
+    total = serializers.IntegerField(help_text="How many posts match, on every page together.")
+    hasMore = serializers.BooleanField(
+        help_text="true while more posts follow this page (next: `offset` + the posts received)."
+    )
 
 
 class PostDeleteOutput(serializers.Serializer):
-    deleted = serializers.BooleanField()
+    deleted = serializers.BooleanField(help_text="true: the post is gone.")
 
 
 class PostResultOutput(serializers.Serializer):
-    platformId = serializers.CharField()
-    platform = choice(PLATFORM_VALUES)
-    accountName = serializers.CharField()
-    status = choice(TargetStatus.values)
-    platformPostId = serializers.CharField(allow_null=True)
-    errorMessage = serializers.CharField(allow_null=True)
-    tiktokDraftFallback = serializers.BooleanField()
-    publishedAt = serializers.DateTimeField(allow_null=True)
+    platformId = serializers.CharField(
+        help_text="The entry's id (`platformIds` of POST /social-posts/{id}/retry match it)."
+    )
+    platform = choice(PLATFORM_VALUES, help_text="The entry's platform.")
+    accountName = serializers.CharField(help_text="The account's display name.")
+    status = choice(TargetStatus.values, help_text="PENDING, PUBLISHING, PUBLISHED or FAILED.")
+    platformPostId = serializers.CharField(allow_null=True, help_text="The post's id on the platform, once published.")
+    errorMessage = serializers.CharField(allow_null=True, help_text="Why it failed, when it did.")
+    tiktokDraftFallback = serializers.BooleanField(
+        help_text=("true when TIKTOK delivered the content to the creator's inbox as a draft (its daily cap was hit).")
+    )
+    publishedAt = serializers.DateTimeField(allow_null=True, help_text="When the platform confirmed it.")
     threadItems = serializers.ListField(
         child=ThreadItemResultOutput(),
         required=False,
@@ -104,45 +120,49 @@ RESULT_FIELDS = tuple(PostResultOutput().fields)
 
 
 class PostResultsOutput(serializers.Serializer):
-    postId = serializers.CharField()
-    status = choice(PostStatus.values)
-    results = PostResultOutput(many=True)
+    postId = serializers.CharField(help_text="The post's id.")
+    status = choice(PostStatus.values, help_text="The post's status.")
+    results = PostResultOutput(many=True, help_text="One result per platform entry.")
 
 
 class PostPublishOutput(serializers.Serializer):
-    postId = serializers.CharField()
+    postId = serializers.CharField(help_text="The post's id.")
     queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES), help_text=_QUEUED_NOW)
-    isScheduled = serializers.BooleanField()
-    scheduledAt = serializers.DateTimeField(allow_null=True)
+    isScheduled = serializers.BooleanField(help_text="true when the post waits for `scheduledAt`.")
+    scheduledAt = serializers.DateTimeField(allow_null=True, help_text="When it is published.")
 
 
 class PostRetryOutput(serializers.Serializer):
-    postId = serializers.CharField()
-    queuedPlatforms = serializers.ListField(child=choice(PLATFORM_VALUES))
-    isScheduled = serializers.BooleanField()
+    postId = serializers.CharField(help_text="The post's id.")
+    queuedPlatforms = serializers.ListField(
+        child=choice(PLATFORM_VALUES), help_text="The platforms of the entries queued again."
+    )
+    isScheduled = serializers.BooleanField(help_text="Always false: retried entries go out now.")
 
 
 class BulkResultOutput(serializers.Serializer):
-    postId = serializers.CharField(allow_null=True)
-    success = serializers.BooleanField()
-    isScheduled = serializers.BooleanField()
-    scheduledAt = serializers.DateTimeField(allow_null=True)
-    errorMessage = serializers.CharField(allow_null=True)
+    postId = serializers.CharField(allow_null=True, help_text="The created post's id; null when the item failed.")
+    success = serializers.BooleanField(help_text="true when the item's post was created.")
+    isScheduled = serializers.BooleanField(help_text="true when the post waits for its `scheduledAt`.")
+    scheduledAt = serializers.DateTimeField(allow_null=True, help_text="When the post is published.")
+    errorMessage = serializers.CharField(allow_null=True, help_text="Why the item failed, when it did.")
 
 
 class BulkOutput(serializers.Serializer):
-    totalScheduled = serializers.IntegerField()
-    totalFailed = serializers.IntegerField()
-    results = BulkResultOutput(many=True)
+    totalScheduled = serializers.IntegerField(help_text="How many items became scheduled posts.")
+    totalFailed = serializers.IntegerField(help_text="How many items failed.")
+    results = BulkResultOutput(many=True, help_text="One result per item, in the order of `posts`.")
 
 
 class ValidationIssueOutput(serializers.Serializer):
-    platform = choice(PLATFORM_VALUES, allow_null=True)
-    field = serializers.CharField(required=False)
-    message = serializers.CharField()
+    platform = choice(
+        PLATFORM_VALUES, allow_null=True, help_text="The platform the problem concerns; null for the post as a whole."
+    )
+    field = serializers.CharField(required=False, help_text="The field at fault, when one is.")
+    message = serializers.CharField(help_text="What is wrong, as the create would answer it.")
 
 
 class PostValidateOutput(serializers.Serializer):
-    valid = serializers.BooleanField()
-    issues = ValidationIssueOutput(many=True)
-    skippedPlatforms = SkippedPlatformOutput(many=True)
+    valid = serializers.BooleanField(help_text="true when a create with this body would be accepted.")
+    issues = ValidationIssueOutput(many=True, help_text="Every problem found (empty when valid).")
+    skippedPlatforms = SkippedPlatformOutput(many=True, help_text="Targets the create would leave out.")

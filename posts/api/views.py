@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from core.exception_handler import flatten_validation_detail
 from core.idempotency import idempotent
+from core.pagination import OFFSET_PAGINATION
 from core.query import parse_query, validated
 from posts import read_model
 from posts.api.serializers import (
@@ -28,7 +29,7 @@ from posts.api.serializers import (
     PostRetryOutput,
     PostValidateOutput,
 )
-from posts.payloads import BulkBatchInput, PostCreateInput, PostUpdateInput
+from posts.payloads import TARGETING_DESCRIPTION, BulkBatchInput, PostCreateInput, PostUpdateInput
 from posts.rendering import post_record, post_records
 from posts.selectors import post_page, post_row
 from posts.services import (
@@ -57,6 +58,18 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     description="Repeat within 24 h returns the first response and never acts twice.",
 )
 _ID = OpenApiParameter("id", str, OpenApiParameter.PATH, description="Post id")
+# The smallest body that publishes (README, "Your first post", sends exactly this).
+_FIRST_POST_EXAMPLE = OpenApiExample(
+    "The smallest post: text, now, on one account",
+    request_only=True,
+    value={
+        "contentType": "TEXT",
+        "timezone": "UTC",
+        "text": "Hello from Crosspost",
+        "platforms": ["MASTODON"],
+        "mastodonConnectionIds": ["acc_masto"],
+    },
+)
 _THREAD_EXAMPLE = OpenApiExample(
     "A thread on X and Bluesky",
     request_only=True,
@@ -143,7 +156,8 @@ class PostViewSet(viewsets.GenericViewSet):
         summary="List posts",
         description="Newest first by default (`sortOrder=OLDEST` is the exact reverse, ties broken by id). "
         "`startDate`/`endDate` are inclusive and bound `scheduledAt`, or `createdAt` for posts never "
-        "scheduled. Arrays may be repeated or bracket-indexed; `status` is an alias of `statuses`.",
+        "scheduled. Arrays may be repeated or bracket-indexed; `status` is an alias of `statuses`.\n\n"
+        + OFFSET_PAGINATION,
         parameters=[PostListQuery],
         responses={200: PostListOutput},
     )
@@ -174,11 +188,14 @@ class PostViewSet(viewsets.GenericViewSet):
         "posts.publish when it publishes now. `queue: true` schedules the post at the earliest slot of its "
         "accounts' posting queues free for all of them (400 naming the account when one has no queue slots). "
         "`thread` (TWITTER, BLUESKY, THREADS and MASTODON only) publishes the post and then each item as a reply "
-        "to the one before it; each entry answers the confirmed items in `threadItems`.",
+        "to the one before it; each entry answers the confirmed items in `threadItems`.\n\n"
+        "Required: `contentType`, `timezone` and `platforms` with an account per platform; `text` or media as the "
+        "content type needs. Without `scheduledAt` (or with a past one) the post is published now.\n\n"
+        + TARGETING_DESCRIPTION,
         parameters=[IDEMPOTENCY_HEADER],
         request=PostCreateInput,
         responses={201: PostCreateOutput},
-        examples=[_THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE, _PLATFORM_FIRST_COMMENTS_EXAMPLE],
+        examples=[_FIRST_POST_EXAMPLE, _THREAD_EXAMPLE, _FIRST_COMMENT_EXAMPLE, _PLATFORM_FIRST_COMMENTS_EXAMPLE],
     )
     @idempotent
     def create(self, request: Request) -> Response:

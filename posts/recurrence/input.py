@@ -26,8 +26,10 @@ RECURRENCE_DESCRIPTION = (
 
 
 class RecurrenceInput(strict.Serializer):
-    frequency = choice(["DAILY", "WEEKLY", "MONTHLY"])
-    interval = serializers.IntegerField(min_value=1, max_value=30, default=1)
+    frequency = choice(["DAILY", "WEEKLY", "MONTHLY"], help_text="DAILY, WEEKLY or MONTHLY.")
+    interval = serializers.IntegerField(
+        min_value=1, max_value=30, default=1, help_text="Every how many days, weeks or months (1 to 30, default 1)."
+    )
     weekdays = serializers.ListField(
         child=choice(list(WEEKDAYS)),
         required=False,
@@ -35,7 +37,13 @@ class RecurrenceInput(strict.Serializer):
         help_text="WEEKLY only; the weekday of scheduledAt is always included",
     )
     endsOn = serializers.DateField(required=False, allow_null=True, help_text="Inclusive, in the post's timezone")
-    maxOccurrences = serializers.IntegerField(required=False, allow_null=True, min_value=2, max_value=365)
+    maxOccurrences = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=2,
+        max_value=365,
+        help_text="Stop after this many occurrences (2 to 365).",
+    )
 
     class Meta:
         ref_name = "RecurrenceInput"

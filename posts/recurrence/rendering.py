@@ -23,10 +23,17 @@ _NO_CONFIG = Record({})
 # read as in a post's platform entries).
 TEMPLATE_PLATFORM = Record(
     {
-        "platform": Key(choice(_PLATFORMS), column("platform")),
-        "connectionId": Key(serializers.CharField(allow_null=True), column("accountId")),
-        "pageId": Key(serializers.CharField(allow_null=True), text_or_none("pageId")),
-        "accountName": Key(serializers.CharField(), column("accountName")),
+        "platform": Key(
+            choice(_PLATFORMS, help_text="A platform each occurrence is published on."), column("platform")
+        ),
+        "connectionId": Key(
+            serializers.CharField(allow_null=True, help_text="The account published to."), column("accountId")
+        ),
+        "pageId": Key(
+            serializers.CharField(allow_null=True, help_text="FACEBOOK: the page's id on Facebook; else null."),
+            text_or_none("pageId"),
+        ),
+        "accountName": Key(serializers.CharField(help_text="The account's display name."), column("accountName")),
         "text": Key(serializers.CharField(help_text="The text this platform gets"), column("text")),
     }
 )
@@ -53,23 +60,38 @@ def _ends_on(row: dict[str, Any]) -> str | None:
 # The series record: the columns of the row, and its template's values under ``template_*``.
 SERIES = Record(
     {
-        "id": Key(serializers.CharField(), column("id")),
-        "status": Key(choice(RecurringStatus.values), column("status")),
-        "pauseReason": Key(choice(PauseReason.values, allow_null=True), text_or_none("pause_reason")),
+        "id": Key(serializers.CharField(help_text="The series' id."), column("id")),
+        "status": Key(choice(RecurringStatus.values, help_text="ACTIVE, PAUSED or ENDED."), column("status")),
+        "pauseReason": Key(
+            choice(
+                PauseReason.values,
+                allow_null=True,
+                help_text="Why a PAUSED series was paused (null when active or paused by a caller).",
+            ),
+            text_or_none("pause_reason"),
+        ),
         "lastError": Key(
             serializers.CharField(allow_null=True, help_text="The latest failure of an occurrence, or why it paused"),
             text_or_none("last_error"),
         ),
-        "frequency": Key(choice(Frequency.values), column("frequency")),
-        "interval": Key(serializers.IntegerField(), column("interval")),
+        "frequency": Key(choice(Frequency.values, help_text="How often it repeats."), column("frequency")),
+        "interval": Key(serializers.IntegerField(help_text="Every how many `frequency` units."), column("interval")),
         "weekdays": Key(
             serializers.ListField(child=choice(list(WEEKDAYS)), help_text="WEEKLY: every weekday it runs on"),
             listed("weekdays"),
         ),
         "startsAt": Key(serializers.DateTimeField(help_text="The first occurrence"), instant("starts_at")),
-        "timezone": Key(serializers.CharField(), column("timezone")),
-        "endsOn": Key(serializers.DateField(allow_null=True), _ends_on),
-        "maxOccurrences": Key(serializers.IntegerField(allow_null=True), column("max_occurrences")),
+        "timezone": Key(
+            serializers.CharField(help_text="The IANA time zone its occurrences are computed in."), column("timezone")
+        ),
+        "endsOn": Key(
+            serializers.DateField(allow_null=True, help_text="The last day an occurrence may fall on, if any."),
+            _ends_on,
+        ),
+        "maxOccurrences": Key(
+            serializers.IntegerField(allow_null=True, help_text="How many occurrences at most, if limited."),
+            column("max_occurrences"),
+        ),
         "nextOccurrenceAt": Key(
             serializers.DateTimeField(
                 allow_null=True,
@@ -92,15 +114,32 @@ SERIES = Record(
             ),
             id_text("created_by_id"),
         ),
-        "contentType": Key(serializers.CharField(), column("template_content_type")),
-        "text": Key(serializers.CharField(), column("template_text")),
-        "mediaUrls": Key(serializers.ListField(child=serializers.CharField()), listed("template_media_urls")),
-        "mediaAltTexts": Key(serializers.ListField(child=serializers.CharField()), listed("template_media_alt_texts")),
-        "thumbnailUrl": Key(serializers.CharField(allow_null=True), text_or_none("template_thumbnail_url")),
-        "platformTypes": Key(serializers.ListField(child=choice(_PLATFORMS)), column("template_platform_types")),
-        "platforms": Key(RecurringPlatformOutput(many=True), column("template_platforms")),
-        "createdAt": Key(serializers.DateTimeField(), instant("created_at")),
-        "updatedAt": Key(serializers.DateTimeField(), instant("updated_at")),
+        "contentType": Key(
+            serializers.CharField(help_text="Each occurrence's content type."), column("template_content_type")
+        ),
+        "text": Key(serializers.CharField(help_text="Each occurrence's text."), column("template_text")),
+        "mediaUrls": Key(
+            serializers.ListField(child=serializers.CharField(), help_text="Each occurrence's media."),
+            listed("template_media_urls"),
+        ),
+        "mediaAltTexts": Key(
+            serializers.ListField(child=serializers.CharField(), help_text="Alternative text per medium."),
+            listed("template_media_alt_texts"),
+        ),
+        "thumbnailUrl": Key(
+            serializers.CharField(allow_null=True, help_text="A video's cover image, if any."),
+            text_or_none("template_thumbnail_url"),
+        ),
+        "platformTypes": Key(
+            serializers.ListField(child=choice(_PLATFORMS), help_text="The platforms each occurrence is published on."),
+            column("template_platform_types"),
+        ),
+        "platforms": Key(
+            RecurringPlatformOutput(many=True, help_text="The accounts each occurrence is published to."),
+            column("template_platforms"),
+        ),
+        "createdAt": Key(serializers.DateTimeField(help_text="When the series was created."), instant("created_at")),
+        "updatedAt": Key(serializers.DateTimeField(help_text="When the series last changed."), instant("updated_at")),
     }
 )
 RecurringPostOutput = SERIES.serializer("RecurringPostOutput")

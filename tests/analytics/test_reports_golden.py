@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from analytics.api.serializers import WINDOW_REQUIRED
 from tests.factories.analytics import FollowerSnapshotFactory, SocialAccountFactory, TrackedPostFactory
 
 pytestmark = pytest.mark.django_db
@@ -343,7 +344,7 @@ def test_posts_sorted_by_views_with_nulls_last(api, data):
 @pytest.mark.parametrize(
     ("query", "message"),
     [
-        ("to=2026-08-31", "from: This field is required."),
+        ("to=2026-08-31", "from: " + WINDOW_REQUIRED),
         ("from=2026-08-31&to=2026-08-01", "to: must not be earlier than from"),
         (f"{WINDOW}&platforms=MYSPACE", 'platforms[0]: "MYSPACE" is not a valid choice.'),
         (f"{WINDOW}&colour=red", "property colour should not exist"),
@@ -605,7 +606,7 @@ ENDPOINTS = ["overview", "timeseries", "platform-breakdown", "posts"]
 @pytest.mark.parametrize(
     ("endpoint", "query", "message"),
     [
-        ("overview", "from=2026-08-01", "to: This field is required."),
+        ("overview", "from=2026-08-01", "to: " + WINDOW_REQUIRED),
         ("overview", "from=yesterday&to=2026-08-01", "from: must be an ISO 8601 date-time or a date (YYYY-MM-DD)"),
         ("overview", "from=2026-02-30&to=2026-03-01", "from: must be an ISO 8601 date-time or a date (YYYY-MM-DD)"),
         ("overview", f"{WINDOW}&from=2026-07-01", "from must be given once"),
@@ -711,3 +712,14 @@ def test_no_platform_is_called_while_answering(api, data, monkeypatch):
     for granularity in ("DAILY", "WEEKLY", "MONTHLY"):
         assert api.get(f"/api/v1/analytics/timeseries?{WINDOW}&granularity={granularity}").status_code == 200
     assert api.post("/api/v1/analytics/sync", {}, format="json").status_code == 202  # queues, calls nothing
+
+
+def test_a_report_without_its_window_names_both_ends_and_their_format(api):
+    """The spec requires from and to (no default window): the 400 says what to send."""
+    body = api.get("/api/v1/analytics/overview").json()
+    assert body["statusCode"] == 400
+    hint = (
+        "This field is required: the window is from=<start>&to=<end>, each an ISO 8601 date-time or a date "
+        "(YYYY-MM-DD, midnight UTC), e.g. from=2026-08-01&to=2026-08-31."
+    )
+    assert sorted(body["message"]) == [f"from: {hint}", f"to: {hint}"]

@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from analytics import selectors
+from analytics.api.serializers import WINDOW_REQUIRED
 from analytics.models import TrackedPost
 from analytics.reports import SORT_FIELDS, Window
 from tests.factories.analytics import SocialAccountFactory, TrackedPostFactory
@@ -268,8 +269,8 @@ def test_discovered_posts_platforms(api: Any, data: dict[str, TrackedPost]) -> N
 @pytest.mark.parametrize(
     ("path", "query", "message"),
     [
-        (TOP, "to=2026-08-31", "from: This field is required."),
-        (TOP, "from=2026-08-01", "to: This field is required."),
+        (TOP, "to=2026-08-31", "from: " + WINDOW_REQUIRED),
+        (TOP, "from=2026-08-01", "to: " + WINDOW_REQUIRED),
         (TOP, "from=yesterday&to=2026-08-01", "from: must be an ISO 8601 date-time or a date (YYYY-MM-DD)"),
         (TOP, "from=2026-08-31&to=2026-08-01", "to: must not be earlier than from"),
         (TOP, f"{WINDOW}&from=2026-07-01", "from must be given once"),
@@ -279,7 +280,7 @@ def test_discovered_posts_platforms(api: Any, data: dict[str, TrackedPost]) -> N
         (TOP, f"{WINDOW}&sortBy=RANDOM", 'sortBy: "RANDOM" is not a valid choice.'),
         (TOP, f"{WINDOW}&platforms=MYSPACE", 'platforms[0]: "MYSPACE" is not a valid choice.'),
         (TOP, f"{WINDOW}&page=2", "property page should not exist"),
-        (DISCOVERED, "to=2026-08-31", "from: This field is required."),
+        (DISCOVERED, "to=2026-08-31", "from: " + WINDOW_REQUIRED),
         (DISCOVERED, "from=2026-02-30&to=2026-03-01", "from: must be an ISO 8601 date-time or a date (YYYY-MM-DD)"),
         (DISCOVERED, "from=2026-08-31T00:00:01Z&to=2026-08-31T00:00:00Z", "to: must not be earlier than from"),
         (DISCOVERED, f"{WINDOW}&limit=0", "limit: Ensure this value is greater than or equal to 1."),

@@ -27,6 +27,7 @@ def _settings_process(command: list[str] | None = None, **extra: str) -> subproc
         "DEBUG",
         "FERNET_KEYS",
         "ALLOWED_HOSTS",
+        "METRICS_TOKEN",
         "WEBHOOK_ALLOW_PRIVATE_URLS",
         "DJANGO_SETTINGS_MODULE",
     )
@@ -88,6 +89,7 @@ LIVE_SECRETS = {
     "SECRET_KEY": "x" * 50,
     "FERNET_KEYS": "bGl2ZS10ZXN0LWZlcm5ldC1rZXktMzItYnl0ZXMtIQ==",
     "ALLOWED_HOSTS": "api.example.com,www.example.com",
+    "METRICS_TOKEN": "live-metrics-token-0123456789",
 }
 SANDBOX_SECRET_KEY = "insecure-sandbox-only-secret-key"
 SANDBOX_FERNET_KEY = "c2FuZGJveC1vbmx5LWZlcm5ldC1rZXktMzJieXRlcyE="
@@ -124,14 +126,14 @@ def test_live_mode_starts_with_its_own_secrets_mounts_no_simulator_and_takes_hos
     assert sandbox.stdout.strip().startswith("sandbox ['*'] False False ['/sandbox/mastodon/api/v1/instance', ")
 
 
-@pytest.mark.parametrize("name", ["SECRET_KEY", "FERNET_KEYS", "ALLOWED_HOSTS"])
+@pytest.mark.parametrize("name", ["SECRET_KEY", "FERNET_KEYS", "ALLOWED_HOSTS", "METRICS_TOKEN"])
 @pytest.mark.parametrize("missing", ["unset", "empty"])
 def test_live_mode_refuses_to_start_without_each_of_its_settings(name: str, missing: str) -> None:
     """Whether live comes from the configured servers or is asked for, a missing or blank secret
     stops start-up naming the variable: the sandbox's fixed values never apply."""
     env = {k: v for k, v in LIVE_SECRETS.items() if k != name}
     if missing == "empty":
-        env[name] = " " if name == "SECRET_KEY" else " , "
+        env[name] = " " if name in ("SECRET_KEY", "METRICS_TOKEN") else " , "
     for mode in ({**SERVERS}, {"PLATFORM_MODE": "live"}):
         result = _settings_process(**mode, **env)
         assert result.returncode != 0

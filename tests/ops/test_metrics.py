@@ -41,6 +41,7 @@ def value(samples, name: str, **labels: str) -> float:
 
 
 def test_without_the_token_there_is_no_such_page(client, settings):
+    client.defaults["REMOTE_ADDR"] = "203.0.113.7"  # not loopback: the sandbox's exception does not apply
     settings.METRICS_TOKEN = ""
     assert client.get("/metrics").status_code == 404
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer ").status_code == 404
@@ -51,6 +52,49 @@ def test_without_the_token_there_is_no_such_page(client, settings):
     not_found = client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong")
     # The same answer as any missing page: nothing says a metrics endpoint exists.
     assert {**not_found.json(), "message": ""} == {**client.get("/no-such-page").json(), "message": ""}
+
+
+@pytest.mark.parametrize("token", ["", TOKEN])
+def test_sandbox_mode_answers_loopback_without_a_token(client, settings, token):
+    """`make run` on a laptop: curl http://127.0.0.1:8000/metrics answers, whether or not a token
+    is set; a client elsewhere still needs the token."""
+    settings.SANDBOX, settings.METRICS_TOKEN = True, token
+    for loopback in ("127.0.0.1", "127.3.4.5", "::1", "::ffff:127.0.0.1"):
+        response = client.get("/metrics", REMOTE_ADDR=loopback)
+        assert response.status_code == 200, loopback
+        assert b"crosspost_http_requests_total" in response.content
+    for elsewhere in ("203.0.113.7", "10.0.0.2", "::ffff:10.0.0.2", "2001:db8::1"):
+        assert client.get("/metrics", REMOTE_ADDR=elsewhere).status_code == 404, elsewhere
+    if token:
+        assert (
+            client.get("/metrics", REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 200
+        )
+
+
+def test_sandbox_mode_behind_a_trusted_proxy_judges_the_address_it_names(client, settings):
+    """A proxy on the same machine connects from loopback; the client it names is the one judged."""
+    settings.SANDBOX, settings.METRICS_TOKEN, settings.CLIENT_IP_HEADER = True, "", "X-Forwarded-For"
+    assert client.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.7").status_code == 404
+    assert client.get("/metrics", HTTP_X_FORWARDED_FOR="203.0.113.7, 127.0.0.1").status_code == 200
+
+
+def test_live_mode_answers_only_the_token_even_on_loopback(client, settings):
+    settings.SANDBOX, settings.METRICS_TOKEN = False, TOKEN
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1").status_code == 404
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_AUTHORIZATION="Bearer wrong").status_code == 404
+    assert client.get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.7", HTTP_AUTHORIZATION=f"Bearer {TOKEN}").status_code == 200
+
+
+def test_the_make_run_banner_says_how_to_reach_metrics_without_printing_a_token():
+    from config.run import metrics_line
+
+    assert metrics_line("http://127.0.0.1:8000", sandbox=True) == (
+        "http://127.0.0.1:8000/metrics (open from this machine; elsewhere: Authorization: Bearer $METRICS_TOKEN)"
+    )
+    assert metrics_line("https://api.example.com", sandbox=False) == (
+        "https://api.example.com/metrics (Authorization: Bearer $METRICS_TOKEN)"
+    )
 
 
 def test_requests_are_counted_by_route_pattern_method_and_status(client, api, metrics_token):

@@ -56,6 +56,7 @@ def test_live_mode_mounts_no_simulator() -> None:
         "SECRET_KEY": "live-test-secret-key-not-used-anywhere-else",
         "FERNET_KEYS": "a" * 43 + "=",
         "ALLOWED_HOSTS": "api.example.com",
+        "METRICS_TOKEN": "live-test-metrics-token",
         "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     code = (

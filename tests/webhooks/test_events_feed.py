@@ -26,19 +26,30 @@ from webhooks.services import events_seal
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _page(api: Any, query: str = "") -> tuple[list[bytes], str | None]:
+def _full_page(api: Any, query: str = "") -> tuple[list[bytes], str | None, bool]:
     response = api.get(f"/api/v1/events{query}")
     assert response.status_code == 200, response.content
     assert response["Content-Type"] == "application/json"
     body = json.loads(response.content)
-    assert sorted(body) == ["events", "nextCursor"]
+    assert sorted(body) == ["events", "hasMore", "nextCursor"]
     # The raw bodies, cut out of the response as it was sent.
     raw = response.content
     bodies = [json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode() for event in body["events"]]
-    assert (
-        raw == b'{"events":[' + b",".join(bodies) + b'],"nextCursor":' + json.dumps(body["nextCursor"]).encode() + b"}"
+    assert raw == (
+        b'{"events":['
+        + b",".join(bodies)
+        + b'],"nextCursor":'
+        + json.dumps(body["nextCursor"]).encode()
+        + b',"hasMore":'
+        + json.dumps(body["hasMore"]).encode()
+        + b"}"
     )
-    return bodies, body["nextCursor"]
+    return bodies, body["nextCursor"], body["hasMore"]
+
+
+def _page(api: Any, query: str = "") -> tuple[list[bytes], str | None]:
+    bodies, cursor, _ = _full_page(api, query)
+    return bodies, cursor
 
 
 def test_the_feed_serves_exactly_the_bodies_the_receivers_got_in_order(
@@ -54,11 +65,12 @@ def test_the_feed_serves_exactly_the_bodies_the_receivers_got_in_order(
     assert len(received) == 3
     response = api.get("/api/v1/events")
     assert response.content.startswith(b'{"events":[' + b",".join(received) + b'],"nextCursor":"')
+    assert response.content.endswith(b',"hasMore":false}')
     bodies, cursor = _page(api)
     assert bodies == received
     assert [json.loads(b)["event"] for b in bodies] == ["post.published", "image.failed", "post.scheduled"]
     # Nothing after the last: an empty page that hands the same cursor back, to poll with later.
-    assert _page(api, f"?after={cursor}") == ([], cursor)
+    assert _full_page(api, f"?after={cursor}") == ([], cursor, False)
     emit_event(workspace_id=workspace.id, name="post.failed", data={})
     later, next_cursor = _page(api, f"?after={cursor}")
     assert [json.loads(b)["event"] for b in later] == ["post.failed"] and next_cursor != cursor
@@ -75,12 +87,17 @@ def test_pages_follow_the_cursor_with_nothing_missing_or_doubled(api: Any, works
     same = Event.objects.order_by("created_at")[:3]
     Event.objects.filter(pk__in=[e.pk for e in same]).update(created_at=first.created_at)
     seen: list[int] = []
+    more_flags: list[bool] = []
     cursor = None
     for _ in range(10):
-        bodies, cursor = _page(api, "?limit=2" + (f"&after={cursor}" if cursor else ""))
+        bodies, cursor, has_more = _full_page(api, "?limit=2" + (f"&after={cursor}" if cursor else ""))
+        more_flags.append(has_more)
         if not bodies:
             break
         seen += [json.loads(b)["data"]["n"] for b in bodies]
+    # Pages of 2, 2, 2 and 1 of the 7 events: hasMore until the page that holds the last one, then
+    # the empty page a client polls with.
+    assert more_flags == [True, True, True, False, False]
     expected = [json.loads(e.payload)["data"]["n"] for e in Event.objects.order_by("created_at", "id")]
     assert list(Event.objects.order_by("seq").values_list("pk", flat=True)) == list(
         Event.objects.order_by("created_at", "id").values_list("pk", flat=True)

@@ -37,7 +37,7 @@ def test_every_event_has_an_envelope_and_data_schema_and_the_document_validates(
         envelope = components[envelope_component(name)]
         assert envelope["properties"]["event"]["enum"] == [name]
         assert envelope["required"] == ["id", "event", "createdAt", "data"]
-        data_ref = envelope["properties"]["data"]["$ref"].rsplit("/", 1)[1]
+        data_ref = envelope["properties"]["data"]["allOf"][0]["$ref"].rsplit("/", 1)[1]
         assert data_ref in components
         operation = schema["x-webhooks"][name]["post"]
         assert operation["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
@@ -49,7 +49,7 @@ def test_every_event_has_an_envelope_and_data_schema_and_the_document_validates(
             "x-service-timestamp",
             "x-service-signature",
         ]
-    assert components["WebhookPostEventData"]["properties"]["post"]["$ref"].endswith("WebhookPostRecord")
+    assert components["WebhookPostEventData"]["properties"]["post"]["allOf"][0]["$ref"].endswith("WebhookPostRecord")
 
 
 def test_a_real_envelope_has_the_documented_fields() -> None:

@@ -33,6 +33,7 @@ def _start(**overrides: str) -> subprocess.CompletedProcess[str]:
             "SECRET_KEY": "a-test-secret-key-that-is-long-enough-0123456789",
             "FERNET_KEYS": "0" * 43 + "=",
             "ALLOWED_HOSTS": "example.com",
+            "METRICS_TOKEN": "a-test-metrics-token",
         }
     )
     env.update(overrides)

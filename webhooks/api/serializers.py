@@ -81,7 +81,7 @@ class WebhookCreateInput(strict.Serializer):
 
 @extend_schema_serializer(extensions={MIN_PROPERTIES: 1})
 class WebhookUpdateInput(strict.Serializer):
-    url = _WebhookUrlField(required=False)
+    url = _WebhookUrlField(required=False, help_text="A new public http(s) endpoint.")
     active = serializers.BooleanField(
         required=False,
         help_text="`true` re-enables, clears `disabledAt` and resets the failure count; `false` deactivates "
@@ -109,13 +109,15 @@ class WebhookRotateSecretInput(strict.Serializer):
 
 
 class WebhookOutput(serializers.Serializer):
-    id = serializers.CharField()
-    url = serializers.CharField()
-    active = serializers.BooleanField()
-    createdAt = InstantField(source="created_at")
-    updatedAt = InstantField(source="updated_at")
-    lastSuccessAt = InstantField(source="last_success_at", allow_null=True)
-    lastFailureAt = InstantField(source="last_failure_at", allow_null=True)
+    id = serializers.CharField(help_text="The webhook's id.")
+    url = serializers.CharField(help_text="Where deliveries are POSTed.")
+    active = serializers.BooleanField(help_text="Deliveries are sent (false: paused or disabled after failures).")
+    createdAt = InstantField(source="created_at", help_text="When it was created.")
+    updatedAt = InstantField(source="updated_at", help_text="When it last changed.")
+    lastSuccessAt = InstantField(
+        source="last_success_at", allow_null=True, help_text="The last delivery the endpoint accepted."
+    )
+    lastFailureAt = InstantField(source="last_failure_at", allow_null=True, help_text="The last delivery that failed.")
     disabledAt = InstantField(
         source="disabled_at",
         allow_null=True,
@@ -148,11 +150,11 @@ class WebhookSecretRotatedOutput(WebhookOutput):
 
 
 class WebhookListOutput(serializers.Serializer):
-    webhooks = WebhookOutput(many=True)
+    webhooks = WebhookOutput(many=True, help_text="The workspace's webhooks.")
 
 
 class WebhookDeletedOutput(serializers.Serializer):
-    deleted = serializers.BooleanField()
+    deleted = serializers.BooleanField(help_text="true: the webhook is gone, its pending deliveries too.")
 
 
 class WebhookTestOutput(serializers.Serializer):
@@ -170,10 +172,12 @@ class DeliveryListQuery(OffsetQuery):
 
 
 class AttemptOutput(serializers.Serializer):
-    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
-    durationMs = serializers.IntegerField(source="duration_ms")
-    error = serializers.SerializerMethodField()
-    createdAt = InstantField(source="created_at")
+    statusCode = serializers.IntegerField(
+        source="status_code", allow_null=True, help_text="The endpoint's HTTP status; null when no answer came."
+    )
+    durationMs = serializers.IntegerField(source="duration_ms", help_text="How long the attempt took.")
+    error = serializers.SerializerMethodField(help_text="Why it failed, when it did.")
+    createdAt = InstantField(source="created_at", help_text="When it was made.")
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_error(self, attempt: Any) -> str | None:
@@ -181,14 +185,14 @@ class AttemptOutput(serializers.Serializer):
 
 
 class DeliveryOutput(serializers.Serializer):
-    id = serializers.CharField()
-    eventId = serializers.CharField(source="event_id")
-    event = serializers.CharField(source="event.name")
+    id = serializers.CharField(help_text="The delivery's id.")
+    eventId = serializers.CharField(source="event_id", help_text="The event's `id` (the body's `id`).")
+    event = serializers.CharField(source="event.name", help_text="The event's name.")
     status = serializers.CharField(help_text="pending, succeeded or failed")
-    attempts = AttemptOutput(many=True, source="attempts.all")
-    createdAt = InstantField(source="created_at")
-    lastAttemptAt = InstantField(source="last_attempt_at", allow_null=True)
-    nextAttemptAt = serializers.SerializerMethodField()
+    attempts = AttemptOutput(many=True, source="attempts.all", help_text="Every attempt, oldest first.")
+    createdAt = InstantField(source="created_at", help_text="When the delivery was made.")
+    lastAttemptAt = InstantField(source="last_attempt_at", allow_null=True, help_text="When the last attempt ran.")
+    nextAttemptAt = serializers.SerializerMethodField(help_text="When the next attempt runs, while pending.")
 
     @extend_schema_field(InstantField(allow_null=True))
     def get_nextAttemptAt(self, delivery: Delivery) -> str | None:
@@ -198,9 +202,11 @@ class DeliveryOutput(serializers.Serializer):
 
 
 class DeliveryListOutput(serializers.Serializer):
-    deliveries = DeliveryOutput(many=True)
-    total = serializers.IntegerField()
-    hasMore = serializers.BooleanField()
+    deliveries = DeliveryOutput(many=True, help_text="This page's deliveries, newest first.")
+    total = serializers.IntegerField(help_text="How many deliveries the webhook has, on every page together.")
+    hasMore = serializers.BooleanField(
+        help_text=("true while more deliveries follow this page (next: `offset` + the deliveries received).")
+    )
 
 
 class EventListQuery(strict.QuerySerializer):
@@ -238,6 +244,10 @@ class EventListOutput(serializers.Serializer):
         allow_null=True,
         help_text="Pass it as `after` to continue after this page (the same cursor again when the page is "
         "empty: poll with it later); null only when no event was returned and no `after` was given.",
+    )
+    hasMore = serializers.BooleanField(
+        help_text="true when more events follow this page already: ask again with `after=nextCursor` at once; "
+        "false when the feed is caught up (poll later with the same cursor).",
     )
 
 

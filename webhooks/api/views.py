@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.idempotency import idempotent
+from core.pagination import CURSOR_PAGINATION, OFFSET_PAGINATION
 from core.query import parse_query
 from webhooks import selectors, services
 from webhooks.api.serializers import (
@@ -126,6 +127,7 @@ class WebhookViewSet(viewsets.ViewSet):
     @extend_schema(
         operation_id="listWebhookDeliveries",
         summary="List a webhook's deliveries with their attempts",
+        description="Newest first, each with its attempts.\n\n" + OFFSET_PAGINATION,
         parameters=[DeliveryListQuery],
         responses={200: DeliveryListOutput},
     )
@@ -186,10 +188,12 @@ class EventViewSet(viewsets.ViewSet):
         description="The events of the workspace in the order they were created, each exactly the JSON body "
         "its webhooks received (same `id`, same bytes), for the last 30 days (`EVENTS_RETENTION_DAYS`), "
         "whatever each webhook's `events` filter. Pass `nextCursor` back as `after` to continue where the "
-        "page ended: a receiver that was down replays from the last cursor it stored, and dedupes on `id` "
+        "page ended (cursor pagination: `hasMore` says whether more events are already there; false means "
+        "caught up, poll again later with the same cursor): a receiver that was down replays from the last "
+        "cursor it stored, and dedupes on `id` "
         "the events that also arrive by delivery. The order is the order in which the events became visible "
         "(committed), which is their creation order but for events of transactions still committing: a cursor "
-        "never passes an event that appears later.",
+        "never passes an event that appears later.\n\n" + CURSOR_PAGINATION,
         parameters=[EventListQuery],
         responses={200: EventListOutput},
     )
@@ -205,5 +209,7 @@ class EventViewSet(viewsets.ViewSet):
         # Written out from the stored bodies, never re-encoded: each event is byte for byte the
         # body its deliveries carried (and signed).
         events = ",".join(page.payloads)
-        body = f'{{"events":[{events}],"nextCursor":{json.dumps(page.next_cursor)}}}'
+        body = (
+            f'{{"events":[{events}],"nextCursor":{json.dumps(page.next_cursor)},"hasMore":{json.dumps(page.has_more)}}}'
+        )
         return HttpResponse(body.encode("utf-8"), content_type="application/json")
