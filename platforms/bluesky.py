@@ -45,7 +45,7 @@ from platforms.base import (
     ReplyTo,
     Transient,
 )
-from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send
+from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send, web_url
 
 LIVE_BASE_URL = "https://bsky.social"
 LIVE_VIDEO_SERVICE = "https://video.bsky.app"
@@ -129,8 +129,10 @@ def jwt_expiry(token: str) -> dt.datetime | None:
         return None
 
 
-def post_url(handle: str, uri: str) -> str:
-    return f"https://bsky.app/profile/{handle}/post/{uri.rsplit('/', 1)[-1]}"
+def post_url(base_url: str, handle: str, uri: str) -> str:
+    """The post's page on bsky.app (the simulator's in sandbox mode)."""
+    path = f"/profile/{handle}/post/{uri.rsplit('/', 1)[-1]}"
+    return web_url(base_url, LIVE_BASE_URL, f"https://bsky.app{path}", path)
 
 
 class Client(PlatformClient):
@@ -384,7 +386,7 @@ class Client(PlatformClient):
         return PublishResult(
             done=True,
             platform_post_id=uri,
-            url=post_url(creds.extra.get("handle") or creds.external_id, uri),
+            url=post_url(self.base_url, creds.extra.get("handle") or creds.external_id, uri),
             published_at=parse_instant(created_at),
             cid=cid,
         )
@@ -428,7 +430,7 @@ class Client(PlatformClient):
         return found
 
     @classmethod
-    def remote_post_from(cls, post: dict[str, Any]) -> RemotePost:
+    def remote_post_from(cls, post: dict[str, Any], base_url: str = LIVE_BASE_URL) -> RemotePost:
         record = post.get("record") or {}
         author = post.get("author") or {}
         embed = post.get("embed") or {}
@@ -441,7 +443,7 @@ class Client(PlatformClient):
             or parse_instant(post.get("indexedAt"))
             or dt.datetime.now(dt.UTC),
             text=str(record.get("text") or ""),
-            permalink=post_url(str(author.get("handle") or author.get("did") or ""), str(post["uri"])),
+            permalink=post_url(base_url, str(author.get("handle") or author.get("did") or ""), str(post["uri"])),
             thumbnail_url=thumbnail,
             metrics=cls.metrics_from(post),
         )
@@ -454,7 +456,7 @@ class Client(PlatformClient):
             for item in body.get("feed", []):
                 if item.get("reason"):  # a repost of someone else's post
                     continue
-                post = self.remote_post_from(item["post"])
+                post = self.remote_post_from(item["post"], self.base_url)
                 if post.published_at < since:
                     return posts
                 posts.append(post)

@@ -11,6 +11,7 @@ from twitter_text import parse_tweet
 from platforms.base import Platform
 
 TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT = "TEXT", "IMAGE", "VIDEO", "CAROUSEL", "DOCUMENT"
+KB, MB, MIB, GIB = 1000, 1000 * 1000, 1024 * 1024, 1024 * 1024 * 1024
 METRICS = ("views", "likes", "comments", "shares")
 
 
@@ -40,6 +41,13 @@ class Capabilities:
     # The longest comment (or reply) the platform takes under a published post, counted as its
     # text is (``text_counting``); None: no comment API, so no ``firstComment``.
     comment_text_limit: int | None = None
+    # The largest file of each kind the platform takes, in bytes, and its longest video, in
+    # seconds, as the platform documents them (None: it documents none). The byte limits are
+    # checked against each uploaded file's size; durations are not measured here.
+    max_image_bytes: int | None = None
+    max_video_bytes: int | None = None
+    max_document_bytes: int | None = None
+    max_video_seconds: int | None = None
 
     @property
     def has_analytics(self) -> bool:
@@ -65,6 +73,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             threads=True,
             comment_text_limit=280,
+            max_image_bytes=5 * MIB,  # X media upload: images 5 MB, videos 512 MB and 140 s
+            max_video_bytes=512 * MIB,
+            max_video_seconds=140,
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -81,6 +92,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             threads=True,
             comment_text_limit=300,
+            max_image_bytes=1000 * KB,  # app.bsky.embed.images blob maxSize; embed.video 100 MB, 3 min
+            max_video_bytes=100 * MB,
+            max_video_seconds=180,
         ),
         Capabilities(
             Platform.MASTODON,
@@ -93,6 +107,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="key",
             threads=True,
             comment_text_limit=500,
+            max_image_bytes=16 * MIB,  # Mastodon's default MAX_IMAGE_SIZE and MAX_VIDEO_SIZE
+            max_video_bytes=99 * MIB,
         ),
         Capabilities(
             Platform.THREADS,
@@ -109,6 +125,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             threads=True,
             comment_text_limit=500,
+            max_image_bytes=8 * MIB,  # Threads media specifications: images 8 MB, videos 1 GB and 5 min
+            max_video_bytes=1 * GIB,
+            max_video_seconds=300,
         ),
         Capabilities(
             Platform.LINKEDIN,
@@ -125,6 +144,10 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             refreshable_token=True,
             comment_text_limit=1250,
+            max_image_bytes=5 * MIB,  # LinkedIn: images 5 MB, videos 500 MB and 30 min, documents 100 MB
+            max_video_bytes=500 * MIB,
+            max_document_bytes=100 * MIB,
+            max_video_seconds=1800,
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -141,6 +164,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="lookup",
             refreshable_token=True,
             comment_text_limit=2200,
+            max_image_bytes=8 * MIB,  # Instagram content publishing: images 8 MB, reels 300 MB and 15 min
+            max_video_bytes=300 * MIB,
+            max_video_seconds=900,
         ),
         Capabilities(
             Platform.FACEBOOK,
@@ -155,6 +181,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             title_limit=255,
             idempotent_publish="lookup",
             comment_text_limit=8000,
+            max_image_bytes=4 * MIB,  # Graph API page photos 4 MB; page videos 10 GB and 240 min
+            max_video_bytes=10 * GIB,
+            max_video_seconds=240 * 60,
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -171,6 +200,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="none",
             refreshable_token=True,
+            max_image_bytes=20 * MIB,  # Content Posting API: photos 20 MB, videos 4 GB and 10 min
+            max_video_bytes=4 * GIB,
+            max_video_seconds=600,
         ),
         Capabilities(
             Platform.YOUTUBE,
@@ -186,6 +218,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             refreshable_token=True,
             comment_text_limit=10000,
+            max_video_bytes=256 * GIB,  # YouTube uploads: 256 GB, 12 hours
+            max_video_seconds=12 * 3600,
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -201,6 +235,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="none",
             refreshable_token=True,
+            max_image_bytes=32 * MIB,  # Pinterest: images 32 MB, videos 2 GB and 15 min
+            max_video_bytes=2 * GIB,
+            max_video_seconds=900,
         ),
         Capabilities(
             Platform.TELEGRAM,
@@ -213,6 +250,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             mixed_media=True,
             followers=True,  # getChatMemberCount; the Bot API has no per-post analytics
             idempotent_publish="none",
+            max_image_bytes=5 * MIB,  # Bot API files sent by URL: photos 5 MB, other files 20 MB
+            max_video_bytes=20 * MIB,
         ),
         Capabilities(
             Platform.GOOGLE_BUSINESS,
@@ -224,6 +263,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             analytics_scopes=frozenset({"https://www.googleapis.com/auth/business.manage"}),
             idempotent_publish="none",
             refreshable_token=True,
+            max_image_bytes=5 * MIB,  # Business Profile post photos: 10 KB to 5 MB
         ),
     ]
 }
@@ -237,6 +277,24 @@ def title_limit(platform: Platform) -> int:
     if limit is None:
         raise KeyError(f"{platform.value} posts carry no title")
     return limit
+
+
+def max_file_bytes(platform: Platform, kind: str) -> int | None:
+    """The largest ``kind`` ("image" | "video" | "document") file ``platform`` documents taking
+    (None: it documents no limit)."""
+    caps = CAPABILITIES[platform]
+    return {"image": caps.max_image_bytes, "video": caps.max_video_bytes, "document": caps.max_document_bytes}.get(kind)
+
+
+def validate_media_sizes(platform: Platform, media: list[tuple[str, str, int | None]]) -> list[str]:
+    """Every file of ``media`` (url, kind, size in bytes) larger than ``platform`` takes of its
+    kind, as messages naming the platform and the file."""
+    issues = []
+    for url, kind, size in media:
+        limit = max_file_bytes(platform, kind)
+        if limit is not None and size is not None and size > limit:
+            issues.append(f"{platform.value} takes {kind} files of at most {limit} bytes; {url} is {size} bytes")
+    return issues
 
 
 def text_length(platform: Platform, text: str) -> int:

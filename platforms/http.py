@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import requests
+from django.conf import settings
 from urllib3.exceptions import (
     ClosedPoolError,
     ConnectTimeoutError,
@@ -289,6 +290,17 @@ def host_url(base_url: str, live_base_url: str, live_url: str, sandbox_path: str
     if base_url.rstrip("/") == live_base_url.rstrip("/"):
         return live_url
     return base_url.rstrip("/") + sandbox_path
+
+
+def web_url(base_url: str, live_base_url: str, live_url: str, sandbox_path: str) -> str:
+    """A page of the platform's website a person opens (a post, a profile): for a client of a
+    simulator (its base under SANDBOX_BASE_URL) the simulator's page at ``sandbox_path``, at the
+    service's public address, since the simulated post exists nowhere else; the real URL
+    otherwise (live mode, a proxy, a test double)."""
+    sandbox = settings.SANDBOX_BASE_URL.rstrip("/")
+    if base_url.rstrip("/") == live_base_url.rstrip("/") or not base_url.startswith(f"{sandbox}/"):
+        return live_url
+    return f"{settings.PUBLIC_BASE_URL}/sandbox{base_url.rstrip('/')[len(sandbox) :]}{sandbox_path}"
 
 
 def dialog_url(*, api_base_url: str, live_host: str, dialog_host: str, path: str, query: dict[str, str]) -> str:

@@ -42,7 +42,15 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
-from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send, token_credentials
+from platforms.http import (
+    download_media,
+    json_or_empty,
+    parse_instant,
+    retry_at_from,
+    send,
+    token_credentials,
+    web_url,
+)
 
 LIVE_BASE_URL = "https://api.x.com"
 LIVE_AUTHORIZE_URL = "https://x.com/i/oauth2/authorize"
@@ -271,12 +279,16 @@ class Client(PlatformClient):
         """A reply tweet (``reply.in_reply_to_tweet_id``): the thread items' call."""
         return self.publish(creds, request, state)
 
+    def tweet_url(self, username: str, tweet_id: str) -> str:
+        path = f"/{username}/status/{tweet_id}"
+        return web_url(self.base_url, LIVE_BASE_URL, f"https://x.com{path}", path)
+
     def _result(self, creds: Credentials, tweet_id: str, published_at: dt.datetime | None) -> PublishResult:
         username = creds.extra.get("username") or "i/web"
         return PublishResult(
             done=True,
             platform_post_id=tweet_id,
-            url=f"https://x.com/{username}/status/{tweet_id}",
+            url=self.tweet_url(username, tweet_id),
             published_at=published_at,
         )
 
@@ -330,7 +342,7 @@ class Client(PlatformClient):
                         platform_post_id=str(tweet["id"]),
                         published_at=parse_instant(tweet.get("created_at")) or dt.datetime.now(dt.UTC),
                         text=str(tweet.get("text") or ""),
-                        permalink=f"https://x.com/{username}/status/{tweet['id']}",
+                        permalink=self.tweet_url(username, str(tweet["id"])),
                         metrics=self.metrics_from(tweet),
                     )
                 )

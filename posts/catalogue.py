@@ -14,7 +14,7 @@ from core.serializers import json_type
 from media.files import ALLOWED_MIME_TYPES
 from media.models import MediaKind
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, METRICS, Capabilities
+from platforms.capabilities import CAPABILITIES, METRICS, Capabilities, max_file_bytes
 from posts.models import ContentType
 from posts.payloads import CONFIG_FIELDS, CONFIG_SERIALIZERS, THREAD_MAX_ITEMS
 
@@ -35,7 +35,7 @@ def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
             "byteLimit": caps.text_byte_limit,
         },
         "titleLimit": caps.title_limit,
-        "media": _media(caps),
+        "media": _media(platform, caps),
         "config": _config(platform.value),
         "analytics": {"metrics": [m for m in METRICS if m in caps.metrics], "followers": caps.followers},
         "thread": {"supported": caps.threads, "maxItems": THREAD_MAX_ITEMS if caps.threads else None},
@@ -43,7 +43,15 @@ def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
     }
 
 
-def _media(caps: Capabilities) -> dict[str, Any]:
+def _max_file_bytes(platform: Platform, kind: MediaKind) -> int:
+    """The platform's limit for files of ``kind``, or this service's upload limit where that is
+    smaller (or the platform documents none): the largest file a post to it can carry."""
+    limit = max_file_bytes(platform, kind.value)
+    upload_limit = int(settings.MEDIA_MAX_UPLOAD_BYTES)
+    return upload_limit if limit is None else min(limit, upload_limit)
+
+
+def _media(platform: Platform, caps: Capabilities) -> dict[str, Any]:
     maxima = {
         MediaKind.IMAGE: caps.max_images,
         MediaKind.VIDEO: caps.max_videos,
@@ -54,7 +62,8 @@ def _media(caps: Capabilities) -> dict[str, Any]:
             "kind": kind.value,
             "maxCount": maxima[kind],
             "mimeTypes": [mime for mime, (of_kind, _) in ALLOWED_MIME_TYPES.items() if of_kind == kind],
-            "maxFileBytes": settings.MEDIA_MAX_UPLOAD_BYTES,
+            "maxFileBytes": _max_file_bytes(platform, kind),
+            "maxDurationSeconds": caps.max_video_seconds if kind == MediaKind.VIDEO else None,
         }
         for kind in MediaKind
         if maxima[kind]

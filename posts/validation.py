@@ -15,9 +15,15 @@ from accounts.models import AccountStatus, SocialAccount
 from accounts.selectors import accounts_by_ids, facebook_accounts_by_page_ids
 from core.errors import ValidationFailed
 from core.fields import format_instant
-from media.services import media_resolve
+from media.services import MediaInfo, media_resolve
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, text_length, validate_comment, validate_content
+from platforms.capabilities import (
+    CAPABILITIES,
+    text_length,
+    validate_comment,
+    validate_content,
+    validate_media_sizes,
+)
 from posts.models import ContentType, LatePolicy
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.queues import missing_queues, queue_missing_message
@@ -137,8 +143,10 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
     _resolve_targets(plan, workspace_id, data, full)
     if plan.queue:
         _check_queue(plan)
-    media_kinds = _resolve_media(plan, workspace_id)
-    thread_kinds = _resolve_thread_media(plan, workspace_id)
+    media = _resolve_media(plan, workspace_id)
+    media_kinds = None if media is None else [m.kind for m in media]
+    thread_media = _resolve_thread_media(plan, workspace_id)
+    thread_kinds = [None if item is None else [m.kind for m in item] for item in thread_media]
     _attach_configs(plan, data)
     if plan.thread and plan.recurrence:
         plan.issues.append(Issue("thread: a recurring series cannot publish a thread", None, "thread"))
@@ -146,6 +154,7 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         _check_content(plan, media_kinds)
         for target in plan.targets:
             _check_target(plan, target, media_kinds)
+            _check_file_sizes(plan, target, media or [], thread_media)
             _check_thread(plan, target, thread_kinds)
             _check_first_comment(plan, target)
     return plan
@@ -170,20 +179,35 @@ def _check_first_comment(plan: PostPlan, target: TargetPlan) -> None:
         plan.issues.append(Issue(message, platform.value, field_name))
 
 
-def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[str] | None]:
-    """The media kinds of each thread item (None: its media could not be resolved, reported)."""
-    kinds: list[list[str] | None] = []
+def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[MediaInfo] | None]:
+    """The media of each thread item (None: its media could not be resolved, reported)."""
+    found: list[list[MediaInfo] | None] = []
     for index, item in enumerate(plan.thread):
         if not item["mediaUrls"]:
-            kinds.append([])
+            found.append([])
             continue
         try:
-            kinds.append([m.kind for m in media_resolve(workspace_id=workspace_id, urls=item["mediaUrls"])])
+            found.append(media_resolve(workspace_id=workspace_id, urls=item["mediaUrls"]))
         except ValidationFailed as exc:
             messages = exc.message if isinstance(exc.message, list) else [exc.message]
             plan.issues.extend(Issue(f"thread[{index}].mediaUrls: {m}", None, "thread", exc.code) for m in messages)
-            kinds.append(None)
-    return kinds
+            found.append(None)
+    return found
+
+
+def _check_file_sizes(
+    plan: PostPlan, target: TargetPlan, media: list[MediaInfo], thread_media: list[list[MediaInfo] | None]
+) -> None:
+    """Every file of the post (and of its thread, where the platform publishes one) within the
+    size the entry's platform takes of its kind (``GET /platforms`` answers the same figures)."""
+    platform = Platform(target.platform)
+    for message in validate_media_sizes(platform, [(m.url, m.kind, m.size) for m in media]):
+        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls"))
+    if not CAPABILITIES[platform].threads:
+        return
+    for index, item in enumerate(thread_media):
+        for message in validate_media_sizes(platform, [(m.url, m.kind, m.size) for m in item or []]):
+            plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread"))
 
 
 def _thread_item_type(kinds: list[str]) -> str:
@@ -298,11 +322,11 @@ def _account_for(
     return account
 
 
-def _resolve_media(plan: PostPlan, workspace_id: str) -> list[str] | None:
+def _resolve_media(plan: PostPlan, workspace_id: str) -> list[MediaInfo] | None:
     if not plan.media_urls:
         return []
     try:
-        return [m.kind for m in media_resolve(workspace_id=workspace_id, urls=plan.media_urls)]
+        return media_resolve(workspace_id=workspace_id, urls=plan.media_urls)
     except ValidationFailed as exc:
         messages = exc.message if isinstance(exc.message, list) else [exc.message]
         plan.issues.extend(Issue(m, None, "mediaUrls", exc.code) for m in messages)

@@ -208,43 +208,76 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
     },
 }
 
-EVENT_DATA = {
-    "post.published": ("WebhookPostEventData", "All platforms of the post published."),
-    "post.partially_failed": ("WebhookPostEventData", "Some platforms published, others failed."),
-    "post.failed": ("WebhookPostEventData", "Publishing failed on all platforms."),
-    "post.scheduled": ("WebhookPostEventData", "A post was scheduled for a future date."),
+# event name → (data schema, title, what it means). The title names the event in the reference
+# (ReDoc's and Swagger UI's list of webhooks); the meaning opens its description.
+EVENT_DATA: dict[str, tuple[str, str, str]] = {
+    "post.published": (
+        "WebhookPostEventData",
+        "Post published on every platform",
+        "Every platform entry of the post published.",
+    ),
+    "post.partially_failed": (
+        "WebhookPostEventData",
+        "Post published on some platforms only",
+        "Some platform entries published, others failed.",
+    ),
+    "post.failed": ("WebhookPostEventData", "Post failed on every platform", "Publishing failed on every entry."),
+    "post.scheduled": ("WebhookPostEventData", "Post scheduled", "A post was scheduled for a future date."),
     "post.missed": (
         "WebhookPostMissedData",
+        "Post missed its time",
         "Entries reached a worker later than the post's maxLatenessSeconds and, by its latePolicy, were skipped "
         "or the post turned back into a draft.",
     ),
     "post.first_comment.published": (
         "WebhookFirstCommentData",
+        "First comment posted",
         "An entry's firstComment was posted under its post (once per entry).",
     ),
     "post.first_comment.failed": (
         "WebhookFirstCommentData",
+        "First comment failed",
         "An entry's firstComment could not be posted (or its outcome is unknown: errorCode unknown_outcome); the "
         "post itself is live.",
     ),
     "account.unauthorized": (
         "WebhookAccountUnauthorizedData",
+        "Account needs reconnecting",
         "A platform rejected an account's token; it stays unauthorized until reconnected.",
     ),
-    "image.completed": ("WebhookImageEventData", "An image started with POST /ai/images finished."),
-    "image.failed": ("WebhookImageEventData", "An image started with POST /ai/images failed."),
-    "webhook.test": ("WebhookTestEventData", "Sent by POST /webhooks/{id}/test."),
+    "image.completed": (
+        "WebhookImageEventData",
+        "AI image ready",
+        "An image started with POST /ai/images finished.",
+    ),
+    "image.failed": ("WebhookImageEventData", "AI image failed", "An image started with POST /ai/images failed."),
+    "webhook.test": ("WebhookTestEventData", "Test delivery", "Sent by POST /webhooks/{id}/test."),
     "webhook.failing": (
         "WebhookNoticeData",
+        "Another webhook is failing",
         "Another webhook of the workspace reached 15 consecutive failed deliveries (it is disabled at 20); "
         "sent once per run of failures, to the workspace's other active webhooks.",
     ),
     "webhook.disabled": (
         "WebhookNoticeData",
+        "Another webhook was disabled",
         "Another webhook of the workspace was disabled after 20 consecutive failed deliveries; sent to the "
         "workspace's other active webhooks.",
     ),
 }
+
+# The reference lists the events a receiver gets under a tag of their own, apart from the
+# endpoints that manage webhooks; each tag's description opens its section.
+EVENTS_TAG = "Webhook events"
+EVENTS_TAG_HELP = (
+    "What the service POSTs to each registered webhook URL: one entry per event, with its payload schema. "
+    + SIGNATURE_HELP
+)
+WEBHOOKS_TAG = "Webhooks"
+WEBHOOKS_TAG_HELP = (
+    "Register the HTTPS URLs that receive events (listed under *Webhook events*), send a test delivery, "
+    "rotate a secret, and read or redeliver past deliveries. `GET /events` replays what a receiver missed."
+)
 
 
 def envelope_component(name: str) -> str:
@@ -255,7 +288,7 @@ def envelope_component(name: str) -> str:
 
 def event_components() -> dict[str, dict[str, Any]]:
     components = dict(DATA_SCHEMAS)
-    for name, (data_schema, meaning) in EVENT_DATA.items():
+    for name, (data_schema, _, meaning) in EVENT_DATA.items():
         components[envelope_component(name)] = {
             "type": "object",
             "description": f"`{name}`: {meaning}",
@@ -294,13 +327,13 @@ def webhook_operations() -> dict[str, Any]:
         ),
     ]
     operations: dict[str, Any] = {}
-    for name, (_, meaning) in EVENT_DATA.items():
+    for name, (_, title, meaning) in EVENT_DATA.items():
         operations[name] = {
             "post": {
                 "operationId": f"receive_{name.replace('.', '_')}",
-                "summary": meaning,
-                "description": SIGNATURE_HELP,
-                "tags": ["Webhooks"],
+                "summary": f"{name}: {title}",
+                "description": f"{meaning}\n\nSigned, retried and filtered as *Webhook events* describes.",
+                "tags": [EVENTS_TAG],
                 "parameters": headers,
                 "requestBody": {
                     "required": True,
@@ -312,8 +345,31 @@ def webhook_operations() -> dict[str, Any]:
     return operations
 
 
+def describe_tags(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The document's tags in the order its operations use them (tags already declared first),
+    with *Webhook events* right after *Webhooks* and both described."""
+    tags = [dict(tag) for tag in result.get("tags") or []]
+    named = {tag["name"] for tag in tags}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            for name in operation.get("tags", []) if isinstance(operation, dict) else []:
+                if name not in named:
+                    named.add(name)
+                    tags.append({"name": name})
+    tags = [tag for tag in tags if tag["name"] != EVENTS_TAG]
+    where = next((i + 1 for i, tag in enumerate(tags) if tag["name"] == WEBHOOKS_TAG), len(tags))
+    tags.insert(where, {"name": EVENTS_TAG})
+    for tag in tags:
+        help_text = {WEBHOOKS_TAG: WEBHOOKS_TAG_HELP, EVENTS_TAG: EVENTS_TAG_HELP}.get(tag["name"])
+        if help_text and not tag.get("description"):
+            tag["description"] = help_text
+    return tags
+
+
 def add_event_schemas(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
-    """drf-spectacular postprocessing hook: event components and ``x-webhooks``."""
+    """drf-spectacular postprocessing hook: event components, ``x-webhooks`` and the tags that
+    introduce them."""
     result.setdefault("components", {}).setdefault("schemas", {}).update(event_components())
     result["x-webhooks"] = webhook_operations()
+    result["tags"] = describe_tags(result)
     return result

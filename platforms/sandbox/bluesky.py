@@ -22,6 +22,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox.common import bearer_token, grown, iso, json_response, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -223,6 +224,7 @@ def _profile_basic(user: dict[str, Any]) -> dict[str, Any]:
         "did": user["did"],
         "handle": user["handle"],
         "displayName": user["handle"].split(".")[0].title(),
+        "avatar": pages.avatar_url(SLUG, user["did"]),
         "labels": [],
         "createdAt": iso(user["created"], millis=True),
     }
@@ -550,7 +552,28 @@ def video_xrpc(request: HttpRequest, nsid: str) -> HttpResponse:
     return _answer(request, handler, method)
 
 
+def post_page(request: HttpRequest, handle: str, rkey: str) -> HttpResponse:
+    """The post's page on bsky.app, as the post's link opens it."""
+    user = _user_by(handle.lower())
+    post = _store().get(f"posts:{user['did']}", rkey) if user else None
+    if user is None or post is None:
+        return pages.not_found_page("Bluesky")
+    return pages.post_page(
+        platform="Bluesky",
+        author=_profile_basic(user)["displayName"],
+        handle=f"@{user['handle']}",
+        text=str(post["value"].get("text") or ""),
+        avatar=pages.avatar_url(SLUG, user["did"]),
+    )
+
+
+def avatar(request: HttpRequest, seed: str) -> HttpResponse:
+    return pages.avatar_response(seed)
+
+
 urlpatterns = [
+    path("profile/<str:handle>/post/<str:rkey>", post_page),
+    path("_pages/avatars/<str:seed>.png", avatar),
     path("xrpc/<str:nsid>", xrpc),
     path("video/xrpc/<str:nsid>", video_xrpc),
 ]

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path
 from PIL import Image
 
+from platforms.sandbox import pages
 from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -103,7 +104,7 @@ def _account_json(request: HttpRequest, account: dict[str, Any], *, with_source:
         "group": False,
         "created_at": iso(account["created"], millis=True),
         "note": "<p>Simulated account</p>",
-        "url": f"{base}/@{account['username']}",
+        "url": f"{_public_base()}/@{account['username']}",
         "uri": f"{base}/users/{account['username']}",
         "avatar": f"{_public_base()}/avatars/original/missing.png",
         "avatar_static": f"{_public_base()}/avatars/original/missing.png",
@@ -426,7 +427,7 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "visibility": status["visibility"],
         "language": status["language"],
         "uri": f"{base}/users/{account['username']}/statuses/{status['id']}",
-        "url": f"{base}/@{account['username']}/{status['id']}",
+        "url": f"{_public_base()}/@{account['username']}/{status['id']}",
         "replies_count": grown(status["created"], 0.2),
         "reblogs_count": grown(status["created"], 0.5),
         "favourites_count": grown(status["created"], 1.5),
@@ -537,7 +538,37 @@ def status_detail(request: HttpRequest, status_id: str) -> HttpResponse:
     return json_response(_status_json(request, status, account), headers=headers)
 
 
+def _account_named(username: str) -> dict[str, Any] | None:
+    return next((a for a in _store().all("account") if a.get("username") == username), None)
+
+
+def status_page(request: HttpRequest, username: str, status_id: str) -> HttpResponse:
+    """The status's public page, as the link in its ``url`` opens it."""
+    account = _account_named(username)
+    status = _store().get(f"statuses:{account['id']}", status_id) if account else None
+    if account is None or status is None:
+        return pages.not_found_page("Mastodon")
+    media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
+    return pages.post_page(
+        platform="Mastodon",
+        author=account["display_name"],
+        handle=f"@{username}",
+        text=status["text"],
+        media=[str(m.get("url") or m.get("remote_url") or "") for m in media],
+        avatar=f"{_public_base()}/avatars/original/missing.png",
+    )
+
+
+def profile_page(request: HttpRequest, username: str) -> HttpResponse:
+    account = _account_named(username)
+    if account is None:
+        return pages.not_found_page("Mastodon")
+    return pages.post_page(platform="Mastodon", author=account["display_name"], handle=f"@{username}", text="")
+
+
 urlpatterns = [
+    path("@<str:username>", profile_page),
+    path("@<str:username>/<str:status_id>", status_page),
     path("api/v1/instance", instance_v1),
     path("api/v1/instance/", instance_v1),
     path("api/v2/instance", instance_v2),

@@ -17,6 +17,7 @@ from django.urls import path
 
 from platforms.base import Platform
 from platforms.capabilities import text_length
+from platforms.sandbox import pages
 from platforms.sandbox.common import as_dict, bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -159,7 +160,7 @@ def users_me(request: HttpRequest) -> HttpResponse:
         "id": user["id"],
         "name": user["name"],
         "username": user["username"],
-        "profile_image_url": "https://pbs.twimg.com/profile_images/sandbox_normal.jpg",
+        "profile_image_url": pages.avatar_url(SLUG, user["id"]),
         "public_metrics": {
             "followers_count": grown(user["created"], 2, base=user["followers"]),
             "following_count": 40,
@@ -471,7 +472,29 @@ def media_status(request: HttpRequest) -> HttpResponse:
     return json_response({"data": data})
 
 
+def tweet_page(request: HttpRequest, username: str, tweet_id: str) -> HttpResponse:
+    """The tweet's page on x.com, as its link opens it."""
+    owner = _store().get("tweet_owner", tweet_id)
+    user = _store().get("user", owner["user_id"]) if owner else None
+    tweet = _store().get(f"tweets:{owner['user_id']}", tweet_id) if owner else None
+    if user is None or tweet is None:
+        return pages.not_found_page("X")
+    return pages.post_page(
+        platform="X",
+        author=user["name"],
+        handle=f"@{user['username']}",
+        text=tweet["text"],
+        avatar=pages.avatar_url(SLUG, user["id"]),
+    )
+
+
+def avatar(request: HttpRequest, seed: str) -> HttpResponse:
+    return pages.avatar_response(seed)
+
+
 urlpatterns = [
+    path("<str:username>/status/<str:tweet_id>", tweet_page),
+    path("_pages/avatars/<str:seed>.png", avatar),
     path("i/oauth2/authorize", authorize),
     path("2/oauth2/token", token),
     path("2/users/me", users_me),

@@ -33,7 +33,15 @@ class PlatformMediaKindOutput(serializers.Serializer):
     kind = choice(["image", "video", "document"], help_text="image, video or document.")
     maxCount = serializers.IntegerField(help_text="Most items of this kind in one post")
     mimeTypes = serializers.ListField(child=serializers.CharField(), help_text="Upload types of this kind")
-    maxFileBytes = serializers.IntegerField(help_text="Largest file accepted (the upload limit)")
+    maxFileBytes = serializers.IntegerField(
+        help_text="Largest file of this kind the platform takes (or this service's upload limit where that is "
+        "smaller); create and `/social-posts/validate` refuse a larger one"
+    )
+    maxDurationSeconds = serializers.IntegerField(
+        allow_null=True,
+        help_text="Videos: the longest the platform takes, as it documents it (null where it documents none, and "
+        "for other kinds). Not measured by this service: the platform refuses a longer video when publishing",
+    )
 
 
 # ``required``, ``type`` and ``fields`` are names of Serializer attributes too: these shapes are
@@ -123,13 +131,15 @@ _EXAMPLE = {
                         "kind": "image",
                         "maxCount": 4,
                         "mimeTypes": ["image/jpeg", "image/png", "image/webp"],
-                        "maxFileBytes": 536870912,
+                        "maxFileBytes": 1000000,
+                        "maxDurationSeconds": None,
                     },
                     {
                         "kind": "video",
                         "maxCount": 1,
                         "mimeTypes": ["video/mp4", "video/quicktime"],
-                        "maxFileBytes": 536870912,
+                        "maxFileBytes": 100000000,
+                        "maxDurationSeconds": 180,
                     },
                 ],
             },
@@ -153,8 +163,10 @@ class PlatformListView(APIView):
             "One entry per platform: content types, text limits and how they are counted, media kinds, counts "
             "and upload types, title limit, the per-platform config array and its fields, and the analytics "
             "metrics. Generated from the table create and `/social-posts/validate` check against, so a text of "
-            "`text.limit` characters (counted as `text.counting` says) passes and one more fails. Media "
-            "durations and pixel sizes are not checked by this service; `maxFileBytes` is the upload limit."
+            "`text.limit` characters (counted as `text.counting` says) passes and one more fails. Each "
+            "media kind carries the platform's own file size limit (`maxFileBytes`, which create and validate "
+            "enforce per platform) and, for videos, its longest duration (`maxDurationSeconds`, which this "
+            "service does not measure; pixel sizes are not checked either)."
         ),
         responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],

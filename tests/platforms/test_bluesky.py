@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import requests
 import responses
+from django.conf import settings
 
 from platforms import bluesky
 from platforms.base import (
@@ -124,7 +125,9 @@ def test_publish_text_with_facets(sandbox: str, account: Credentials) -> None:
     rkey = bluesky.record_key("tgt_t")
     assert result.done
     assert result.platform_post_id == f"at://{account.external_id}/app.bsky.feed.post/{rkey}"
-    assert result.url == f"https://bsky.app/profile/{account.extra['handle']}/post/{rkey}"
+    # the simulator's page of the post (bsky.app has no such post), at the service's public address
+    path = f"/sandbox/bluesky/profile/{account.extra['handle']}/post/{rkey}"
+    assert result.url == f"{settings.PUBLIC_BASE_URL}{path}"
     (stored,) = posts_in_repo(account.external_id)
     kinds = [f["features"][0]["$type"].rsplit("#", 1)[1] for f in stored["value"]["facets"]]
     assert kinds == ["link", "tag", "mention"]

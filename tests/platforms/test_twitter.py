@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import requests
 import responses
+from django.conf import settings
 
 from platforms import twitter
 from platforms.base import (
@@ -100,7 +101,9 @@ def test_publish_text(sandbox: str, account: Credentials) -> None:
     client = get_client(Platform.TWITTER)
     result = client.publish(account, PublishRequest(target_id="t", content_type="TEXT", text="Hello X"), {})
     assert result.done
-    assert result.url == f"https://x.com/{account.extra['username']}/status/{result.platform_post_id}"
+    # the simulator's page of the tweet (x.com has no such tweet), at the service's public address
+    path = f"/sandbox/twitter/{account.extra['username']}/status/{result.platform_post_id}"
+    assert result.url == f"{settings.PUBLIC_BASE_URL}{path}"
     assert [(p.platform_post_id, p.text) for p in recent(client, account)] == [(result.platform_post_id, "Hello X")]
 
 

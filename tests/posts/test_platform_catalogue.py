@@ -10,10 +10,11 @@ import pytest
 from rest_framework.test import APIClient
 
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, text_length
+from platforms.capabilities import CAPABILITIES, max_file_bytes, text_length
 from posts.catalogue import platform_catalogue
 from posts.payloads import CONNECTION_FIELDS
 from tests.factories.accounts import SocialAccountFactory
+from tests.factories.media import MediaFileFactory
 from workspaces.models import Workspace
 
 URL = "/api/v1/platforms"
@@ -29,7 +30,7 @@ def test_every_role_reads_every_platform(client_for: Callable[..., APIClient], r
 
 
 def test_an_entry_whole(api: APIClient, settings: Any) -> None:
-    settings.MEDIA_MAX_UPLOAD_BYTES = 1000
+    settings.MEDIA_MAX_UPLOAD_BYTES = 512 * 1024 * 1024
     [tiktok] = [e for e in api.get(URL).json()["platforms"] if e["platform"] == "TIKTOK"]
     privacy = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]
     assert tiktok == {
@@ -47,9 +48,16 @@ def test_an_entry_whole(api: APIClient, settings: Any) -> None:
                     "kind": "image",
                     "maxCount": 35,
                     "mimeTypes": ["image/jpeg", "image/png", "image/webp"],
-                    "maxFileBytes": 1000,
+                    "maxFileBytes": 20 * 1024 * 1024,  # TikTok's photo limit
+                    "maxDurationSeconds": None,
                 },
-                {"kind": "video", "maxCount": 1, "mimeTypes": ["video/mp4", "video/quicktime"], "maxFileBytes": 1000},
+                {
+                    "kind": "video",
+                    "maxCount": 1,
+                    "mimeTypes": ["video/mp4", "video/quicktime"],
+                    "maxFileBytes": 512 * 1024 * 1024,  # TikTok takes 4 GB; this service's uploads stop here
+                    "maxDurationSeconds": 600,
+                },
             ],
         },
         "config": {
@@ -222,3 +230,52 @@ def test_thread_and_first_comment_follow_the_capabilities_table(api: APIClient) 
         }
     assert answered["TIKTOK"]["firstComment"]["supported"] is False
     assert answered["YOUTUBE"]["firstComment"] == {"supported": True, "textLimit": 10000}
+
+
+def test_every_media_kind_answers_its_platforms_own_limits(api: APIClient, settings: Any) -> None:
+    upload_limit = settings.MEDIA_MAX_UPLOAD_BYTES
+    answered = {e["platform"]: {k["kind"]: k for k in e["media"]["kinds"]} for e in api.get(URL).json()["platforms"]}
+    for platform, caps in CAPABILITIES.items():
+        for kind, entry in answered[platform.value].items():
+            documented = max_file_bytes(platform, kind)
+            assert documented is not None, (platform, kind)  # every platform documents its file limits
+            assert entry["maxFileBytes"] == min(documented, upload_limit), (platform, kind)
+            assert entry["maxDurationSeconds"] == (caps.max_video_seconds if kind == "video" else None)
+    images = {platform: kinds["image"]["maxFileBytes"] for platform, kinds in answered.items() if "image" in kinds}
+    assert images["TWITTER"] == 5 * 1024 * 1024 and images["BLUESKY"] == 1_000_000
+    assert images["MASTODON"] == 16 * 1024 * 1024 and images["GOOGLE_BUSINESS"] == 5 * 1024 * 1024
+    assert len(set(images.values())) >= 5 and upload_limit not in images.values()
+    videos = {platform: kinds["video"] for platform, kinds in answered.items() if "video" in kinds}
+    assert videos["BLUESKY"] == {**videos["BLUESKY"], "maxFileBytes": 100_000_000, "maxDurationSeconds": 180}
+    assert videos["MASTODON"]["maxDurationSeconds"] is None  # Mastodon documents no longest video
+    assert answered["LINKEDIN"]["document"]["maxFileBytes"] == 100 * 1024 * 1024
+
+
+def test_a_smaller_upload_limit_caps_every_platform(api: APIClient, settings: Any) -> None:
+    settings.MEDIA_MAX_UPLOAD_BYTES = 1000
+    for entry in api.get(URL).json()["platforms"]:
+        assert {k["maxFileBytes"] for k in entry["media"]["kinds"]} == {1000}, entry["platform"]
+
+
+def _size_issues(api: APIClient, workspace: Workspace, platform: str, size: int) -> list[dict[str, Any]]:
+    account = SocialAccountFactory(workspace=workspace, platform=platform)
+    media = MediaFileFactory(workspace=workspace, uploaded=True, size=size)
+    body = {
+        "contentType": "IMAGE",
+        "text": "a picture",
+        "mediaUrls": [media.public_url],
+        "timezone": "UTC",
+        "platforms": [platform],
+        CONNECTION_FIELDS[platform]: [account.id],
+    }
+    response = api.post("/api/v1/social-posts/validate", body, format="json")
+    assert response.status_code == 200, response.json()
+    return [i for i in response.json()["issues"] if i.get("field") == "mediaUrls"]
+
+
+def test_validation_enforces_each_platforms_file_limit(api: APIClient, workspace: Workspace) -> None:
+    assert _size_issues(api, workspace, "BLUESKY", 1_000_000) == []
+    [issue] = _size_issues(api, workspace, "BLUESKY", 1_000_001)
+    assert issue["platform"] == "BLUESKY"
+    assert "at most 1000000 bytes" in issue["message"] and "1000001 bytes" in issue["message"]
+    assert _size_issues(api, workspace, "MASTODON", 1_000_001) == []  # Mastodon takes 16 MB images

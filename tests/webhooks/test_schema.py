@@ -52,6 +52,29 @@ def test_every_event_has_an_envelope_and_data_schema_and_the_document_validates(
     assert components["WebhookPostEventData"]["properties"]["post"]["allOf"][0]["$ref"].endswith("WebhookPostRecord")
 
 
+def test_every_webhook_has_a_title_and_its_section_a_description() -> None:
+    """ReDoc titles each webhook by its summary and opens each tag's section with the tag's
+    description: an event named by a bare sentence, or an empty heading, fails here."""
+    schema = _schema()
+    tags = {tag["name"]: tag for tag in schema["tags"]}
+    summaries = []
+    for name in EVENT_NAMES:
+        operation = schema["x-webhooks"][name]["post"]
+        event, _, title = operation["summary"].partition(": ")
+        assert event == name and title and not title.endswith("."), operation["summary"]
+        summaries.append(title)
+        [tag] = operation["tags"]
+        assert tags[tag]["description"], tag
+        assert "x-service-signature" in tags[tag]["description"]
+        assert operation["description"].split("\n")[0]  # what the event means, first
+    assert len(set(summaries)) == len(EVENT_NAMES)
+    assert tags["Webhooks"]["description"]
+    used = {tag for operations in schema["paths"].values() for op in operations.values() for tag in op.get("tags", [])}
+    assert used | {"Webhook events"} == set(tags)  # every tag once, none invented
+    names = [tag["name"] for tag in schema["tags"]]
+    assert names.index("Webhook events") == names.index("Webhooks") + 1
+
+
 def test_a_real_envelope_has_the_documented_fields() -> None:
     from django.utils import timezone
 
