@@ -1,10 +1,11 @@
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from config.dashboard import dashboard_view
 from core import views as core_views
 from core.metrics import metrics_view
+from core.redoc_page import RedocPageView, redoc_bundle_view
 
 API_APPS = ["workspaces", "accounts", "media", "webhooks", "posts", "analytics"]
 
@@ -14,9 +15,10 @@ api_v1: list[URLPattern | URLResolver] = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="openapi"), name="api-docs"),
     path(
         "redoc/",
-        SpectacularRedocView.as_view(url_name="openapi", template_name="api_docs/redoc.html"),
+        RedocPageView.as_view(url_name="openapi", template_name="api_docs/redoc.html"),
         name="api-redoc",
     ),
+    path("redoc/redoc.standalone.js", redoc_bundle_view, name="api-redoc-bundle"),
     *[path("", include(f"{app}.api.urls")) for app in API_APPS],
     re_path(r"^.*$", core_views.api_not_found),
 ]
