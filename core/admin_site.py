@@ -30,8 +30,8 @@ class CrosspostAdminSite(admin.AdminSite):
         for section in sections:
             if section["app_label"] in LIBRARY_SECTIONS:
                 section["name"] = LIBRARY_SECTIONS[section["app_label"]]
-        # A stable sort: the product's sections keep their order, the libraries' follow.
-        return sorted(sections, key=lambda section: section["app_label"] in LIBRARY_SECTIONS)
+        # The product's sections first, then the libraries', each by name.
+        return sorted(sections, key=lambda section: (section["app_label"] in LIBRARY_SECTIONS, section["name"].lower()))
 
 
 class CrosspostAdminConfig(AdminConfig):
