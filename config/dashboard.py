@@ -1,7 +1,11 @@
 """The staff dashboard (``/admin/dashboard/``): what is failing, late or stuck, overall or for one
 workspace. A fixed number of queries whatever the data (each an aggregate over an index, lists
 capped), plus a few Redis reads; nothing here writes. It shows every workspace, so staff need
-the ``workspaces.view_dashboard`` permission (superusers have it): without it, 403."""
+the ``workspaces.view_dashboard`` permission (superusers have it): without it, 403.
+
+The workspace is chosen by name with the admin's own autocomplete (a search of the workspace
+list, a page of names at a time), which answers staff who may view workspaces; the others type
+the workspace's id."""
 
 from __future__ import annotations
 
@@ -9,8 +13,10 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.contrib.auth.decorators import permission_required
 from django.db.models import Count, Min, Q, QuerySet
 from django.db.models.functions import TruncDate
@@ -22,7 +28,7 @@ from accounts.models import AccountStatus, SocialAccount
 from core import health
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from webhooks.models import Delivery, DeliveryStatus, Webhook
-from workspaces.models import Workspace
+from workspaces.models import ApiKey, Workspace
 
 LIST_LIMIT = 10
 TOP_ERROR_CODES = 3
@@ -208,15 +214,28 @@ def chart_geometry(bars: list[DayBar]) -> dict[str, Any]:
     return {"width": width, "height": height, "peak": peak, "columns": columns}
 
 
+class DashboardFilter(forms.Form):
+    def __init__(self, *args: Any, by_name: bool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        widget: forms.Widget = forms.TextInput(attrs={"placeholder": "a workspace's id", "size": 32})
+        if by_name:
+            # The autocomplete view names a foreign key to Workspace whose admin may search it;
+            # an API key's workspace is one (ApiKeyAdmin.autocomplete_fields).
+            widget = AutocompleteSelect(ApiKey._meta.get_field("workspace"), admin.site, attrs={"style": "width: 24em"})
+        self.fields["workspace"] = forms.ModelChoiceField(Workspace.objects.all(), required=False, widget=widget)
+
+
 @permission_required("workspaces.view_dashboard", raise_exception=True)
 def dashboard_view(request: HttpRequest) -> HttpResponse:
-    workspace_id = request.GET.get("workspace", "").strip() or None
-    workspace = Workspace.objects.filter(pk=workspace_id).first() if workspace_id else None
+    workspace_id = request.GET.get("workspace", "").strip()
+    form = DashboardFilter({"workspace": workspace_id}, by_name=request.user.has_perm("workspaces.view_workspace"))
+    workspace = form.cleaned_data["workspace"] if form.is_valid() else None
     context = {
         **admin.site.each_context(request),
         "title": f"Dashboard: {workspace.name}" if workspace else "Dashboard: all workspaces",
+        "form": form,
         "workspace": workspace,
-        "workspace_id": workspace_id or "",
+        "workspace_id": workspace_id,
         "unknown_workspace": bool(workspace_id) and workspace is None,
         **dashboard_context(workspace.pk if workspace else None),
     }

@@ -49,7 +49,7 @@ PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default=f"http://127.0.0.1:{PORT}")
 VAR_DIR = embedded.VAR_DIR
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "core.admin_site.CrosspostAdminConfig",  # django.contrib.admin with our site (core/admin_site.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -173,6 +173,7 @@ AXES_VERBOSE = False
 CLIENT_IP_HEADER = env.str("CLIENT_IP_HEADER", default="")
 AXES_CLIENT_IP_CALLABLE = "core.client_address.client_address"
 LANGUAGE_CODE = "en-us"
+FORMAT_MODULE_PATH = ["config.formats"]  # the admin's dates as 2026-11-27 09:39
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True

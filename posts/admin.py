@@ -17,11 +17,15 @@ class PostTargetInline(admin.TabularInline):
     readonly_fields = fields
     can_delete = False
 
+    def has_add_permission(self, request: HttpRequest, obj: Post | None = None) -> bool:
+        return False  # a post's entries are set when it is created, through the API
+
 
 @admin.register(Post)
 class PostAdmin(admin.ModelAdmin):
     """Posts with their entries and results. Read-only: every change goes through the services
-    (the retry action here calls the same one as ``POST /social-posts/{id}/retry``)."""
+    (the retry action here calls the same one as ``POST /social-posts/{id}/retry``), so a post's
+    page, whatever its state, offers no Save and no new entry."""
 
     list_display = ("id", "workspace", "status", "content_type", "scheduled_at", "created_at", "finished_at")
     list_filter = ("status", "content_type", "targets__platform", "targets__error_code")
@@ -37,6 +41,10 @@ class PostAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # posts are created through the API
+
+    def has_change_permission(self, request: HttpRequest, obj: Post | None = None) -> bool:
+        # The list keeps the permission (its retry action); a post's own page has nothing to save.
+        return obj is None and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: Post | None = None) -> bool:
         return False  # deleting bypasses the API's rules (published posts, series)
@@ -94,6 +102,9 @@ class RecurringPostAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    def has_change_permission(self, request: HttpRequest, obj: RecurringPost | None = None) -> bool:
+        return obj is None and super().has_change_permission(request, obj)  # every field is read-only
 
     def has_delete_permission(self, request: HttpRequest, obj: RecurringPost | None = None) -> bool:
         return False  # DELETE /recurring-posts/{id} stops the series and removes its upcoming post

@@ -104,7 +104,7 @@ class WebhookAdmin(admin.ModelAdmin):
 
 @admin.register(Delivery)
 class DeliveryAdmin(admin.ModelAdmin):
-    list_display = ["id", "webhook", "event", "status", "attempt_count", "created_at", "last_attempt_at"]
+    list_display = ["id", "webhook_url", "event_name", "status", "attempt_count", "created_at", "last_attempt_at"]
     list_filter = ["status", "event__name"]
     search_fields = ["id", "webhook__id", "event__id", "webhook__workspace__id"]
     fields = (
@@ -127,6 +127,16 @@ class DeliveryAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
+
+    # The rows' own names ("wh_… → https://…", "evt_… post.published") were one unbreakable line
+    # each, wider than the window; the id of each is on its page, and the list searches by it.
+    @admin.display(description="webhook", ordering="webhook__url")
+    def webhook_url(self, delivery: Delivery) -> str:
+        return delivery.webhook.url
+
+    @admin.display(description="event", ordering="event__name")
+    def event_name(self, delivery: Delivery) -> str:
+        return delivery.event.name
 
     @admin.action(description="Redeliver (a new delivery of the same event, as POST .../redeliver does)")
     def redeliver(self, request: HttpRequest, queryset: QuerySet[Delivery]) -> None:

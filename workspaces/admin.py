@@ -42,6 +42,7 @@ class ApiKeyInline(admin.TabularInline):
 class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ["name", "id", "member_count", "active_key_count", "created_at"]
     search_fields = ["name", "id", "memberships__user__username", "memberships__user__email"]
+    ordering = ["name", "id"]  # the list, and the dashboard's choice of a workspace by name
     date_hierarchy = "created_at"
     inlines = [MembershipInline, ApiKeyInline]
 
