@@ -95,6 +95,8 @@ def say(message: str, stream: Any = None, *, logger: str = "celery.apps.worker")
         **dict.fromkeys(CONTEXT_FIELDS, "-"),
     }
     target = stream if stream is not None else sys.__stderr__
+    if target is None:
+        return
     # Like Celery's own: losing this line must never break the shutdown.
     with contextlib.suppress(OSError, AttributeError, ValueError):
         os.write(target.fileno(), (json.dumps(line, ensure_ascii=False) + "\n").encode())

@@ -43,7 +43,7 @@ def _use_the_service_logging(loglevel: Any = None, **kwargs: Any) -> None:
 # The worker's few words from its signal handlers ("worker: Warm shutdown (MainProcess)") are
 # written past logging, as plain text; they are written as JSON lines instead (core.logs.say takes
 # no lock, as a signal handler needs).
-celery.apps.worker.safe_say = logs.say
+celery.apps.worker.safe_say = logs.say  # type: ignore[attr-defined]
 
 
 @celeryd_after_setup.connect

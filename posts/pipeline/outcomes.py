@@ -42,7 +42,7 @@ NOT_SENT = "not_sent"  # nothing left (the lease ran short, or its start could n
 INTERRUPTED = "interrupted"  # the sweeper found the attempt's lease expired (a worker was lost)
 SUPERSEDED = "superseded"  # its lease was taken over: the outcome was not written
 _ATTEMPT_LINES = {
-    PUBLISHED: (logging.INFO, "attempt published"),
+    PUBLISHED: (logging.INFO, "attempt succeeded"),
     FAILED: (logging.WARNING, "attempt failed for good"),
     RETRYING: (logging.WARNING, "attempt failed, retrying in {delay} s"),
     WAITING: (logging.INFO, "attempt waiting on the platform, next step in {delay} s"),

@@ -172,3 +172,23 @@ def test_redaction_never_breaks_the_json_of_a_line(captured, no_context):
     (line,) = lines(captured)  # still one valid JSON object
     assert "abc" not in line["message"] and 'p\\"w' not in line["message"]
     assert line["message"].startswith('quoted "code=[redacted]')
+
+
+def test_gunicorn_takes_the_service_logging_and_keeps_no_control_socket_outside_var(settings):
+    """What gunicorn reads from ./gunicorn.conf.py (a name it does not know it ignores silently):
+    the service's logging for its own lines and the access log, and no control socket (its default
+    place, $HOME/.gunicorn/, is shared by every checkout of the machine); should one be enabled,
+    its path is under this checkout's var/. The e2e run (tests/e2e/test_process_logs.py) checks
+    that the processes leave nothing in $HOME or $XDG_RUNTIME_DIR."""
+    import runpy
+    from pathlib import Path
+
+    from gunicorn.config import KNOWN_SETTINGS
+
+    conf = runpy.run_path(str(Path(settings.BASE_DIR) / "gunicorn.conf.py"))
+    known = {setting.name for setting in KNOWN_SETTINGS}
+    assert set(conf["__all__"]) <= known, set(conf["__all__"]) - known
+    assert conf["logconfig_dict"] == settings.LOGGING
+    assert conf["control_socket_disable"] is True
+    assert Path(conf["control_socket"]).parent == Path(settings.VAR_DIR)
+    assert "pidfile" not in conf["__all__"]  # gunicorn writes none unless told to
