@@ -10,14 +10,24 @@ from typing import Any
 
 from django.conf import settings
 
+from config import embedded
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
 wsgi_app = "config.asgi:application"
 worker_class = "core.front.FrontWorker"
-# The access log goes to stdout as JSON lines, capability URLs redacted: the front writes each
-# line (core.front, through core.logs.access_record) to gunicorn's access logger.
-# Nothing here manages gunicorn at run time; a control socket would sit outside the checkout.
-control_socket_disable = True
-accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+# Every line gunicorn writes (its own and the access log, which the front writes through
+# core.logs.log_access) goes through the service's logging: one JSON line format, redacted, with
+# the request's context, like the web's, the worker's and beat's lines.
+logconfig_dict = settings.LOGGING
+accesslog = "-"
 errorlog = "-"
+# Nothing manages gunicorn at run time: no control socket (gunicorn's default puts one in
+# $HOME/.gunicorn/, shared by every checkout of the machine, and a second one's exit deletes it).
+# Should it ever be enabled, its place is this checkout's var/; gunicorn writes no pid file unless
+# told to.
+control_socket_disable = True
+control_socket = str(embedded.VAR_DIR / "gunicorn.ctl")
 
 
 def on_starting(server: Any) -> None:

@@ -139,6 +139,9 @@ def main() -> int:
     env["PROMETHEUS_MULTIPROC_DIR"] = str(fresh_metrics_dir(env))
     key = _demo_key()
     port = env.get("PORT", "8000")
+    # Every process logs at LOG_LEVEL (INFO unless set): publishes, retries and deliveries each
+    # leave a line. gunicorn reads it from the settings (config/gunicorn.py).
+    log_level = env.get("LOG_LEVEL", "INFO")
     base = env.get("PUBLIC_BASE_URL", f"http://127.0.0.1:{port}")
     procs = {
         "web": [
@@ -151,13 +154,13 @@ def main() -> int:
             env.get("WEB_CONCURRENCY", "2"),
             "--graceful-timeout",
             "20",
-            "--access-logfile",
-            "-",
         ],
+        # --quiet: no plain-text banner; each process logs its start as a JSON line instead.
         "worker": [
             python,
             "-m",
             "celery",
+            "--quiet",
             "-A",
             "config",
             "worker",
@@ -166,7 +169,7 @@ def main() -> int:
             "--concurrency",
             env.get("WORKER_CONCURRENCY", "4"),
             "--loglevel",
-            env.get("WORKER_LOG_LEVEL", "WARNING"),
+            log_level,
             "-n",
             f"worker-{port}@%h",
         ],
@@ -174,11 +177,12 @@ def main() -> int:
             python,
             "-m",
             "celery",
+            "--quiet",
             "-A",
             "config",
             "beat",
             "--loglevel",
-            "WARNING",
+            log_level,
             "--schedule",
             str(embedded.VAR_DIR / "celerybeat-schedule"),
         ],

@@ -410,7 +410,13 @@ WEBHOOK_FAILING_AFTER_FAILURES = 15
 EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
+# One configuration for every process: Django applies it in web and `manage.py`, the Celery worker
+# and beat through its setup_logging signal (core.task_observability), gunicorn's master through
+# logconfig_dict (config/gunicorn.py), so gunicorn's own lines and the access log are JSON too.
+# LOG_LEVEL (INFO by default) is every process's level.
 LOG_FORMAT = choice(env, "LOG_FORMAT", ("json", "plain"), "json")
+LOG_LEVEL = choice(env, "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO")
+LOGGING_CONFIG = "core.logs.configure"  # dictConfig, and Python's warnings as log lines
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -423,11 +429,14 @@ LOGGING = {
         },
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["context"]}},
-    "root": {
-        "handlers": ["console"],
-        "level": choice(env, "LOG_LEVEL", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), "INFO"),
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        # gunicorn's master and workers (start-up, worker boots and exits), and the access log: one
+        # line per request whatever LOG_LEVEL says.
+        "gunicorn.error": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "gunicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
-    "loggers": {"django.request": {"level": "ERROR"}},
 }
 
 # --- Metrics: Prometheus, every web and worker process of a run writing into one directory --

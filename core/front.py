@@ -16,7 +16,9 @@ What the front guarantees, whatever the client sends:
 - A body that stops arriving for ``FRONT_BODY_TIMEOUT`` seconds is dropped: 408, connection closed.
 - A request line or header block the HTTP parser refuses, or a header block over
   ``MAX_HEAD_BYTES``, is answered with the service's JSON error body, not the server's text.
-- One JSON access-log line per request, capability URLs redacted (``core.logs.access_record``).
+- One access-log line per request (``core.logs.log_access``): JSON like every other line of the
+  process, with the request id, the workspace and key prefix of the key that authenticated it,
+  capability URLs redacted.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker
 
 from core import errors
-from core.logs import access_record
+from core.logs import access_context_var, log_access
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -165,6 +167,9 @@ class BufferingFront:
             return
         started = time.perf_counter()
         status: dict[str, Any] = {"code": 0, "bytes": 0, "request_id": "-"}
+        # Filled by core.logs.LogContextMiddleware once Django knows the principal.
+        principal: dict[str, str] = {}
+        access_context_var.set(principal)
 
         async def logged_send(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -179,7 +184,7 @@ class BufferingFront:
         except ClientGone:
             status["code"] = 499  # nginx's name for it: the client closed the request
         finally:
-            _log_access(scope, status, time.perf_counter() - started)
+            _log_access(scope, status, principal, time.perf_counter() - started)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         declared = _declared_length(scope)
@@ -209,7 +214,7 @@ def _header_of(message: Message, name: bytes) -> bytes | None:
     return None
 
 
-def _log_access(scope: Scope, status: dict[str, Any], seconds: float) -> None:
+def _log_access(scope: Scope, status: dict[str, Any], principal: dict[str, str], seconds: float) -> None:
     if not access_logger.isEnabledFor(logging.INFO):
         return
     headers = dict(scope["headers"])
@@ -225,8 +230,10 @@ def _log_access(scope: Scope, status: dict[str, Any], seconds: float) -> None:
         "{x-request-id}o": status["request_id"],
         "a": headers.get(b"user-agent", b"-").decode("latin-1"),
         "f": headers.get(b"referer", b"-").decode("latin-1"),
+        "workspace_id": principal.get("workspace_id", "-"),
+        "key_prefix": principal.get("key_prefix", "-"),
     }
-    access_logger.info(access_record(atoms))
+    log_access(access_logger, atoms)
 
 
 def wsgi_threads() -> int:

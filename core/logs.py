@@ -6,11 +6,15 @@ reaches a log, whichever logger wrote it and whatever it quoted (an exception's 
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import datetime as dt
 import json
 import logging
+import logging.config
+import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +25,13 @@ from core.middleware import request_id_var
 
 workspace_id_var: contextvars.ContextVar[str] = contextvars.ContextVar("workspace_id", default="-")
 key_prefix_var: contextvars.ContextVar[str] = contextvars.ContextVar("key_prefix", default="-")
+# The web front's holder for what its access-log line says about the request's principal: set by
+# the front (core.front) for each request, filled by LogContextMiddleware on the thread that runs
+# Django (a2wsgi runs it in a copy of the front's context, so both see the one dict).
+access_context_var: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "access_context", default=None
+)
+CONTEXT_FIELDS = ("request_id", "workspace_id", "key_prefix")
 
 MASK = "[redacted]"
 
@@ -65,6 +76,32 @@ _REDACTIONS: list[tuple[re.Pattern[str], str]] = [
 _MAYBE_SECRET = re.compile(r"(?i)/connect|/bot\d|=|bearer|basic|cpk_|gAAAAA|eyJ")
 
 
+def configure(config: dict[str, Any]) -> None:
+    """``settings.LOGGING_CONFIG``: the dictConfig, and Python's warnings (a library's, Celery's
+    start-up SecurityWarning) written as log lines of the same format instead of bare text."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)
+
+
+def say(message: str, stream: Any = None, *, logger: str = "celery.apps.worker") -> None:
+    """One line of the JSON format written with a single ``os.write``, taking no lock: for what
+    is said inside a signal handler (Celery's "Warm shutdown"), where the logging module's locks
+    could deadlock."""
+    line = {
+        "time": dt.datetime.now(dt.UTC).isoformat(),
+        "level": "INFO",
+        "logger": logger,
+        "message": redact(str(message).strip()),
+        **dict.fromkeys(CONTEXT_FIELDS, "-"),
+    }
+    target = stream if stream is not None else sys.__stderr__
+    if target is None:
+        return
+    # Like Celery's own: losing this line must never break the shutdown.
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        os.write(target.fileno(), (json.dumps(line, ensure_ascii=False) + "\n").encode())
+
+
 def redact(text: str) -> str:
     """``text`` with every credential-shaped value masked."""
     if not _MAYBE_SECRET.search(text):
@@ -76,12 +113,17 @@ def redact(text: str) -> str:
 
 class LogContextFilter(logging.Filter):
     """Puts the request id, workspace id and key prefix of the current request (or of the request
-    whose task this worker runs) on every record."""
+    whose task this worker runs) on every record, unless the line names them itself (``extra``:
+    the access log, written by the front after Django answered, names the request's)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.request_id = request_id_var.get()
-        record.workspace_id = workspace_id_var.get()
-        record.key_prefix = key_prefix_var.get()
+        for name, var in (
+            ("request_id", request_id_var),
+            ("workspace_id", workspace_id_var),
+            ("key_prefix", key_prefix_var),
+        ):
+            if not hasattr(record, name):
+                setattr(record, name, var.get())
         return True
 
 
@@ -94,15 +136,18 @@ class RedactingJsonFormatter(JsonFormatter):
         super().__init__("%(levelname)s %(name)s %(message)s %(request_id)s %(workspace_id)s %(key_prefix)s", **kwargs)
 
     def format(self, record: logging.LogRecord) -> str:
-        for name in ("request_id", "workspace_id", "key_prefix"):
+        for name in CONTEXT_FIELDS:
             if not hasattr(record, name):  # a handler configured without the context filter
                 setattr(record, name, "-")
         return super().format(record)
 
     def process_log_record(self, log_data: dict[str, Any]) -> dict[str, Any]:
         # Each value is redacted before it is encoded (redacting the encoded line could cut an
-        # escape sequence in half); values JSON cannot hold are redacted as their text.
-        return {key: _redacted_value(value) for key, value in log_data.items()}
+        # escape sequence in half); values JSON cannot hold are redacted as their text. The time
+        # leads; uvicorn's copy of its message with terminal colours is dropped.
+        log_data.pop("color_message", None)
+        ordered = {"time": log_data.pop("time", None), **log_data}
+        return {key: _redacted_value(value) for key, value in ordered.items()}
 
 
 def _redacted_value(value: Any) -> Any:
@@ -114,6 +159,8 @@ def _redacted_value(value: Any) -> Any:
         return [_redacted_value(item) for item in value]
     if value is None or isinstance(value, bool | int | float):
         return value
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
     return redact(str(value))
 
 
@@ -121,7 +168,7 @@ class RedactingPlainFormatter(logging.Formatter):
     """``LOG_FORMAT=plain``: the classic text line, redacted the same way."""
 
     def format(self, record: logging.LogRecord) -> str:
-        for name in ("request_id", "workspace_id", "key_prefix"):
+        for name in CONTEXT_FIELDS:
             if not hasattr(record, name):
                 setattr(record, name, "-")
         return redact(super().format(record))
@@ -136,8 +183,12 @@ class LogContextMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         principal = getattr(request, "principal", None)
-        workspace_token = workspace_id_var.set(_workspace_of(request, principal))
-        key_token = key_prefix_var.set(_key_prefix_of(principal))
+        workspace_id, key_prefix = _workspace_of(request, principal), _key_prefix_of(principal)
+        workspace_token = workspace_id_var.set(workspace_id)
+        key_token = key_prefix_var.set(key_prefix)
+        access_context = access_context_var.get()
+        if access_context is not None:
+            access_context.update(workspace_id=workspace_id, key_prefix=key_prefix)
         try:
             return self.get_response(request)
         finally:
@@ -190,15 +241,13 @@ def leave_task_context(tokens: list[tuple[contextvars.ContextVar[str], Any]]) ->
         var.reset(token)
 
 
-# --- gunicorn's access log -------------------------------------------------------------------
+# --- the access log ----------------------------------------------------------------------------
 
 
-def access_record(atoms: dict[str, Any]) -> str:
-    """One access-log line as JSON from gunicorn's atoms, with capability URLs redacted."""
-    line = {
-        "time": dt.datetime.now(dt.UTC).isoformat(),
-        "level": "INFO",
-        "logger": "gunicorn.access",
+def access_fields(atoms: dict[str, Any]) -> dict[str, Any]:
+    """The fields of one access-log line (``extra`` of its record) from the front's atoms (named
+    as gunicorn's): the request, its answer, and whose it was. The formatter redacts them."""
+    return {
         "remote": atoms.get("h", "-"),
         "method": atoms.get("m", "-"),
         "path": atoms.get("U", "-"),
@@ -207,7 +256,15 @@ def access_record(atoms: dict[str, Any]) -> str:
         "bytes": atoms.get("B"),
         "duration_ms": round(float(atoms.get("D", 0)) / 1000, 1),
         "request_id": atoms.get("{x-request-id}o", "-"),
+        "workspace_id": atoms.get("workspace_id", "-"),
+        "key_prefix": atoms.get("key_prefix", "-"),
         "user_agent": atoms.get("a", "-"),
         "referer": atoms.get("f", "-"),
     }
-    return json.dumps(_redacted_value(line), ensure_ascii=False)
+
+
+def log_access(logger: logging.Logger, atoms: dict[str, Any]) -> None:
+    """One access-log line: ``METHOD path status`` with :func:`access_fields` on the record, so it
+    is written by the process's one formatter (JSON, or the plain line) like every other line."""
+    fields = access_fields(atoms)
+    logger.info("%s %s %s", fields["method"], fields["path"], fields["status"], extra=fields)

@@ -1,37 +1,83 @@
-"""Celery signal handlers: the queuing request's context travels in each task message's headers
-and is adopted by the worker while the task runs (its log lines carry the request id, workspace
-and key prefix); every task run is counted by name and outcome with its duration; and the beat
-process records a heartbeat each time it sends a task. Connected by ``config/celery.py``."""
+"""Celery signal handlers: workers and beat log through the service's logging (one JSON line
+format, their start-up included); the queuing request's context travels in each task message's
+headers and is adopted by the worker while the task runs (its log lines carry the request id,
+workspace and key prefix); every task run is counted by name and outcome with its duration; and
+the beat process records a heartbeat each time it sends a task. Connected by ``config/celery.py``."""
 
 from __future__ import annotations
 
 import logging
-import logging.config
 import time
 from typing import Any
 
-from celery.signals import beat_init, before_task_publish, setup_logging, task_postrun, task_prerun
+import celery.apps.worker
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    celeryd_after_setup,
+    setup_logging,
+    task_postrun,
+    task_prerun,
+)
 from django.conf import settings
 
 from core import health, logs
 
 _started: dict[str, tuple[float, list[Any]]] = {}
 _in_beat = False
+logger = logging.getLogger("crosspost.processes")
 
 
 @setup_logging.connect
 def _use_the_service_logging(loglevel: Any = None, **kwargs: Any) -> None:
     """Workers and beat log exactly as the web does (settings.LOGGING: JSON, redacted, with the
-    context) instead of through Celery's own plain handlers; ``--loglevel`` still sets the level."""
-    logging.config.dictConfig(settings.LOGGING)
+    context) instead of through Celery's own plain handlers (connecting this signal is what keeps
+    Celery off the root logger); ``--loglevel`` still sets the level. Their start-up banners are
+    plain text printed past logging: the processes run with ``celery --quiet`` and the lines below
+    say the same as JSON."""
+    logs.configure(settings.LOGGING)
     if loglevel:
         logging.getLogger().setLevel(loglevel)
 
 
+# The worker's few words from its signal handlers ("worker: Warm shutdown (MainProcess)") are
+# written past logging, as plain text; they are written as JSON lines instead (core.logs.say takes
+# no lock, as a signal handler needs).
+celery.apps.worker.safe_say = logs.say  # type: ignore[attr-defined]
+
+
+@celeryd_after_setup.connect
+def _log_worker_start(sender: str = "", instance: Any = None, conf: Any = None, **kwargs: Any) -> None:
+    app = getattr(instance, "app", None)
+    queues = sorted(app.amqp.queues.consume_from) if app is not None else []
+    logger.info(
+        "worker %s starting",
+        sender,
+        extra={
+            "process_kind": "worker",
+            "hostname": sender,
+            "queues": queues,
+            "concurrency": getattr(instance, "concurrency", None),
+            "broker": app.connection_for_write().as_uri() if app is not None else "",
+        },
+    )
+
+
 @beat_init.connect
-def _mark_beat_process(**kwargs: Any) -> None:
+def _mark_beat_process(sender: Any = None, **kwargs: Any) -> None:
     global _in_beat
     _in_beat = True
+    scheduler = getattr(sender, "scheduler", None)
+    logger.info(
+        "beat starting",
+        extra={
+            "process_kind": "beat",
+            "scheduler": type(scheduler).__name__ if scheduler is not None else "",
+            "schedule": str(getattr(sender, "schedule_filename", "")),
+            "max_interval_s": getattr(sender, "max_interval", None),
+            "tasks": sorted(getattr(scheduler, "schedule", {}) or {}) if scheduler is not None else [],
+        },
+    )
 
 
 @before_task_publish.connect

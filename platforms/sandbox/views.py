@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable
 from functools import partial, wraps
@@ -17,13 +18,17 @@ from platforms.sandbox import faults
 from platforms.sandbox.scenarios import simulate_latency
 from platforms.sandbox.store import SandboxStore
 
+logger = logging.getLogger("platforms.sandbox")
+
 
 def simulator_view(
     slug: str, *, log: bool = True
 ) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Decorator for every simulator endpoint: CSRF off, ``SANDBOX_LATENCY_MS`` applied, an armed
     fault (:mod:`platforms.sandbox.faults`) answered instead of the view, and the call recorded
-    in the platform's request log (method, path, and the view's ``log_summary``)."""
+    in the platform's request log (method, path, and the view's ``log_summary``). An error the
+    simulator answers (armed, or a scenario's) is the platform's answer, not an error of ours: one
+    INFO line says so, and Django does not log it again as a server error."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @csrf_exempt
@@ -40,6 +45,8 @@ def simulator_view(
                 SandboxStore(slug).log_request(
                     request.method or "GET", request.path, {"status": response.status_code, **summary}
                 )
+            if fault is not None or response.status_code >= 400:
+                _log_simulated(slug, request, response, fault)
             if fault is not None and fault["kind"] == faults.TIMEOUT:
                 time.sleep(float(fault["seconds"]))  # carried out (and logged), but answered too late
             return response
@@ -47,6 +54,22 @@ def simulator_view(
         return wrapper
 
     return decorate
+
+
+def _log_simulated(slug: str, request: HttpRequest, response: HttpResponse, fault: dict[str, Any] | None) -> None:
+    kind = fault["kind"] if fault is not None else ""
+    logger.info(
+        "sandbox %s answered %s %s with %s%s",
+        slug,
+        request.method,
+        request.path,
+        response.status_code,
+        f" (armed fault: {kind})" if kind else "",
+        extra={"simulator": slug, "status": response.status_code, "fault": kind or None},
+    )
+    # Django's own "Server Error"/"Bad Request" line (django.request) is skipped for a response
+    # marked as logged: the simulator meant this answer.
+    response._has_been_logged = True  # type: ignore[attr-defined]
 
 
 def _body_text(request: HttpRequest) -> str:

@@ -34,6 +34,7 @@ class Claim:
     # claim itself.
     late_policy: str = LatePolicy.PUBLISH.value
     late_seconds: int | None = None
+    platform: str = ""  # the entry's platform (its attempt's log line names it)
 
 
 # The statements of the pipeline name the tables of posts.models (posts_post, posts_posttarget)
@@ -51,7 +52,7 @@ claimed AS (
     FROM live
     WHERE t.post_id = live.id AND t.id = ANY(%(ids)s) AND t.status = %(pending)s
       AND (t.next_attempt_at IS NULL OR t.next_attempt_at <= %(now)s)
-    RETURNING t.id, t.post_id, t.attempts, live.late_policy,
+    RETURNING t.id, t.post_id, t.attempts, t.platform, live.late_policy,
               CASE WHEN t.attempts = 1 AND t.remote_state = '{}'::jsonb AND t.thread_items = '[]'::jsonb
                         AND %(now)s - t.next_attempt_at > make_interval(secs => live.max_lateness_seconds)
                    THEN %(now)s - t.next_attempt_at END
@@ -95,8 +96,9 @@ def claim_targets(target_ids: list[str], *, now: dt.datetime, lease: dt.timedelt
             attempts=attempts,
             late_policy=policy,
             late_seconds=None if late is None else int(late.total_seconds()),
+            platform=platform,
         )
-        for target_id, post_id, attempts, policy, late in rows
+        for target_id, post_id, attempts, platform, policy, late in rows
     ]
 
 

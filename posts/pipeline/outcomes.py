@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -28,6 +30,26 @@ FINAL_EVENT = {
     PostStatus.FAILED: "post.failed",
 }
 TERMINAL_TARGET_STATUSES = (TargetStatus.PUBLISHED, TargetStatus.FAILED)
+
+# One log line per attempt outcome of a platform publish (``log_attempt``), each naming the post,
+# the entry, its platform, the attempt's number, the outcome and the wait before the next attempt.
+attempt_logger = logging.getLogger("posts.pipeline.attempts")
+PUBLISHED = "published"  # the platform has the post (or the thread)
+FAILED = "failed"  # final: the entry is FAILED with the platform's words
+RETRYING = "retrying"  # failed, another attempt comes after a backoff
+WAITING = "waiting"  # a multi-step flow (or a thread's next item) goes on; no attempt spent
+NOT_SENT = "not_sent"  # nothing left (the lease ran short, or its start could not be recorded)
+INTERRUPTED = "interrupted"  # the sweeper found the attempt's lease expired (a worker was lost)
+SUPERSEDED = "superseded"  # its lease was taken over: the outcome was not written
+_ATTEMPT_LINES = {
+    PUBLISHED: (logging.INFO, "attempt succeeded"),
+    FAILED: (logging.WARNING, "attempt failed for good"),
+    RETRYING: (logging.WARNING, "attempt failed, retrying in {delay} s"),
+    WAITING: (logging.INFO, "attempt waiting on the platform, next step in {delay} s"),
+    NOT_SENT: (logging.INFO, "attempt not sent, queued again in {delay} s"),
+    INTERRUPTED: (logging.WARNING, "attempt interrupted (lease expired), retrying in {delay} s"),
+    SUPERSEDED: (logging.INFO, "attempt outcome not written: the entry was taken over"),
+}
 
 
 @dataclass(frozen=True)
@@ -108,7 +130,54 @@ GROUP BY t.post_id
 """
 
 
+def log_attempt(claim: Claim, outcome: str, *, delay: float | None = None, error_code: str = "") -> None:
+    """The attempt's one line: its message says what happened and when the next attempt comes;
+    its fields name the post, the entry (``entry_id``), the platform, the attempt, the outcome,
+    the delay (``retry_in_s``) and the errorCode."""
+    level, template = _ATTEMPT_LINES[outcome]
+    seconds = None if delay is None else round(max(delay, 0.0), 1)
+    message = template.format(delay=f"{seconds:g}" if seconds is not None else "-")
+    attempt_logger.log(
+        level,
+        "publish %s: entry %s of post %s on %s, attempt %d%s",
+        message,
+        claim.target_id,
+        claim.post_id,
+        claim.platform or "?",
+        claim.attempts,
+        f" ({error_code})" if error_code else "",
+        extra={
+            "post_id": claim.post_id,
+            "entry_id": claim.target_id,
+            "platform": claim.platform,
+            "attempt": claim.attempts,
+            "outcome": outcome,
+            "retry_in_s": seconds,
+            "error_code": error_code,
+        },
+    )
+
+
+def _log_recorded(items: Sequence[Published | Failed], owned: set[str]) -> None:
+    for item in items:
+        if item.claim.target_id not in owned:
+            log_attempt(item.claim, SUPERSEDED)
+        elif isinstance(item, Published):
+            log_attempt(item.claim, PUBLISHED)
+        else:
+            log_attempt(item.claim, FAILED, error_code=item.error_code)
+
+
 def record(items: Sequence[Published | Failed]) -> set[str]:
+    """:func:`_record`, and each item's attempt line once the transaction it is part of commits
+    (an item whose lease was taken over is logged as such)."""
+    owned = _record(items)
+    if items:
+        transaction.on_commit(partial(_log_recorded, list(items), owned))
+    return owned
+
+
+def _record(items: Sequence[Published | Failed]) -> set[str]:
     """End the attempts of ``items`` (one or many: one path) in one transaction: their posts locked
     in id order (the pipeline's lock order, post before targets), one fenced UPDATE for every
     target (PUBLISHING → PUBLISHED or FAILED, conditioned on its claim's lease) that also returns
@@ -278,12 +347,14 @@ def release_for_retry(
     message: str = "",
     count_attempt: bool = True,
     thread_items: list[dict[str, str]] | None = None,
+    outcome: str = RETRYING,
 ) -> bool:
     """PUBLISHING → PENDING, due at ``next_attempt_at``, keeping ``remote_state`` so the next attempt
     resumes. ``count_attempt`` False (a multi-step flow waiting on the platform) gives the attempt
     back: polling rounds do not use up the retry budget. ``thread_items`` (a thread: the items
     confirmed so far) is written in the same fenced statement, so an item is on record before the
-    next is sent."""
+    next is sent. ``outcome`` names the attempt's end in its log line (written once the release
+    commits, with the wait before the next attempt)."""
     changes: dict[str, Any] = {
         "status": TargetStatus.PENDING,
         "next_attempt_at": next_attempt_at,
@@ -297,4 +368,15 @@ def release_for_retry(
     if thread_items is not None:
         changes["thread_items"] = thread_items
     publishing = PostTarget.objects.filter(id=claim.target_id, status=TargetStatus.PUBLISHING)
-    return bool(work.release(publishing, lease_until=claim.lease_until, **changes))
+    released = bool(work.release(publishing, lease_until=claim.lease_until, **changes))
+    delay = (next_attempt_at - changes["updated_at"]).total_seconds()
+    said = outcome if released else SUPERSEDED
+    line = partial(
+        log_attempt,
+        claim,
+        said,
+        delay=None if said == SUPERSEDED else delay,
+        error_code=error_code if said == RETRYING else "",
+    )
+    transaction.on_commit(line)
+    return released

@@ -257,6 +257,7 @@ def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | 
             error_code=target.error_code,
             message=target.error_message,
             count_attempt=False,
+            outcome=outcomes.NOT_SENT,
         ):
             _requeue(claim.target_id, 0.0)
         return
@@ -302,6 +303,7 @@ def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | 
         remote_state=next_state,
         count_attempt=False,
         thread_items=thread_items,
+        outcome=outcomes.WAITING,
     ):
         _requeue(claim.target_id, delay)
 

@@ -105,7 +105,11 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
         if row["lease_until"] is None:  # cannot be: the filter asked for an expired lease
             continue
         claim = Claim(
-            target_id=row["id"], post_id=row["post_id"], lease_until=row["lease_until"], attempts=row["attempts"]
+            target_id=row["id"],
+            post_id=row["post_id"],
+            lease_until=row["lease_until"],
+            attempts=row["attempts"],
+            platform=row["platform"],
         )
         state: dict[str, Any] = dict(row["remote_state"] or {})
         book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
@@ -121,6 +125,7 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
                 remote_state={**state, BOOK_KEY: book} if book else state,
                 message="",
                 error_code="",
+                outcome=outcomes.INTERRUPTED,
             ):
                 report.requeued.append(claim.target_id)
             continue
@@ -136,7 +141,9 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
             book["verify"] = True
         if book:
             state[BOOK_KEY] = book
-        if outcomes.release_for_retry(claim, next_attempt_at=now, remote_state=state, message="", error_code=""):
+        if outcomes.release_for_retry(
+            claim, next_attempt_at=now, remote_state=state, message="", error_code="", outcome=outcomes.INTERRUPTED
+        ):
             (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
     failed = outcomes.record(interrupted)
     report.failed.extend(item.claim.target_id for item in interrupted if item.claim.target_id in failed)

@@ -4,6 +4,7 @@ and a walk of the URL configuration that fails for a new such route the rule doe
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -16,7 +17,7 @@ from django.urls.resolvers import RoutePattern
 from rest_framework.test import APIClient
 
 from accounts.connect import connect_link_create
-from core.logs import MASK, RedactingJsonFormatter, access_record, redact
+from core.logs import MASK, LogContextFilter, RedactingJsonFormatter, log_access, redact
 
 TOKEN = "4242424242:CanaryCapability_Token-x9"  # any capability's shape, a bot token's included
 CAPABILITY_KWARGS = {"token", "secret"}
@@ -24,7 +25,23 @@ CAPABILITY_KWARGS = {"token", "secret"}
 
 def _access_line(method: str, path: str, query: str = "", status: str = "200") -> str:
     atoms = {"h": "127.0.0.1", "m": method, "U": path, "q": query, "s": status, "B": 0, "D": 1000}
-    return access_record(atoms)
+    return access_line(atoms)
+
+
+def access_line(atoms: dict[str, Any]) -> str:
+    """The access-log line the front writes for ``atoms``, through the service's handler set-up."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(LogContextFilter())
+    handler.setFormatter(RedactingJsonFormatter())
+    logger = logging.getLogger("tests.access")
+    logger.propagate, logger.level = False, logging.INFO
+    logger.addHandler(handler)
+    try:
+        log_access(logger, atoms)
+    finally:
+        logger.removeHandler(handler)
+    return stream.getvalue()
 
 
 @pytest.mark.parametrize(

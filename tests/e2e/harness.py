@@ -353,6 +353,7 @@ class E2EStack:
             [
                 "-m",
                 "celery",
+                "--quiet",  # as make run and the Procfile: no plain-text banner
                 "-A",
                 "config",
                 "worker",
@@ -385,6 +386,7 @@ class E2EStack:
             [
                 "-m",
                 "celery",
+                "--quiet",
                 "-A",
                 "config",
                 "beat",

@@ -137,9 +137,10 @@ def test_task_messages_carry_the_context_of_the_request_that_queued_them(no_cont
     assert request_id_var.get() == "-"
 
 
-def test_the_access_log_line_is_redacted_json():
+def test_the_access_log_line_is_redacted_json_with_whose_request_it_was(no_context):
+    from tests.core.test_log_redaction import access_line
+
     atoms = {
-        "t": "[25/Nov/2026:05:00:00 +0000]",
         "h": "127.0.0.1",
         "m": "GET",
         "U": "/connect/abcTOKENdef/MASTODON",
@@ -148,15 +149,22 @@ def test_the_access_log_line_is_redacted_json():
         "B": 0,
         "D": 12345,
         "{x-request-id}o": "rid-1",
+        "workspace_id": "ws_1",
+        "key_prefix": "cpk_00",
         "a": "curl/8",
         "f": f"https://example.com/bot{BOT_TOKEN}/x",
     }
-    line = json.loads(logs.access_record(atoms))
-    assert line["time"].endswith("+00:00")
+    line = json.loads(access_line(atoms))
+    assert list(line)[:4] == ["time", "level", "logger", "message"]
+    assert line["time"].endswith("+00:00") and "T" in line["time"]
+    assert line["level"] == "INFO"
+    assert line["message"] == f"GET /connect/{MASK}/MASTODON 302"
     assert line["path"] == f"/connect/{MASK}/MASTODON"
     assert line["query"] == f"code={MASK}&state={MASK}"
     assert line["referer"] == f"https://example.com/bot{MASK}/x"
-    assert (line["status"], line["request_id"], line["duration_ms"]) == ("302", "rid-1", 12.3)
+    assert (line["status"], line["duration_ms"]) == ("302", 12.3)
+    # The request's own, not the (empty) context of the front's event loop that writes the line.
+    assert (line["request_id"], line["workspace_id"], line["key_prefix"]) == ("rid-1", "ws_1", "cpk_00")
 
 
 def test_redaction_never_breaks_the_json_of_a_line(captured, no_context):
@@ -164,3 +172,23 @@ def test_redaction_never_breaks_the_json_of_a_line(captured, no_context):
     (line,) = lines(captured)  # still one valid JSON object
     assert "abc" not in line["message"] and 'p\\"w' not in line["message"]
     assert line["message"].startswith('quoted "code=[redacted]')
+
+
+def test_gunicorn_takes_the_service_logging_and_keeps_no_control_socket_outside_var(settings):
+    """What gunicorn reads from ./gunicorn.conf.py (a name it does not know it ignores silently):
+    the service's logging for its own lines and the access log, and no control socket (its default
+    place, $HOME/.gunicorn/, is shared by every checkout of the machine); should one be enabled,
+    its path is under this checkout's var/. The e2e run (tests/e2e/test_process_logs.py) checks
+    that the processes leave nothing in $HOME or $XDG_RUNTIME_DIR."""
+    import runpy
+    from pathlib import Path
+
+    from gunicorn.config import KNOWN_SETTINGS
+
+    conf = runpy.run_path(str(Path(settings.BASE_DIR) / "gunicorn.conf.py"))
+    known = {setting.name for setting in KNOWN_SETTINGS}
+    assert set(conf["__all__"]) <= known, set(conf["__all__"]) - known
+    assert conf["logconfig_dict"] == settings.LOGGING
+    assert conf["control_socket_disable"] is True
+    assert Path(conf["control_socket"]).parent == Path(settings.VAR_DIR)
+    assert "pidfile" not in conf["__all__"]  # gunicorn writes none unless told to

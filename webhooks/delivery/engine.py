@@ -26,6 +26,8 @@ from webhooks.events import emit_webhook_notice
 from webhooks.models import Attempt, Delivery, DeliveryStatus, Webhook
 
 logger = logging.getLogger(__name__)
+# One line per delivery attempt's outcome (``_log_delivery``): succeeded, retrying in N s, failed.
+delivery_logger = logging.getLogger("webhooks.deliveries")
 
 # A retry task may fire a moment before ``next_attempt_at`` (clock skew between processes).
 EARLY_TOLERANCE = dt.timedelta(seconds=2)
@@ -132,9 +134,10 @@ def deliveries_attempt(*, delivery_ids: list[str], any_due: bool = False) -> dic
     for delivery in deliveries.order_by("next_attempt_at", "id"):
         webhook = delivery.webhook
         if not webhook.active:
-            Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING).update(
+            if Delivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING).update(
                 status=DeliveryStatus.FAILED, next_attempt_at=None, lease_until=None, last_error=DISABLED_REASON
-            )
+            ):
+                _log_delivery(delivery, "failed", error=DISABLED_REASON, sent=False)
             continue
         body = delivery.event.payload.encode("utf-8")
         headers = signed_headers(
@@ -243,6 +246,10 @@ def _record_succeeded(succeeded: list[tuple[Delivery, SendResult]], *, lease_unt
         row = cursor.fetchone()
         recorded = int(row[0]) if row else 0
         transaction.on_commit(lambda: metrics.webhook_delivery_recorded(outcome="succeeded", count=recorded))
+        there = set(present)
+        for delivery, result in succeeded:
+            if delivery.pk in there:
+                transaction.on_commit(partial(_log_delivery, delivery, "succeeded", result=result))
 
 
 def _record_failed(*, delivery: Delivery, lease_until: dt.datetime, result: SendResult) -> None:
@@ -266,6 +273,8 @@ def _record_failed(*, delivery: Delivery, lease_until: dt.datetime, result: Send
             )
         outcome = "retrying" if retry_in is not None else "failed"
         transaction.on_commit(lambda: metrics.webhook_delivery_recorded(outcome=outcome, count=written))
+        if written:
+            transaction.on_commit(partial(_log_delivery, delivery, outcome, result=result, retry_in=retry_in))
         Webhook.objects.filter(pk=delivery.webhook_id).update(
             consecutive_failures=F("consecutive_failures") + 1, last_failure_at=now
         )
@@ -274,6 +283,53 @@ def _record_failed(*, delivery: Delivery, lease_until: dt.datetime, result: Send
             return
         if retry_in is not None:
             transaction.on_commit(partial(enqueue_deliveries, [delivery.pk], countdown=retry_in), robust=True)
+
+
+def _log_delivery(
+    delivery: Delivery,
+    outcome: str,
+    *,
+    result: SendResult | None = None,
+    retry_in: float | None = None,
+    error: str = "",
+    sent: bool = True,
+) -> None:
+    """The one line of a delivery attempt's outcome: the delivery, its webhook, workspace and
+    event, the attempt's number, what the receiver answered and, for a retry, the wait. The
+    receiver's URL is not named (it may carry a secret of the receiver's)."""
+    attempt = delivery.attempt_count + 1 if sent else delivery.attempt_count
+    status_code = result.status_code if result is not None else None
+    error = error or (result.error if result is not None else "")
+    if outcome == "succeeded":
+        level, said = logging.INFO, f"webhook delivery succeeded ({status_code})"
+    elif outcome == "retrying":
+        level, said = logging.WARNING, f"webhook delivery failed, retrying in {round(retry_in or 0.0, 1):g} s"
+    else:
+        level, said = logging.WARNING, "webhook delivery failed for good"
+    delivery_logger.log(
+        level,
+        "%s: delivery %s of event %s (%s) to webhook %s, attempt %d%s",
+        said,
+        delivery.pk,
+        delivery.event_id,
+        delivery.event.name,
+        delivery.webhook_id,
+        attempt,
+        f" ({error})" if error and outcome != "succeeded" else "",
+        extra={
+            "workspace_id": str(delivery.webhook.workspace_id),
+            "delivery_id": delivery.pk,
+            "webhook_id": delivery.webhook_id,
+            "event_id": delivery.event_id,
+            "event": delivery.event.name,
+            "attempt": attempt,
+            "outcome": outcome,
+            "status_code": status_code,
+            "duration_ms": result.duration_ms if result is not None else None,
+            "retry_in_s": None if retry_in is None else round(retry_in, 1),
+            "error": error,
+        },
+    )
 
 
 def _attempt_fields(delivery: Delivery, result: SendResult, now: dt.datetime) -> dict[str, object]:
