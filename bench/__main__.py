@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         return _compare(args, selected)
 
-    from bench.stack import LOG_DIR, BenchStack, server_database_url
+    from bench.stack import DB_NAME, LOG_DIR, BenchStack, server_database_url
 
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -66,7 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         import django
 
         django.setup()
+        from django.conf import settings
+
         import config
+
+        # Read before the bench's environment, the settings would point at another database and Redis.
+        if settings.DATABASES["default"]["NAME"] != DB_NAME or stack.redis.url not in settings.CELERY_BROKER_URL:
+            raise RuntimeError("the settings were read before the bench's environment was set: see bench.stack")
 
         # What this run measures (with --baseline, a reference's worktree): web, worker and beat
         # start in the same directory, with it first on PYTHONPATH.

@@ -55,11 +55,20 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 
 
 
 def server_database_url() -> str:
-    """The DATABASE_URL of the configured server (starting the embedded one when none is set)."""
-    from config import embedded
+    """The DATABASE_URL of the configured server (starting the embedded one when none is set).
 
+    The embedded one is started from another process: importing ``config`` reads the settings
+    (the Celery app, DRF's renderer), and this process must read them only once the bench's own
+    database and Redis are in its environment."""
     if not os.environ.get("DATABASE_URL"):
-        return embedded.ensure_postgres()
+        started = subprocess.run(
+            [PYTHON, "-c", "from config import embedded; print(embedded.ensure_postgres())"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return started.stdout.strip().splitlines()[-1]
     return os.environ["DATABASE_URL"]
 
 
