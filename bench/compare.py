@@ -44,19 +44,19 @@ def schedule(scenarios: Sequence[str], rounds: int) -> list[Round]:
     return [Round(s, side, n) for s in scenarios for n in range(1, rounds + 1) for side in SIDES]
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any) -> int | float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return None if math.isnan(value) else float(value)
+    return None if math.isnan(value) else value
 
 
-def median(values: Iterable[Any]) -> float | None:
+def median(values: Iterable[Any]) -> int | float | None:
     """The median of the numeric values (None, text and NaN left out); None when there is none."""
     numbers = [n for n in map(_number, values) if n is not None]
     return statistics.median(numbers) if numbers else None
 
 
-def ratio(current: float | None, reference: float | None) -> float | None:
+def ratio(current: int | float | None, reference: int | float | None) -> float | None:
     """current / reference; None when either is missing or the reference is 0."""
     if current is None or reference is None or reference == 0:
         return None

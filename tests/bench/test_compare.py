@@ -39,6 +39,7 @@ def test_medians_leave_out_what_is_not_a_number() -> None:
     assert compare.median([4, 1, 3, 2]) == 2.5
     assert compare.median([None, 5.0, float("nan"), "yes", True]) == 5.0
     assert compare.median([None, "n/a"]) is None
+    assert compare.median([7, 7, 8]) == 7 and isinstance(compare.median([7, 7, 8]), int)  # a count stays a count
 
 
 def test_ratio_is_current_over_reference() -> None:
