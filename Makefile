@@ -9,7 +9,7 @@ export DJANGO_SETTINGS_MODULE := config.settings
 test migrations-check schema: export PLATFORM_MODE := sandbox
 PYTEST_ARGS ?=
 
-.PHONY: install run test test-fast check lint typecheck schema schemathesis migrations-check bench stop-embedded clean
+.PHONY: install run test test-fast check lint typecheck schema schemathesis migrations-check bench bench-compare stop-embedded clean
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,13 @@ bench: $(STAMP)
 	@# without it the bench falls back to bench.httpload and says so in its tables.
 	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = "0" ] && apt-get install -y -qq wrk >/dev/null 2>&1; } || true
 	$(PY) -m bench $(if $(SCENARIO),--scenario $(SCENARIO),)
+
+# The same scenarios on a worktree of BASELINE (its code, this bench) and on this tree, alternating,
+# ROUNDS each (3): medians side by side, var/bench/compare-<scenario>.json (docs/benchmarks.md).
+bench-compare: $(STAMP)
+	@test -n "$(BASELINE)" || { echo "usage: make bench-compare BASELINE=<rev> [ROUNDS=3] [SCENARIO=name]"; exit 2; }
+	@command -v wrk >/dev/null 2>&1 || { [ "$$(id -u)" = "0" ] && apt-get install -y -qq wrk >/dev/null 2>&1; } || true
+	$(PY) -m bench --baseline $(BASELINE) $(if $(ROUNDS),--rounds $(ROUNDS),) $(if $(SCENARIO),--scenario $(SCENARIO),)
 
 stop-embedded: $(STAMP)
 	$(PY) -c "from config import embedded; embedded.stop()"

@@ -1,5 +1,9 @@
 """``python -m bench [--scenario NAME] [--quick] [--keep]``: start the bench stack, run the
-scenarios, print a table each (and write var/bench/<scenario>.json), stop everything."""
+scenarios, print a table each (and write var/bench/<scenario>.json), stop everything. Each
+scenario starts from a settled database (``bench.settle``).
+
+``python -m bench --baseline REV [--rounds N]``: the same scenarios on a worktree of REV and on this
+tree, alternating, N rounds each, medians side by side (``bench.compare``)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import os
 import sys
 import time
 import traceback
+from pathlib import Path
 
 SCENARIOS = ("api", "burst", "steady", "webhooks", "analytics", "memory")
 
@@ -29,11 +34,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--worker-pool", default="prefork", help="Celery pool (the Procfile's: prefork)")
     parser.add_argument("--worker-concurrency", type=int, default=None, help="Celery concurrency (Procfile: 4)")
-    parser.add_argument("--keep", action="store_true", help="keep the bench database afterwards")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the bench database afterwards (with --baseline: the worktree)"
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="compare with this commit: each scenario on a worktree of REV (its application code, this bench) "
+        "and on this tree, alternating; medians and ratios in var/bench/compare-<scenario>.json",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each side with --baseline (default 3)")
     args = parser.parse_args(argv)
     selected = [s for s in SCENARIOS if not args.scenario or s in args.scenario]
+    if args.baseline:
+        return _compare(args, selected)
 
-    from bench.stack import LOG_DIR, BenchStack, server_database_url
+    from bench.stack import DB_NAME, LOG_DIR, BenchStack, server_database_url
 
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -50,14 +66,29 @@ def main(argv: list[str] | None = None) -> int:
         import django
 
         django.setup()
+        from django.conf import settings
+
+        import config
+
+        # Read before the bench's environment, the settings would point at another database and Redis.
+        if settings.DATABASES["default"]["NAME"] != DB_NAME or stack.redis.url not in settings.CELERY_BROKER_URL:
+            raise RuntimeError("the settings were read before the bench's environment was set: see bench.stack")
+
+        # What this run measures (with --baseline, a reference's worktree): web, worker and beat
+        # start in the same directory, with it first on PYTHONPATH.
+        code = str(Path(config.__file__).resolve().parent.parent)
+        print(f"bench: application code from {code}", flush=True)
         from bench import celery_app  # noqa: F401  (the Celery app this process enqueues with)
         from bench.context import Bench
+        from bench.settle import settle_database
 
         print("bench: starting web, sandbox, worker and beat", flush=True)
         stack.start()
         runner = Bench(stack=stack, quick=args.quick)
         runner.record_memory("start-up")
         for name in selected:
+            print(f"bench: settling the database before {name} …", flush=True)
+            settled = settle_database()
             print(f"bench: running {name} …", flush=True)
             module = importlib.import_module(f"bench.scenarios.{name}")
             scenario_started = time.monotonic()
@@ -71,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
                 traceback.print_exc()
                 continue
             report.details["scenarioSeconds"] = round(time.monotonic() - scenario_started, 1)
+            report.details["settle"] = settled
+            report.details["applicationCode"] = code
+            if settled["autovacuum"]["stillRunning"]:
+                report.notes.append(f"autovacuum was still running when {name} started: see details.settle")
             # The machine is shared: the load average beside each table says how shared it was.
             report.details["loadAverage"] = [round(x, 2) for x in os.getloadavg()]
             if name != "memory":
@@ -96,6 +131,25 @@ def main(argv: list[str] | None = None) -> int:
             stack.drop_database()
     print(f"bench: done in {time.monotonic() - started:.0f} s; JSON under var/bench/", flush=True)
     return 1 if failures else 0
+
+
+def _compare(args: argparse.Namespace, selected: list[str]) -> int:
+    from bench import compare
+    from bench.stack import server_database_url
+
+    if args.rounds < 1:
+        raise SystemExit("--rounds must be at least 1")
+    options = ["--quick"] if args.quick else []
+    if args.analytics_posts:
+        options += ["--analytics-posts", str(args.analytics_posts)]
+    options += ["--worker-pool", args.worker_pool]
+    if args.worker_concurrency:
+        options += ["--worker-concurrency", str(args.worker_concurrency)]
+    # One server for both sides (a reference's worktree would otherwise start an embedded one of its own).
+    env = {**os.environ, "DATABASE_URL": server_database_url()}
+    return compare.run(
+        baseline=args.baseline, scenarios=selected, rounds=args.rounds, options=options, keep=args.keep, env=env
+    )
 
 
 if __name__ == "__main__":

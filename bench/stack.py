@@ -55,11 +55,20 @@ def wait_for(predicate: Callable[[], Any], *, timeout: float, interval: float = 
 
 
 def server_database_url() -> str:
-    """The DATABASE_URL of the configured server (starting the embedded one when none is set)."""
-    from config import embedded
+    """The DATABASE_URL of the configured server (starting the embedded one when none is set).
 
+    The embedded one is started from another process: importing ``config`` reads the settings
+    (the Celery app, DRF's renderer), and this process must read them only once the bench's own
+    database and Redis are in its environment."""
     if not os.environ.get("DATABASE_URL"):
-        return embedded.ensure_postgres()
+        started = subprocess.run(
+            [PYTHON, "-c", "from config import embedded; print(embedded.ensure_postgres())"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return started.stdout.strip().splitlines()[-1]
     return os.environ["DATABASE_URL"]
 
 
@@ -138,6 +147,8 @@ class BenchStack:
     # The Procfile's worker by default; ``--worker-pool threads`` etc. to measure alternatives.
     worker_pool: str = "prefork"
     worker_concurrency: int = WORKER_CONCURRENCY
+    # The server's postmaster, found once (0: the server does not run on this machine).
+    postmaster: int | None = None
 
     @property
     def database_url(self) -> str:
@@ -284,7 +295,9 @@ class BenchStack:
         the bench database lives on, ``redis`` the bench redis-server, ``sandbox`` the simulators'
         processes with their own redis-server."""
         if name == "postgres":
-            return _postgres_cpu_seconds()
+            if self.postmaster is None:
+                self.postmaster = postmaster_pid(self.server_url)
+            return _postgres_cpu_seconds(self.postmaster)
         if name == "redis":
             return _redis_cpu_seconds(self.redis)
         if name == "sandbox":
@@ -297,21 +310,38 @@ def _redis_cpu_seconds(server: BenchRedis) -> float:
     return _cpu_of([psutil.Process(process.pid)]) if process is not None and process.poll() is None else 0.0
 
 
-def _postgres_cpu_seconds() -> float:
+def postmaster_pid(server_url: str) -> int:
+    """The pid of the postmaster of the server of ``server_url`` when it runs on this machine (the
+    parent of the backend serving a connection to it), else 0. Found from the connection rather
+    than from a path, so the same server is measured whichever checkout the bench runs from (a
+    reference's worktree too) and whether it is the embedded one or the machine's."""
+    import psycopg
+
+    try:
+        with psycopg.connect(**admin_conninfo(server_url), autocommit=True) as conn:
+            row = conn.execute("SELECT pg_backend_pid()").fetchone()
+        backend = psutil.Process(int(row[0])) if row else None
+        if backend is None or backend.name() != "postgres":
+            return 0  # a server elsewhere: its pid means nothing here
+        parent = backend.parent()
+        return parent.pid if parent is not None and parent.name() == "postgres" else 0
+    except (psycopg.Error, psutil.Error):
+        return 0
+
+
+def _postgres_cpu_seconds(postmaster: int) -> float:
     """The PostgreSQL server's CPU: the postmaster's own, its exited children's (reaped, so counted
     in its children times: the short-lived connections) and its live children's. The whole server,
     so other databases on it count too (nothing else should run during a bench)."""
-    total = 0.0
-    for proc in psutil.process_iter(["name", "ppid"]):
-        with contextlib.suppress(psutil.Error):
-            if proc.info["name"] != "postgres" or (proc.parent() and proc.parent().name() == "postgres"):
-                continue
-            if not any(f"{ROOT}/var" in arg for arg in proc.cmdline()):
-                continue
-            times = proc.cpu_times()
-            total += times.user + times.system + times.children_user + times.children_system
-            total += _cpu_of(proc.children(recursive=True))
-    return total
+    if not postmaster:
+        return 0.0
+    try:
+        proc = psutil.Process(postmaster)
+        times = proc.cpu_times()
+        total = times.user + times.system + times.children_user + times.children_system
+        return total + _cpu_of(proc.children(recursive=True))
+    except psutil.Error:
+        return 0.0
 
 
 def _cpu_of(processes: Any) -> float:
