@@ -41,28 +41,7 @@ def public_sandbox(sandbox: str, settings: Any) -> str:
     return settings.PUBLIC_BASE_URL
 
 
-# Platforms whose simulator still hands out links to the real site or to made-up hosts (issue 30,
-# item 11): strict, so each one fails here the moment it is fixed and must leave this set.
-NOT_YET = {
-    "FACEBOOK",
-    "INSTAGRAM",
-    "THREADS",
-    "TIKTOK",
-    "LINKEDIN",
-    "PINTEREST",
-    "YOUTUBE",
-    "TELEGRAM",
-    "GOOGLE_BUSINESS",
-}
-LINK_CASES = [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="links not yet served by the simulator"))
-    if case.platform.value in NOT_YET
-    else case
-    for case in CASES
-]
-
-
-@pytest.mark.parametrize("case", LINK_CASES, ids=IDS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_every_url_of_a_sandbox_account_and_its_post_opens(
     case: Case, public_sandbox: str, media_server: str, api: APIClient, workspace: Workspace
 ) -> None:
