@@ -295,16 +295,16 @@ def location_media(request: HttpRequest, account_id: str, location_id: str) -> H
 
 def place_page(request: HttpRequest) -> HttpResponse:
     """The business on Google, or one of its local posts (``lpsid``), as ``searchUrl`` opens it."""
-    location_id = request.GET.get("id", "")
+    location_id, post_id = request.GET.get("id", ""), request.GET.get("lpsid", "")
     doc = store.get("location", location_id)
-    post = store.get("post", request.GET["lpsid"]) if request.GET.get("lpsid") else None
-    if doc is None or (request.GET.get("lpsid") and (post is None or f"/locations/{location_id}/" not in post["name"])):
+    post = store.get("post", post_id) if post_id else {}
+    if doc is None or post is None or (post and f"/locations/{location_id}/" not in post["name"]):
         return pages.not_found_page("Google Business Profile")
-    media = [str(m.get("sourceUrl") or "") for m in (post or {}).get("media") or []]
+    media = [str(m.get("sourceUrl") or "") for m in post.get("media") or []]
     return pages.post_page(
         platform="Google Business Profile",
         author=doc["title"],
-        text=str((post or {}).get("summary") or ""),
+        text=str(post.get("summary") or ""),
         media=[m for m in media if m],
         avatar=pages.avatar_url(SLUG, location_id),
     )

@@ -1,7 +1,7 @@
 """What a person opens from the links the service hands out in sandbox mode: a post as its
-platform would show it (author, text, media) and an account's avatar, served by the simulator
-under ``/sandbox/<slug>/`` at the service's public address (never the real platform's site,
-where the simulated post does not exist)."""
+platform would show it (author, text, media), an account's avatar and a post's thumbnail,
+served by the simulator under ``/sandbox/<slug>/`` at the service's public address (never the
+real platform's site, where the simulated post does not exist)."""
 
 from __future__ import annotations
 
