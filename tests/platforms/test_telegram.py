@@ -215,6 +215,7 @@ def test_recorded_success_bodies_parse() -> None:
     (identity,) = client.connect_with_credentials({"botToken": TOKEN, "chatId": "@crosspost_news"})
     assert identity.credentials.external_id == "-1001234567890"
     assert identity.profile.display_name == "Crosspost News" and identity.profile.username == "crosspost_news"
+    assert identity.profile.avatar_url == "https://t.me/i/userpic/320/crosspost_news.jpg"  # t.me's, not the Bot API's
     assert identity.credentials.extra == {"bot_id": "7004234567", "bot_username": "crosspost_publisher_bot"}
     responses.post(url("sendMessage"), json=recorded("sendMessage.json"))
     result = client.publish(CREDS, TEXT, {})
