@@ -38,9 +38,10 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
-from platforms.http import dialog_url, utcnow
+from platforms.http import dialog_url, utcnow, web_url
 
 LIVE_BASE_URL = "https://graph.facebook.com"
+WEB_URL = "https://www.facebook.com"
 SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "read_insights", "business_management")
 VIDEO_POLL_SECONDS = 10.0
 METRIC_FIELDS = (
@@ -169,12 +170,13 @@ class Client(PlatformClient):
     def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         return post_comment(self.graph, creds, request)
 
+    def web_url(self, path: str) -> str:
+        """``path`` on www.facebook.com (the simulator's page of it in sandbox mode)."""
+        return web_url(self.base_url, LIVE_BASE_URL, f"{WEB_URL}{path}", path)
+
     def _done(self, post_id: str) -> PublishResult:
         return PublishResult(
-            done=True,
-            platform_post_id=post_id,
-            url=f"https://www.facebook.com/{post_id}",
-            published_at=utcnow(),
+            done=True, platform_post_id=post_id, url=self.web_url(f"/{post_id}"), published_at=utcnow()
         )
 
     def _step_feed(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
@@ -288,7 +290,7 @@ class Client(PlatformClient):
         result = self._done(str(body["post_id"]))
         permalink = str(body.get("permalink_url") or "")
         if permalink:
-            url = permalink if permalink.startswith("http") else f"https://www.facebook.com{permalink}"
+            url = permalink if permalink.startswith("http") else self.web_url(permalink)
             return PublishResult(done=True, platform_post_id=result.platform_post_id, url=url, published_at=utcnow())
         return result
 

@@ -70,7 +70,7 @@ class Client(GoogleClient):
                 external_id = f"{account['name']}/{location['name']}"
                 identities.append(
                     ConnectedIdentity(
-                        profile=_profile(external_id, location),
+                        profile=_profile(external_id, location, self._picture(creds, external_id)),
                         credentials=Credentials(
                             access_token=creds.access_token,
                             refresh_token=creds.refresh_token,
@@ -89,7 +89,21 @@ class Client(GoogleClient):
         location = self._json(
             "GET", f"{self._information_api()}/{location_name}", creds, params={"readMask": READ_MASK}
         )
-        return _profile(creds.external_id, location)
+        return _profile(creds.external_id, location, self._picture(creds, creds.external_id))
+
+    def _picture(self, creds: Credentials, external_id: str) -> str:
+        """The location's profile photo (its logo when it has no profile photo; "" without
+        either, or when its photos cannot be read: the account connects without a picture)."""
+        try:
+            body = self._json("GET", f"/v4/{external_id}/media", creds, params={"pageSize": 100})
+        except Permanent:
+            return ""
+        by_category = {
+            str((item.get("locationAssociation") or {}).get("category") or ""): str(item.get("googleUrl") or "")
+            for item in body.get("mediaItems") or []
+            if item.get("mediaFormat") == "PHOTO"
+        }
+        return by_category.get("PROFILE") or by_category.get("LOGO") or ""
 
     # --- publishing ----------------------------------------------------------------------
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
@@ -204,9 +218,10 @@ def local_post_body(request: PublishRequest) -> dict[str, Any]:
     return body
 
 
-def _profile(external_id: str, location: dict[str, Any]) -> AccountProfile:
+def _profile(external_id: str, location: dict[str, Any], avatar_url: str) -> AccountProfile:
     return AccountProfile(
         external_id=external_id,
         display_name=str(location.get("title") or ""),
         username=str(location.get("websiteUri") or ""),
+        avatar_url=avatar_url,
     )

@@ -46,6 +46,7 @@ from platforms.http import (
     retry_at_from,
     send,
     token_credentials,
+    web_url,
 )
 
 LIVE_BASE_URL = "https://api.linkedin.com"
@@ -319,9 +320,14 @@ class Client(PlatformClient):
         return PublishResult(
             done=True,
             platform_post_id=urn,
-            url=f"https://www.linkedin.com/feed/update/{urn}/",
+            url=self.post_url(urn),
             published_at=dt.datetime.now(dt.UTC),
         )
+
+    def post_url(self, urn: str) -> str:
+        """The post's page on linkedin.com (the simulator's in sandbox mode)."""
+        path = f"/feed/update/{urn}/"
+        return web_url(self.base_url, LIVE_BASE_URL, f"https://www.linkedin.com{path}", path)
 
     def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         """``POST /rest/socialActions/{urn}/comments`` as the member: no idempotency key, so the
@@ -359,7 +365,7 @@ class Client(PlatformClient):
                         platform_post_id=str(post["id"]),
                         published_at=published,
                         text=str(post.get("commentary") or ""),
-                        permalink=f"https://www.linkedin.com/feed/update/{post['id']}/",
+                        permalink=self.post_url(str(post["id"])),
                     )
                 )
             start += len(elements)

@@ -40,6 +40,7 @@ from platforms.http import (
     retry_at_from,
     send,
     token_credentials,
+    web_url,
 )
 
 LIVE_BASE_URL = "https://api.pinterest.com/v5"
@@ -250,12 +251,17 @@ class Client(PlatformClient):
             source["cover_image_key_frame_time"] = 0
         return source
 
+    def pin_url(self, pin_id: str) -> str:
+        """The pin's page on pinterest.com (the simulator's in sandbox mode)."""
+        path = f"/pin/{pin_id}/"
+        return web_url(self.base_url, LIVE_BASE_URL, f"https://www.pinterest.com{path}", path)
+
     def _published(self, pin: dict[str, Any]) -> PublishResult:
         pin_id = str(pin["id"])
         return PublishResult(
             done=True,
             platform_post_id=pin_id,
-            url=f"https://www.pinterest.com/pin/{pin_id}/",
+            url=self.pin_url(pin_id),
             published_at=parse_instant(pin.get("created_at")) or dt.datetime.now(dt.UTC),
         )
 
@@ -278,7 +284,7 @@ class Client(PlatformClient):
                         published_at=created,
                         text=str(item.get("description") or item.get("title") or ""),
                         title=str(item.get("title") or ""),
-                        permalink=f"https://www.pinterest.com/pin/{item['id']}/",
+                        permalink=self.pin_url(str(item["id"])),
                         thumbnail_url=_thumbnail(item.get("media") or {}),
                     )
                 )

@@ -33,9 +33,10 @@ from platforms.base import (
     RateLimited,
     Transient,
 )
-from platforms.http import json_or_empty, send
+from platforms.http import json_or_empty, send, web_url
 
 LIVE_BASE_URL = "https://api.telegram.org"
+WEB_URL = "https://t.me"
 BOT_TOKEN = re.compile(r"^\d{5,}:[A-Za-z0-9_-]{35}$")
 _MEDIA_WORDS = ("file", "url", "photo", "video", "media", "image", "wrong type of the web page content")
 
@@ -109,13 +110,19 @@ class Client(PlatformClient):
         )
         return [ConnectedIdentity(profile=self.profile_from(chat), credentials=creds)]
 
-    @staticmethod
-    def profile_from(chat: dict[str, Any]) -> AccountProfile:
+    def web_url(self, path: str) -> str:
+        """``path`` on t.me (the simulator's page of it in sandbox mode)."""
+        return web_url(self.base_url, LIVE_BASE_URL, f"{WEB_URL}{path}", path)
+
+    def profile_from(self, chat: dict[str, Any]) -> AccountProfile:
         name = chat.get("title") or " ".join(filter(None, [chat.get("first_name"), chat.get("last_name")]))
+        username = str(chat.get("username") or "")
         return AccountProfile(
             external_id=str(chat["id"]),
-            display_name=str(name or chat.get("username") or chat["id"]),
-            username=str(chat.get("username") or ""),
+            display_name=str(name or username or chat["id"]),
+            username=username,
+            # t.me's picture of a public chat; the Bot API's own file links carry the bot token
+            avatar_url=self.web_url(f"/i/userpic/320/{username}.jpg") if username else "",
         )
 
     def sandbox_credentials(self) -> dict[str, str]:
@@ -167,14 +174,13 @@ class Client(PlatformClient):
             message = messages[0]
         return self.result_from(message)
 
-    @staticmethod
-    def result_from(message: dict[str, Any]) -> PublishResult:
+    def result_from(self, message: dict[str, Any]) -> PublishResult:
         chat = message.get("chat") or {}
         message_id = str(message["message_id"])
         if chat.get("username"):
-            url = f"https://t.me/{chat['username']}/{message_id}"
+            url = self.web_url(f"/{chat['username']}/{message_id}")
         elif str(chat.get("id", "")).startswith("-100"):
-            url = f"https://t.me/c/{str(chat['id'])[4:]}/{message_id}"
+            url = self.web_url(f"/c/{str(chat['id'])[4:]}/{message_id}")
         else:
             url = ""
         date = message.get("date")

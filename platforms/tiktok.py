@@ -40,7 +40,7 @@ from platforms.base import (
     Transient,
 )
 from platforms.capabilities import title_limit
-from platforms.http import dialog_url, json_or_empty, send, token_credentials, utcnow
+from platforms.http import dialog_url, json_or_empty, send, token_credentials, utcnow, web_url
 
 LIVE_BASE_URL = "https://open.tiktokapis.com"
 AUTHORIZE_HOST = "https://www.tiktok.com"
@@ -345,12 +345,13 @@ class Client(PlatformClient):
         # private posts get no public id: the publish id is all TikTok gives back then
         public_ids = data.get("publicaly_available_post_id") or data.get("publicly_available_post_id") or []
         post_id = str(public_ids[0]) if public_ids else str(state["publish_id"])
-        url = (
-            f"https://www.tiktok.com/@{state['username']}/video/{post_id}"
-            if public_ids and state.get("username")
-            else ""
-        )
+        url = self.video_url(str(state["username"]), post_id) if public_ids and state.get("username") else ""
         return PublishResult(done=True, platform_post_id=post_id, url=url, published_at=utcnow())
+
+    def video_url(self, username: str, video_id: str) -> str:
+        """The video's page on tiktok.com (the simulator's in sandbox mode)."""
+        path = f"/@{username}/video/{video_id}"
+        return web_url(self.base_url, LIVE_BASE_URL, f"{AUTHORIZE_HOST}{path}", path)
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         raise NotSupported  # no idempotency key and posts under moderation are not listed yet

@@ -30,7 +30,7 @@ from platforms.base import (
     Transient,
 )
 from platforms.capabilities import title_limit as platform_title_limit
-from platforms.http import as_int, download_media, json_or_empty, parse_instant, send
+from platforms.http import as_int, download_media, json_or_empty, parse_instant, send, web_url
 
 LIVE_BASE_URL = "https://www.googleapis.com"
 API = "/youtube/v3"
@@ -218,9 +218,7 @@ class Client(GoogleClient):
         return PublishResult(
             done=True,
             platform_post_id=video_id,
-            url=f"https://www.youtube.com/shorts/{video_id}"
-            if shorts
-            else f"https://www.youtube.com/watch?v={video_id}",
+            url=video_url(self.base_url, video_id, shorts=shorts),
             published_at=parse_instant(state.get("published_at")) or dt.datetime.now(dt.UTC),
         )
 
@@ -247,7 +245,7 @@ class Client(GoogleClient):
             body = self._json("GET", f"{API}/playlistItems", creds, params=params)
             reached_older = False
             for item in body.get("items") or []:
-                post = _remote_post(item)
+                post = _remote_post(item, self.base_url)
                 if post is None or post.published_at < since:
                     reached_older = True
                     continue
@@ -279,7 +277,13 @@ def _profile(channel: dict[str, Any]) -> AccountProfile:
     )
 
 
-def _remote_post(item: dict[str, Any]) -> RemotePost | None:
+def video_url(base_url: str, video_id: str, *, shorts: bool = False) -> str:
+    """The video's page on youtube.com (the simulator's in sandbox mode)."""
+    path = f"/shorts/{video_id}" if shorts else f"/watch?v={video_id}"
+    return web_url(base_url, LIVE_BASE_URL, f"https://www.youtube.com{path}", path)
+
+
+def _remote_post(item: dict[str, Any], base_url: str) -> RemotePost | None:
     snippet = item.get("snippet") or {}
     details = item.get("contentDetails") or {}
     video_id = details.get("videoId") or (snippet.get("resourceId") or {}).get("videoId")
@@ -293,7 +297,7 @@ def _remote_post(item: dict[str, Any]) -> RemotePost | None:
         published_at=published,
         text=str(snippet.get("title") or ""),
         title=str(snippet.get("title") or ""),
-        permalink=f"https://www.youtube.com/watch?v={video_id}",
+        permalink=video_url(base_url, str(video_id)),
         thumbnail_url=str(thumb),
     )
 

@@ -567,13 +567,9 @@ def post_page(request: HttpRequest, handle: str, rkey: str) -> HttpResponse:
     )
 
 
-def avatar(request: HttpRequest, seed: str) -> HttpResponse:
-    return pages.avatar_response(seed)
-
-
 urlpatterns = [
+    *pages.urlpatterns,
     path("profile/<str:handle>/post/<str:rkey>", post_page),
-    path("_pages/avatars/<str:seed>.png", avatar),
     path("xrpc/<str:nsid>", xrpc),
     path("video/xrpc/<str:nsid>", video_xrpc),
 ]

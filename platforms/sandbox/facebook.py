@@ -10,10 +10,11 @@ import json
 import time
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 
 from platforms.sandbox import _meta_common as meta
+from platforms.sandbox import pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -86,11 +87,11 @@ def accounts(request: HttpRequest, version: str) -> JsonResponse:
     user = s.get("user", payload["account_id"]) if payload["kind"] == "user" else None
     if user is None:
         return meta.graph_error("(#100) Tried accessing nonexisting field (accounts) on node type (Page)", code=100)
-    pages = []
+    found = []
     for page_id in user["pages"]:
         page = s.get("page", page_id) or {}
         token = s.issue_token(page_id, kind="page", user_id=user["id"])
-        pages.append(
+        found.append(
             {
                 "access_token": token,
                 "category": page.get("category"),
@@ -98,10 +99,10 @@ def accounts(request: HttpRequest, version: str) -> JsonResponse:
                 "username": page.get("username"),
                 "id": page_id,
                 "tasks": ["ADVERTISE", "ANALYZE", "CREATE_CONTENT", "MODERATE", "MANAGE"],
-                "picture": {"data": {"url": f"https://sandbox.invalid/pages/{page_id}.jpg"}},
+                "picture": {"data": {"url": pages.avatar_url(SLUG, page_id)}},
             }
         )
-    return _json(meta.paged(request, pages))
+    return _json(meta.paged(request, found))
 
 
 @simulator_view(SLUG)
@@ -132,7 +133,7 @@ def _post_view(post: dict[str, Any]) -> dict[str, Any]:
         "id": post["id"],
         "message": post.get("message", ""),
         "created_time": meta.iso(post["created"]),
-        "permalink_url": f"https://www.facebook.com/{post['id']}",
+        "permalink_url": f"{pages.public_base(SLUG)}/{post['id']}",
         "full_picture": post.get("picture", ""),
         "reactions": {"data": [], "summary": {"total_count": grown["likes"]}},
         "comments": {"data": [], "summary": {"order": "ranked", "total_count": grown["comments"]}},
@@ -188,8 +189,8 @@ def _node(node_id: str) -> dict[str, Any] | None:
             "username": page["username"],
             "followers_count": page["followers_count"],
             "fan_count": page["followers_count"],
-            "link": f"https://www.facebook.com/{page['id']}",
-            "picture": {"data": {"url": f"https://sandbox.invalid/pages/{page['id']}.jpg"}},
+            "link": f"{pages.public_base(SLUG)}/{page['id']}",
+            "picture": {"data": {"url": pages.avatar_url(SLUG, page["id"])}},
         }
     post = s.get("post", node_id)
     if post:
@@ -439,7 +440,45 @@ def comments(request: HttpRequest, version: str, object_id: str) -> JsonResponse
     return meta.post_comment(s, request, object_id=object_id, exists=exists)
 
 
+# --- what a person opens from the links (www.facebook.com) -----------------------------------
+
+
+def _page_of(page_id: str, text: str, media: list[str]) -> HttpResponse:
+    page = _store().get("page", page_id)
+    if page is None:
+        return pages.not_found_page("Facebook")
+    return pages.post_page(
+        platform="Facebook",
+        author=page["name"],
+        handle=f"@{page['username']}",
+        text=text,
+        media=media,
+        avatar=pages.avatar_url(SLUG, page_id),
+    )
+
+
+def post_page(request: HttpRequest, post_id: str) -> HttpResponse:
+    """A post's page (its ``permalink_url``), or the page's own when the id is a page's."""
+    post = _store().get("post", post_id)
+    if post is None:
+        if "_" in post_id:
+            return pages.not_found_page("Facebook")
+        return _page_of(post_id, "", [])
+    return _page_of(post["page_id"], post.get("message", ""), [post["picture"]] if post.get("picture") else [])
+
+
+def reel_page(request: HttpRequest, video_id: str) -> HttpResponse:
+    video = _store().get("video", video_id)
+    post = _store().get("post", str(video.get("post_id") or "")) if video else None
+    if post is None:
+        return pages.not_found_page("Facebook")
+    return _page_of(post["page_id"], post.get("message", ""), [])
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    re_path(r"^(?P<post_id>\d+(?:_\d+)?)/?$", post_page),
+    re_path(r"^reel/(?P<video_id>\d+)/?$", reel_page),
     re_path(V + r"dialog/oauth/?$", dialog),
     re_path(V + r"oauth/access_token$", access_token),
     re_path(V + r"me$", me),

@@ -10,10 +10,12 @@ from __future__ import annotations
 import secrets
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
 from platforms.sandbox.common import as_dict, digest, fetch_media, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
@@ -75,11 +77,18 @@ def accounts(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _place_url(location_id: str, post_id: str = "") -> str:
+    """The business on Google (a local post's ``searchUrl`` when ``post_id`` is given): the
+    simulator's page of it, the simulated business having no other."""
+    query = urlencode({"id": location_id, **({"use": "posts", "lpsid": post_id} if post_id else {})})
+    return f"{pages.public_base(SLUG)}/place?{query}"
+
+
 def _location_view(location_id: str, location: dict[str, Any], mask: set[str]) -> dict[str, Any]:
     full = {
         "name": f"locations/{location_id}",
         "title": location["title"],
-        "websiteUri": "https://example.com",
+        "websiteUri": _place_url(location_id),
         "storefrontAddress": {"regionCode": "US", "locality": "Springfield", "addressLines": ["1 Main St"]},
     }
     return {k: v for k, v in full.items() if k in mask}
@@ -197,7 +206,7 @@ def local_posts(request: HttpRequest, account_id: str, location_id: str) -> Http
         "summary": summary,
         "topicType": data["topicType"],
         "state": "PROCESSING" if data.get("media") else "LIVE",
-        "searchUrl": f"https://local.google.com/place?id={location_id}&use=posts&lpsid={post_id}",
+        "searchUrl": _place_url(location_id, post_id),
         "created": time.time(),
         "user": user["id"],
         "polls": 0,
@@ -261,11 +270,54 @@ def report_insights(request: HttpRequest, account_id: str, location_id: str) -> 
     )
 
 
+@view
+def location_media(request: HttpRequest, account_id: str, location_id: str) -> HttpResponse:
+    """The location's photos: its profile picture only."""
+    user = _user(request, account_id, location_id)
+    if user is None:
+        return unauthenticated()
+    doc = store.get("location", location_id)
+    if doc is None or doc["user"] != user["id"] or doc["account"] != account_id:
+        return google_error(404, "notFound", "Requested entity was not found.")
+    name = f"accounts/{account_id}/locations/{location_id}/media/profile"
+    picture = pages.avatar_url(SLUG, location_id)
+    item = {
+        "name": name,
+        "mediaFormat": "PHOTO",
+        "locationAssociation": {"category": "PROFILE"},
+        "googleUrl": picture,
+        "thumbnailUrl": picture,
+        "createTime": iso(doc["created"]),
+        "dimensions": {"widthPixels": 200, "heightPixels": 200},
+    }
+    return JsonResponse({"mediaItems": [item], "totalMediaItemCount": 1})
+
+
+def place_page(request: HttpRequest) -> HttpResponse:
+    """The business on Google, or one of its local posts (``lpsid``), as ``searchUrl`` opens it."""
+    location_id, post_id = request.GET.get("id", ""), request.GET.get("lpsid", "")
+    doc = store.get("location", location_id)
+    post = store.get("post", post_id) if post_id else {}
+    if doc is None or post is None or (post and f"/locations/{location_id}/" not in post["name"]):
+        return pages.not_found_page("Google Business Profile")
+    media = [str(m.get("sourceUrl") or "") for m in post.get("media") or []]
+    return pages.post_page(
+        platform="Google Business Profile",
+        author=doc["title"],
+        text=str(post.get("summary") or ""),
+        media=[m for m in media if m],
+        avatar=pages.avatar_url(SLUG, location_id),
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    path("place", place_page),
     *oauth_urlpatterns(store, view, _new_user),
     path("mybusinessaccountmanagement/v1/accounts", accounts),
     path("mybusinessbusinessinformation/v1/accounts/<str:account_id>/locations", locations),
     path("mybusinessbusinessinformation/v1/locations/<str:location_id>", location),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/media", location_media),
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts", local_posts),
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts:reportInsights", report_insights),
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts/<str:post_id>", local_post),

@@ -13,10 +13,11 @@ import json
 import time
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 
 from platforms.sandbox import _meta_common as meta
+from platforms.sandbox import pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -83,11 +84,11 @@ def accounts(request: HttpRequest, version: str) -> JsonResponse:
         return error or meta.invalid_token()
     s = _store()
     user = s.get("user", payload["account_id"]) or {"pages": []}
-    pages = []
+    found = []
     for page_id in user["pages"]:
         page = s.get("page", page_id) or {}
         ig = s.get("iguser", page.get("ig_id", "")) or {}
-        pages.append(
+        found.append(
             {
                 "id": page_id,
                 "name": page.get("name"),
@@ -96,11 +97,16 @@ def accounts(request: HttpRequest, version: str) -> JsonResponse:
                     "id": ig["id"],
                     "username": ig["username"],
                     "name": ig["name"],
-                    "profile_picture_url": f"https://sandbox.invalid/{ig['id']}.jpg",
+                    "profile_picture_url": pages.avatar_url(SLUG, ig["id"]),
                 },
             }
         )
-    return JsonResponse(meta.paged(request, pages))
+    return JsonResponse(meta.paged(request, found))
+
+
+def _shortcode(media_id: str) -> str:
+    """The code in a post's instagram.com/p/ link."""
+    return media_id[-11:]
 
 
 def _media_view(media: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +116,7 @@ def _media_view(media: dict[str, Any]) -> dict[str, Any]:
         "caption": media.get("caption", ""),
         "media_type": media["media_type"],
         "media_product_type": media["product"],
-        "permalink": f"https://www.instagram.com/p/{media['id'][-11:]}/",
+        "permalink": f"{pages.public_base(SLUG)}/p/{_shortcode(media['id'])}/",
         "timestamp": meta.iso(media["created"]),
         "like_count": grown["likes"],
         "comments_count": grown["comments"],
@@ -142,7 +148,7 @@ def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
                 "id": ig["id"],
                 "username": ig["username"],
                 "name": ig["name"],
-                "profile_picture_url": f"https://sandbox.invalid/{ig['id']}.jpg",
+                "profile_picture_url": pages.avatar_url(SLUG, ig["id"]),
                 "followers_count": ig["followers_count"],
                 "media_count": len([m for m in s.all("media") if m["ig_id"] == node_id]),
             }
@@ -350,10 +356,10 @@ def ig_audio(request: HttpRequest, version: str) -> JsonResponse:
         }
         if kind == "music":
             item["display_artist"] = artist
-            item["cover_artwork_thumbnail_url"] = f"https://sandbox.invalid/audio/{index}.jpg"
+            item["cover_artwork_thumbnail_url"] = pages.thumbnail_url(SLUG, f"audio-{index}")
         else:
             item["ig_username"] = artist
-            item["profile_picture_url"] = f"https://sandbox.invalid/users/{artist}.jpg"
+            item["profile_picture_url"] = pages.avatar_url(SLUG, artist)
         items.append(item)
     return JsonResponse({"data": items})
 
@@ -367,7 +373,26 @@ def comments(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
     return meta.post_comment(s, request, object_id=media_id, exists=s.get("media", media_id) is not None)
 
 
+def post_page(request: HttpRequest, shortcode: str) -> HttpResponse:
+    """The post's page on instagram.com, as its ``permalink`` opens it."""
+    s = _store()
+    item = next((m for m in s.all("media") if _shortcode(m["id"]) == shortcode), None)
+    ig = s.get("iguser", item["ig_id"]) if item else None
+    if item is None or ig is None:
+        return pages.not_found_page("Instagram")
+    return pages.post_page(
+        platform="Instagram",
+        author=ig["name"],
+        handle=f"@{ig['username']}",
+        text=str(item.get("caption") or ""),
+        media=[item["media_url"]] if item.get("media_url") else [],
+        avatar=pages.avatar_url(SLUG, ig["id"]),
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    re_path(r"^p/(?P<shortcode>[\w-]+)/?$", post_page),
     re_path(V + r"dialog/oauth/?$", dialog),
     re_path(V + r"oauth/access_token$", access_token),
     re_path(V + r"me/accounts$", accounts),

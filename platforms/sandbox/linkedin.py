@@ -14,6 +14,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox.common import bearer_token, digest, grown, redirect_with, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -115,7 +116,7 @@ def userinfo(request: HttpRequest) -> HttpResponse:
             "given_name": "Sandbox",
             "family_name": f"Member {member['id'][:4]}",
             "email": f"{member['id']}@example.com",
-            "picture": f"https://media.licdn.com/dms/image/sandbox/{member['id']}",
+            "picture": pages.avatar_url(SLUG, member["id"]),
         }
     )
 
@@ -417,7 +418,23 @@ def creator_analytics(request: HttpRequest) -> HttpResponse:
     )
 
 
+def post_page(request: HttpRequest, urn: str) -> HttpResponse:
+    """The post's page on linkedin.com (``/feed/update/{urn}/``)."""
+    post = store.get("post", urn)
+    member = store.get("member", post["member"]) if post else None
+    if post is None or member is None:
+        return pages.not_found_page("LinkedIn")
+    return pages.post_page(
+        platform="LinkedIn",
+        author=member["name"],
+        text=post["commentary"],
+        avatar=pages.avatar_url(SLUG, member["id"]),
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    path("feed/update/<str:urn>/", post_page),
     path("oauth/v2/authorization", authorization),
     path("oauth/v2/accessToken", access_token),
     path("v2/userinfo", userinfo),

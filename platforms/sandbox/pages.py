@@ -1,7 +1,7 @@
 """What a person opens from the links the service hands out in sandbox mode: a post as its
-platform would show it (author, text, media) and an account's avatar, served by the simulator
-under ``/sandbox/<slug>/`` at the service's public address (never the real platform's site,
-where the simulated post does not exist)."""
+platform would show it (author, text, media), an account's avatar and a post's thumbnail,
+served by the simulator under ``/sandbox/<slug>/`` at the service's public address (never the
+real platform's site, where the simulated post does not exist)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import io
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, path
 from PIL import Image
 
 
@@ -30,17 +31,42 @@ def post_page_url(slug: str, post_id: str) -> str:
     return f"{public_base(slug)}/_pages/posts/{post_id}"
 
 
+def thumbnail_url(slug: str, seed: str) -> str:
+    """A post's picture (a video's cover or thumbnail, an audio track's artwork)."""
+    return f"{public_base(slug)}/_pages/thumbnails/{seed}.png"
+
+
 @functools.cache
-def _avatar_png(seed: str) -> bytes:
+def _png(seed: str, width: int, height: int) -> bytes:
     digest = hashlib.sha256(seed.encode()).digest()
     out = io.BytesIO()
-    Image.new("RGB", (200, 200), (digest[0], digest[1], digest[2])).save(out, format="PNG")
+    Image.new("RGB", (width, height), (digest[0], digest[1], digest[2])).save(out, format="PNG")
     return out.getvalue()
 
 
 def avatar_response(seed: str) -> HttpResponse:
     """A square PNG of one colour derived from ``seed`` (the same account, the same picture)."""
-    return HttpResponse(_avatar_png(seed), content_type="image/png")
+    return HttpResponse(_png(seed, 200, 200), content_type="image/png")
+
+
+def thumbnail_response(seed: str) -> HttpResponse:
+    """A 16:9 PNG of one colour derived from ``seed``."""
+    return HttpResponse(_png(seed, 320, 180), content_type="image/png")
+
+
+def _avatar(request: HttpRequest, seed: str) -> HttpResponse:
+    return avatar_response(seed)
+
+
+def _thumbnail(request: HttpRequest, seed: str) -> HttpResponse:
+    return thumbnail_response(seed)
+
+
+# the pictures of :func:`avatar_url` and :func:`thumbnail_url`, for a simulator's ``urlpatterns``
+urlpatterns: list[URLPattern] = [
+    path("_pages/avatars/<str:seed>.png", _avatar),
+    path("_pages/thumbnails/<str:seed>.png", _thumbnail),
+]
 
 
 def post_page(

@@ -13,6 +13,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox.common import (
     basic_auth,
     bearer_token,
@@ -133,7 +134,7 @@ def _seed_history(user: dict[str, Any], board_id: str) -> None:
                 "link": None,
                 "alt_text": None,
                 "media_type": "image",
-                "image_url": "https://i.pinimg.com/600x/sandbox/history.jpg",
+                "image_url": pages.thumbnail_url(SLUG, pin_id),
                 "created": time.time() - days * 86400,
             },
         )
@@ -184,6 +185,10 @@ def token(request: HttpRequest) -> HttpResponse:
 
 
 # --- account and boards --------------------------------------------------------------------
+def _business_name(user_id: str) -> str:
+    return f"Sandbox Pinner {user_id[-4:]}"
+
+
 @view
 def user_account(request: HttpRequest) -> HttpResponse:
     user = _user(request)
@@ -195,9 +200,9 @@ def user_account(request: HttpRequest) -> HttpResponse:
             "account_type": "BUSINESS",
             "id": user["id"],
             "username": user["username"],
-            "business_name": f"Sandbox Pinner {user['id'][-4:]}",
+            "business_name": _business_name(user["id"]),
             "about": "A simulated Pinterest business account.",
-            "profile_image": f"https://i.pinimg.com/sandbox/{user['id']}.jpg",
+            "profile_image": pages.avatar_url(SLUG, user["id"]),
             "website_url": "https://example.com",
             "board_count": len(user["boards"]),
             "pin_count": len(pins),
@@ -355,7 +360,7 @@ def _media_problem(source: dict[str, Any], user: dict[str, Any]) -> tuple[str, s
             return "The video media is not ready or does not exist."
         if not source.get("cover_image_url") and source.get("cover_image_key_frame_time") is None:
             return "A video pin needs cover_image_url or cover_image_key_frame_time"
-        return "video", str(source.get("cover_image_url") or f"https://i.pinimg.com/sandbox/{item['media_id']}.jpg")
+        return "video", str(source.get("cover_image_url") or pages.thumbnail_url(SLUG, item["media_id"]))
     return "Invalid media_source.source_type"
 
 
@@ -443,7 +448,24 @@ def pin_analytics(request: HttpRequest, pin_id: str) -> HttpResponse:
     )
 
 
+def pin_page(request: HttpRequest, pin_id: str) -> HttpResponse:
+    """The pin's page on pinterest.com (``/pin/{id}/``)."""
+    pin = store.get("pin", pin_id)
+    if pin is None:
+        return pages.not_found_page("Pinterest")
+    return pages.post_page(
+        platform="Pinterest",
+        author=_business_name(pin["owner"]),
+        handle=pin["username"],
+        text="\n\n".join(part for part in (pin["title"], pin["description"]) if part),
+        media=[pin["image_url"]],
+        avatar=pages.avatar_url(SLUG, pin["owner"]),
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    path("pin/<str:pin_id>/", pin_page),
     path("oauth/", authorize),
     path("oauth/token", token),
     path("user_account", user_account),

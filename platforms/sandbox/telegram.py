@@ -16,6 +16,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox.common import fetch_media, grown, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -299,7 +300,48 @@ def sandbox_new_chat(request: HttpRequest) -> HttpResponse:
     return json_response({"chat_id": chat["id"], "title": chat["title"], "username": chat["username"]})
 
 
+# --- what a person opens from the links (t.me) ----------------------------------------------
+
+
+def _chat_named(username: str) -> dict[str, Any] | None:
+    return next((c for c in _store().all("chat") if c.get("username") == username), None)
+
+
+def _message_page(chat: dict[str, Any] | None, message_id: int) -> HttpResponse:
+    message = _store().get(f"messages:{chat['id']}", str(message_id)) if chat else None
+    if chat is None or message is None:
+        return pages.not_found_page("Telegram")
+    return pages.post_page(
+        platform="Telegram",
+        author=chat["title"],
+        handle=f"@{chat['username']}",
+        text=str(message.get("text") or message.get("caption") or ""),
+        avatar=f"{pages.public_base(SLUG)}/i/userpic/320/{chat['username']}.jpg",
+    )
+
+
+def public_message_page(request: HttpRequest, username: str, message_id: int) -> HttpResponse:
+    """``t.me/{channel}/{id}``: a message of a public channel."""
+    return _message_page(_chat_named(username), message_id)
+
+
+def private_message_page(request: HttpRequest, chat_number: int, message_id: int) -> HttpResponse:
+    """``t.me/c/{number}/{id}``: a message of a channel, for its members."""
+    return _message_page(_store().get("chat", f"-100{chat_number}"), message_id)
+
+
+def userpic(request: HttpRequest, username: str) -> HttpResponse:
+    """``t.me/i/userpic/320/{channel}.jpg``: a public chat's picture."""
+    if _chat_named(username) is None:
+        return pages.not_found_page("Telegram")
+    return pages.avatar_response(username)
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    path("<str:username>/<int:message_id>", public_message_page),
+    path("c/<int:chat_number>/<int:message_id>", private_message_page),
+    path("i/userpic/320/<str:username>.jpg", userpic),
     path("sandbox/chats", sandbox_new_chat),
     path("bot<str:token>/<str:method>", bot_method),
 ]

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 
 from platforms.sandbox import _meta_common as meta
+from platforms.sandbox import pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -99,7 +100,7 @@ def _user_view(user: dict[str, Any]) -> dict[str, Any]:
         "id": user["id"],
         "username": user["username"],
         "name": user["name"],
-        "threads_profile_picture_url": f"https://sandbox.invalid/threads/{user['id']}.jpg",
+        "threads_profile_picture_url": pages.avatar_url(SLUG, user["id"]),
         "threads_biography": "A simulated Threads user",
     }
 
@@ -112,17 +113,22 @@ def me(request: HttpRequest, version: str) -> JsonResponse:
     return JsonResponse(_user_view(_store().get("user", payload["account_id"]) or {}))
 
 
+def _shortcode(post_id: str) -> str:
+    """The code in a post's threads.net link."""
+    return post_id[-11:]
+
+
 def _thread_view(post: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": post["id"],
         "media_product_type": "THREADS",
         "media_type": post["media_type"],
         "media_url": post.get("media_url", ""),
-        "permalink": f"https://www.threads.net/@{post['username']}/post/{post['id'][-11:]}",
+        "permalink": f"{pages.public_base(SLUG)}/@{post['username']}/post/{_shortcode(post['id'])}",
         "username": post["username"],
         "text": post.get("text", ""),
         "timestamp": meta.iso(post["created"]),
-        "shortcode": post["id"][-11:],
+        "shortcode": _shortcode(post["id"]),
         "is_quote_post": False,
     }
 
@@ -320,7 +326,26 @@ def user_insights(request: HttpRequest, version: str, user_id: str) -> JsonRespo
     return JsonResponse({"data": [entry]})
 
 
+def post_page(request: HttpRequest, username: str, shortcode: str) -> HttpResponse:
+    """The post's page on threads.net, as its ``permalink`` opens it."""
+    s = _store()
+    post = next((p for p in s.all("thread") if p["username"] == username and _shortcode(p["id"]) == shortcode), None)
+    user = s.get("user", str(post.get("user_id") or "")) if post else None
+    if post is None:
+        return pages.not_found_page("Threads")
+    return pages.post_page(
+        platform="Threads",
+        author=user["name"] if user else username,
+        handle=f"@{username}",
+        text=str(post.get("text") or ""),
+        media=[post["media_url"]] if post.get("media_url") else [],
+        avatar=pages.avatar_url(SLUG, user["id"]) if user else "",
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    re_path(r"^@(?P<username>[\w.]+)/post/(?P<shortcode>\w+)/?$", post_page),
     re_path(r"^oauth/authorize/?$", authorize),
     re_path(r"^oauth/access_token$", oauth_access_token),
     re_path(r"^access_token$", access_token),

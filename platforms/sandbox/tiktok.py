@@ -19,6 +19,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox._meta_common import fetch_media, log_publish
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -139,7 +140,7 @@ def user_info(request: HttpRequest) -> JsonResponse:
         "union_id": f"u{user['open_id'][-12:]}",
         "display_name": user["display_name"],
         "username": user["username"],
-        "avatar_url": f"https://sandbox.invalid/tiktok/{user['open_id']}.jpg",
+        "avatar_url": pages.avatar_url(SLUG, user["open_id"]),
         "follower_count": user["follower_count"],
         "following_count": 12,
         "likes_count": 900,
@@ -158,7 +159,7 @@ def creator_info(request: HttpRequest) -> JsonResponse:
         return error or _error("access_token_invalid", "Unknown user", 401)
     return _ok(
         {
-            "creator_avatar_url": f"https://sandbox.invalid/tiktok/{user['open_id']}.jpg",
+            "creator_avatar_url": pages.avatar_url(SLUG, user["open_id"]),
             "creator_username": user["username"],
             "creator_nickname": user["display_name"],
             "privacy_level_options": PRIVACY_OPTIONS,
@@ -303,13 +304,13 @@ def _video_view(video: dict[str, Any]) -> dict[str, Any]:
         "title": video["title"][:150],
         "video_description": video["description"],
         "create_time": int(video["created"]),
-        "cover_image_url": f"https://sandbox.invalid/covers/{video['id']}.jpg",
-        "share_url": f"https://www.tiktok.com/@{video['username']}/video/{video['id']}",
+        "cover_image_url": pages.thumbnail_url(SLUG, video["id"]),
+        "share_url": f"{pages.public_base(SLUG)}/@{video['username']}/video/{video['id']}",
         "view_count": views,
         "like_count": views // 6,
         "comment_count": views // 30,
         "share_count": views // 50,
-        "embed_link": f"https://www.tiktok.com/embed/v2/{video['id']}",
+        "embed_link": f"{pages.public_base(SLUG)}/embed/v2/{video['id']}",
         "duration": 3,
     }
 
@@ -349,7 +350,26 @@ def video_query(request: HttpRequest) -> JsonResponse:
     return _ok({"videos": [_video_view(v) for v in found if v and v["open_id"] == user["open_id"]]})
 
 
+def video_page(request: HttpRequest, video_id: str, username: str = "") -> HttpResponse:
+    """The video's page on tiktok.com (its ``share_url``, or its ``embed_link`` without a name)."""
+    video = _store().get("video", video_id)
+    user = _store().get("user", video["open_id"]) if video else None
+    if video is None or user is None or username not in ("", video["username"]):
+        return pages.not_found_page("TikTok")
+    return pages.post_page(
+        platform="TikTok",
+        author=user["display_name"],
+        handle=f"@{user['username']}",
+        text=video["description"],
+        media=[pages.thumbnail_url(SLUG, video["id"])],
+        avatar=pages.avatar_url(SLUG, user["open_id"]),
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    path("@<str:username>/video/<str:video_id>", video_page),
+    path("embed/v2/<str:video_id>", video_page),
     path("v2/auth/authorize/", authorize),
     path("v2/oauth/token/", token),
     path("v2/user/info/", user_info),

@@ -488,13 +488,9 @@ def tweet_page(request: HttpRequest, username: str, tweet_id: str) -> HttpRespon
     )
 
 
-def avatar(request: HttpRequest, seed: str) -> HttpResponse:
-    return pages.avatar_response(seed)
-
-
 urlpatterns = [
+    *pages.urlpatterns,
     path("<str:username>/status/<str:tweet_id>", tweet_page),
-    path("_pages/avatars/<str:seed>.png", avatar),
     path("i/oauth2/authorize", authorize),
     path("2/oauth2/token", token),
     path("2/users/me", users_me),

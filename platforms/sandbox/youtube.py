@@ -13,6 +13,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
+from platforms.sandbox import pages
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
 from platforms.sandbox.common import as_dict, digest, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
@@ -57,7 +58,7 @@ def _channel_view(channel: dict[str, Any], parts: set[str]) -> dict[str, Any]:
     videos = [v for v in store.all("video") if v["owner"] == channel["id"]]
     item: dict[str, Any] = {"kind": "youtube#channel", "etag": digest("etag", channel["id"]), "id": channel["id"]}
     if "snippet" in parts:
-        thumb = {"url": f"https://yt3.ggpht.com/sandbox/{channel['id']}=s88", "width": 88, "height": 88}
+        thumb = {"url": pages.avatar_url(SLUG, channel["id"]), "width": 88, "height": 88}
         item["snippet"] = {
             "title": channel["title"],
             "description": "A simulated channel",
@@ -102,8 +103,8 @@ def channels(request: HttpRequest) -> HttpResponse:
 
 def _thumbnails(video_id: str) -> dict[str, Any]:
     return {
-        "default": {"url": f"https://i.ytimg.com/vi/{video_id}/default.jpg", "width": 120, "height": 90},
-        "high": {"url": f"https://i.ytimg.com/vi/{video_id}/hqdefault.jpg", "width": 480, "height": 360},
+        "default": {"url": pages.thumbnail_url(SLUG, video_id), "width": 120, "height": 90},
+        "high": {"url": pages.thumbnail_url(SLUG, video_id), "width": 480, "height": 360},
     }
 
 
@@ -389,7 +390,25 @@ def playlist_items(request: HttpRequest) -> HttpResponse:
     return JsonResponse(body)
 
 
+def video_page(request: HttpRequest, video_id: str = "") -> HttpResponse:
+    """The video's page on youtube.com: ``/watch?v={id}``, or ``/shorts/{id}`` for a Short."""
+    video = store.get("video", video_id or request.GET.get("v", ""))
+    if video is None:
+        return pages.not_found_page("YouTube")
+    snippet = video["snippet"]
+    return pages.post_page(
+        platform="YouTube",
+        author=_channel_title(video["owner"]),
+        text="\n\n".join(str(part) for part in (snippet.get("title"), snippet.get("description")) if part),
+        media=[pages.thumbnail_url(SLUG, video["id"])],
+        avatar=pages.avatar_url(SLUG, video["owner"]),
+    )
+
+
 urlpatterns = [
+    *pages.urlpatterns,
+    path("watch", video_page),
+    path("shorts/<str:video_id>", video_page),
     *oauth_urlpatterns(store, view, _new_channel),
     path("youtube/v3/channels", channels),
     path("youtube/v3/videos", videos),

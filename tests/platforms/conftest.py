@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import requests
+from django.conf import settings
 
 from platforms.base import ConnectedIdentity, Credentials, MediaItem, Platform, PublishRequest, PublishResult
 from platforms.registry import get_client
@@ -60,6 +61,12 @@ def connect_one(connect: Callable[[Any], list[ConnectedIdentity]]) -> Callable[[
         return identities[0]
 
     return one
+
+
+def sandbox_page(slug: str, path: str) -> str:
+    """Where a link the service hands out opens in sandbox mode: the ``slug`` simulator's page at
+    ``path``, at the service's public address (the real site has no such post)."""
+    return f"{settings.PUBLIC_BASE_URL}/sandbox/{slug}{path}"
 
 
 def load_recorded(platform: str, name: str) -> Any:

@@ -27,7 +27,7 @@ from platforms.base import (
 )
 from platforms.facebook import LIVE_BASE_URL, Client
 from platforms.registry import get_client
-from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls, sandbox_page
 
 recorded = partial(load_recorded, "facebook")
 publishes = partial(publish_calls, slug="facebook")
@@ -66,7 +66,7 @@ def test_text_post_is_listed_with_growing_metrics(sandbox: str, page: ConnectedI
     assert len(results) == 1
     post_id = results[0].platform_post_id
     assert post_id.startswith(f"{page.profile.page_id}_")
-    assert results[0].url == f"https://www.facebook.com/{post_id}"
+    assert results[0].url == sandbox_page("facebook", f"/{post_id}")
     listed = client.list_recent_posts(page.credentials, since)
     assert [p.platform_post_id for p in listed] == [post_id]
     assert listed[0].text == "Hello page"

@@ -28,7 +28,7 @@ from platforms.base import (
 )
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
-from tests.platforms.conftest import load_recorded, sim_requests
+from tests.platforms.conftest import load_recorded, sandbox_page, sim_requests
 
 recorded = partial(load_recorded, "google_business")
 
@@ -75,8 +75,10 @@ def test_standard_post_with_call_to_action_listing_and_views(sandbox: str, locat
     )
     result = client.publish(creds, request, {})
     assert result.done and result.platform_post_id.startswith(f"{creds.external_id}/localPosts/")
-    assert result.url.startswith("https://local.google.com/place?")
-    stored = SandboxStore("google_business").get("post", result.platform_post_id.rsplit("/", 1)[1])
+    stored_id = result.platform_post_id.rsplit("/", 1)[1]
+    location_id = creds.external_id.rsplit("/", 1)[1]
+    assert result.url == sandbox_page("google_business", f"/place?id={location_id}&use=posts&lpsid={stored_id}")
+    stored = SandboxStore("google_business").get("post", stored_id)
     assert stored["callToAction"] == {"actionType": "ORDER", "url": "https://example.com/order"}
     [listed] = client.list_recent_posts(creds, HOUR_AGO)
     assert (listed.platform_post_id, listed.text) == (result.platform_post_id, "Fresh bread today")
@@ -189,6 +191,7 @@ def test_recorded_bodies_parse() -> None:
         "https://mybusinessbusinessinformation.googleapis.com/v1/accounts/102937475619283746/locations",
         json=recorded("locations.json"),
     )
+    responses.get(f"{LIVE}/v4/{LOCATION}/media", json=recorded("media_list.json"))
     responses.get(f"{LIVE}/v4/{LOCATION}/localPosts", json=recorded("local_posts_list.json"))
     responses.post(f"{LIVE}/v4/{LOCATION}/localPosts:reportInsights", json=recorded("report_insights.json"))
     responses.post(f"{LIVE}/v4/{LOCATION}/localPosts", json=recorded("local_post.json"))
@@ -196,11 +199,13 @@ def test_recorded_bodies_parse() -> None:
     [identity] = client.exchange_code(code="4/0A", redirect_uri="https://app/cb")
     assert (identity.profile.external_id, identity.profile.display_name) == (LOCATION, "Joe's Bakery Downtown")
     assert "readMask=" in responses.calls[2].request.url
+    # no PROFILE photo: the logo is the account's picture, the cover is not
+    assert identity.profile.avatar_url == "https://lh3.googleusercontent.com/p/AF1QipOlogo=s0"
     [post] = client.list_recent_posts(CREDS, dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
     assert post.platform_post_id == POST
     assert post.published_at == dt.datetime(2024, 10, 20, 16, 3, 2, 523000, tzinfo=dt.UTC)
     assert client.fetch_post_metrics(CREDS, [POST])[POST].views == 1286
-    sent = json.loads(responses.calls[4].request.body)
+    sent = json.loads(responses.calls[5].request.body)
     assert sent["localPostNames"] == [POST]
     assert sent["basicRequest"]["metricRequests"] == [{"metric": "LOCAL_POST_VIEWS_SEARCH"}]
     result = client.publish(CREDS, PublishRequest("t", "TEXT", "Come in", options={"topicType": "EVENT"}), {})

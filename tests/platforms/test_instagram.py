@@ -28,7 +28,7 @@ from platforms.base import (
 from platforms.instagram import LIVE_BASE_URL, Client
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
-from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls, sandbox_page
 
 recorded = partial(load_recorded, "instagram")
 publishes = partial(publish_calls, slug="instagram")
@@ -60,7 +60,7 @@ def test_image_post_publishes_in_one_call_and_is_listed(
     results = drive(client, account.credentials, request)
     assert len(results) == 1
     media_id = results[0].platform_post_id
-    assert results[0].url.startswith("https://www.instagram.com/p/")
+    assert results[0].url.startswith(sandbox_page("instagram", "/p/"))
     listed = client.list_recent_posts(account.credentials, since)
     assert [(p.platform_post_id, p.text) for p in listed] == [(media_id, "Fresh peaches")]
     metrics = client.fetch_post_metrics(account.credentials, [media_id, "180999"])

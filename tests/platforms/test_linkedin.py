@@ -27,7 +27,7 @@ from platforms.base import (
 )
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
-from tests.platforms.conftest import drive, load_recorded, media_item, sim_requests
+from tests.platforms.conftest import drive, load_recorded, media_item, sandbox_page, sim_requests
 
 recorded = partial(load_recorded, "linkedin")
 
@@ -60,7 +60,7 @@ def test_text_post_listing_metrics_and_duplicate(sandbox: str, account: Any) -> 
     request = PublishRequest("tgt_li1", "TEXT", "Hello professional world")
     result = client.publish(account.credentials, request, {})
     assert result.done and result.platform_post_id.startswith("urn:li:share:")
-    assert result.url == f"https://www.linkedin.com/feed/update/{result.platform_post_id}/"
+    assert result.url == sandbox_page("linkedin", f"/feed/update/{result.platform_post_id}/")
     [listed] = client.list_recent_posts(account.credentials, HOUR_AGO)
     assert (listed.platform_post_id, listed.text) == (result.platform_post_id, "Hello professional world")
     first = client.fetch_post_metrics(account.credentials, [result.platform_post_id])[result.platform_post_id]

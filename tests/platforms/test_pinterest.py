@@ -25,7 +25,7 @@ from platforms.base import (
     thread_session,
 )
 from platforms.registry import get_client
-from tests.platforms.conftest import drive, load_recorded, media_item, sim_requests
+from tests.platforms.conftest import drive, load_recorded, media_item, sandbox_page, sim_requests
 
 recorded = partial(load_recorded, "pinterest")
 
@@ -106,7 +106,7 @@ def test_publish_image_pin(sandbox: str, media_server: str, account: Any, board_
         {},
     )
     assert result.done and result.platform_post_id
-    assert result.url == f"https://www.pinterest.com/pin/{result.platform_post_id}/"
+    assert result.url == sandbox_page("pinterest", f"/pin/{result.platform_post_id}/")
     [listed] = client.list_recent_posts(account.credentials, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
     assert (listed.platform_post_id, listed.text) == (result.platform_post_id, "Fresh lemons")
     assert [r["remoteId"] for r in sim_requests(sandbox, "pinterest") if r.get("publish")] == [result.platform_post_id]

@@ -5,6 +5,7 @@ would show it (its text and author) and the account's avatar."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,28 +42,7 @@ def public_sandbox(sandbox: str, settings: Any) -> str:
     return settings.PUBLIC_BASE_URL
 
 
-# Platforms whose simulator still hands out links to the real site or to made-up hosts (issue 30,
-# item 11): strict, so each one fails here the moment it is fixed and must leave this set.
-NOT_YET = {
-    "FACEBOOK",
-    "INSTAGRAM",
-    "THREADS",
-    "TIKTOK",
-    "LINKEDIN",
-    "PINTEREST",
-    "YOUTUBE",
-    "TELEGRAM",
-    "GOOGLE_BUSINESS",
-}
-LINK_CASES = [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="links not yet served by the simulator"))
-    if case.platform.value in NOT_YET
-    else case
-    for case in CASES
-]
-
-
-@pytest.mark.parametrize("case", LINK_CASES, ids=IDS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_every_url_of_a_sandbox_account_and_its_post_opens(
     case: Case, public_sandbox: str, media_server: str, api: APIClient, workspace: Workspace
 ) -> None:
@@ -112,3 +92,25 @@ def test_every_url_of_a_sandbox_account_and_its_post_opens(
     assert text in page.text and (account.display_name in page.text or account.username in page.text)
     avatar = answers[listed["avatarUrl"]]
     assert avatar.headers["Content-Type"].startswith("image/")
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.platform.value != "TELEGRAM"], ids=lambda c: c.platform.value)
+def test_every_url_of_a_listed_sandbox_post_opens(case: Case, public_sandbox: str, media_server: str) -> None:
+    """The permalink and picture of each post the import and analytics read back open too
+    (Telegram's Bot API cannot read a chat's history)."""
+    identity = connect_sandbox_account(case.platform)[0]
+    client = get_client(case.platform)
+    options = dict(case.options)
+    if case.platform.value == "PINTEREST":
+        options["boardId"] = client.list_boards(identity.credentials)[0].id
+    media = tuple(media_item(f"{media_server}/{name}") for name in case.media)
+    request = PublishRequest(
+        target_id="tgt_listed", content_type=case.content_type, text="Listed and linked", media=media, options=options
+    )
+    result = drive(client, identity.credentials, request)[-1]
+    listed = client.list_recent_posts(identity.credentials, timezone.now() - dt.timedelta(days=365))
+    assert result.platform_post_id in {post.platform_post_id for post in listed}
+    urls = sorted({url for post in listed for url in (post.permalink, post.thumbnail_url) if url})
+    assert result.url in urls
+    assert {url: requests.get(url, timeout=10).status_code for url in urls} == dict.fromkeys(urls, 200)
+    assert [url for url in urls if not url.startswith((public_sandbox, media_server))] == []

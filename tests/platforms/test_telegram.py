@@ -28,7 +28,7 @@ from platforms.base import (
     thread_session,
 )
 from platforms.registry import get_client
-from tests.platforms.conftest import load_recorded, media_item, publish_calls
+from tests.platforms.conftest import load_recorded, media_item, publish_calls, sandbox_page
 
 recorded = partial(load_recorded, "telegram")
 publishes = partial(publish_calls, slug="telegram")
@@ -112,7 +112,7 @@ def test_publish_text(sandbox: str, account: Credentials) -> None:
     result = client.publish(account, PublishRequest(target_id="t_text", content_type="TEXT", text="Hello channel"), {})
     assert result.done and result.platform_post_id == "1"
     username = history(sandbox, account.external_id)[0]["chat"]["username"]
-    assert result.url == f"https://t.me/{username}/1"
+    assert result.url == sandbox_page("telegram", f"/{username}/1")
     assert [(m["message_id"], m["text"]) for m in history(sandbox, account.external_id)] == [(1, "Hello channel")]
     (logged,) = publishes(sandbox)
     assert logged["remoteId"] == "1" and logged["path"].endswith("/sendMessage")
@@ -215,13 +215,14 @@ def test_recorded_success_bodies_parse() -> None:
     (identity,) = client.connect_with_credentials({"botToken": TOKEN, "chatId": "@crosspost_news"})
     assert identity.credentials.external_id == "-1001234567890"
     assert identity.profile.display_name == "Crosspost News" and identity.profile.username == "crosspost_news"
+    assert identity.profile.avatar_url == "https://t.me/i/userpic/320/crosspost_news.jpg"  # t.me's, not the Bot API's
     assert identity.credentials.extra == {"bot_id": "7004234567", "bot_username": "crosspost_publisher_bot"}
     responses.post(url("sendMessage"), json=recorded("sendMessage.json"))
     result = client.publish(CREDS, TEXT, {})
     assert (result.platform_post_id, result.url) == ("42", "https://t.me/crosspost_news/42")
     assert result.published_at == dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     assert json.loads(responses.calls[-1].request.body) == {"chat_id": "-1001234567890", "text": "hi"}
-    photo = telegram.Client.result_from(recorded("sendPhoto_private_channel.json")["result"])
+    photo = client.result_from(recorded("sendPhoto_private_channel.json")["result"])
     assert photo.url == "https://t.me/c/9876543210/7"
     responses.post(url("sendMediaGroup"), json=recorded("sendMediaGroup.json"))
     group = client.publish(

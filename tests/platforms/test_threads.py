@@ -28,7 +28,7 @@ from platforms.base import (
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from platforms.threads import LIVE_BASE_URL, Client
-from tests.platforms.conftest import drive, load_recorded, publish_calls
+from tests.platforms.conftest import drive, load_recorded, publish_calls, sandbox_page
 
 recorded = partial(load_recorded, "threads")
 publishes = partial(publish_calls, slug="threads")
@@ -61,7 +61,7 @@ def test_text_post_listed_with_metrics_and_followers(sandbox: str, account: Conn
     results = drive(client, account.credentials, PublishRequest("t1", "TEXT", "Hello Threads"))
     assert len(results) == 1
     thread_id = results[0].platform_post_id
-    assert results[0].url.startswith("https://www.threads.net/@")
+    assert results[0].url.startswith(sandbox_page("threads", f"/@{account.profile.username}/post/"))
     listed = client.list_recent_posts(account.credentials, since)
     assert [(p.platform_post_id, p.text) for p in listed] == [(thread_id, "Hello Threads")]
     metrics = client.fetch_post_metrics(account.credentials, [thread_id, "180404"])

@@ -30,7 +30,7 @@ from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
 from platforms.tiktok import LIVE_BASE_URL, Client
-from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls, sandbox_page
 
 recorded = partial(load_recorded, "tiktok")
 publishes = partial(publish_calls, slug="tiktok")
@@ -71,7 +71,7 @@ def test_video_direct_post_resumes_from_state_and_is_listed_with_metrics(
     assert not second.done and second.state == first.state
     final = client.publish(creator.credentials, request, second.state)
     assert final.done and not final.draft_fallback
-    assert final.url == f"https://www.tiktok.com/@{creator.profile.username}/video/{final.platform_post_id}"
+    assert final.url == sandbox_page("tiktok", f"/@{creator.profile.username}/video/{final.platform_post_id}")
     assert len(publishes(sandbox)) == 1
     job = SandboxStore("tiktok").get("publish", first.state["publish_id"])
     assert job is not None and job["privacy"] == "PUBLIC_TO_EVERYONE" and job["title"] == "My clip #fun"

@@ -27,7 +27,7 @@ from platforms.base import (
 )
 from platforms.registry import get_client
 from platforms.sandbox.store import SandboxStore
-from tests.platforms.conftest import load_recorded, media_item, sim_requests
+from tests.platforms.conftest import load_recorded, media_item, sandbox_page, sim_requests
 
 recorded = partial(load_recorded, "youtube")
 
@@ -77,7 +77,7 @@ def test_publish_video_in_two_steps_then_listed_with_metrics(sandbox: str, media
     opened = client.publish(account.credentials, request, {})
     assert not opened.done and "upload_id=" in opened.state["session_uri"]
     result = client.publish(account.credentials, request, opened.state)
-    assert result.done and result.url == f"https://www.youtube.com/watch?v={result.platform_post_id}"
+    assert result.done and result.url == sandbox_page("youtube", f"/watch?v={result.platform_post_id}")
     [listed] = client.list_recent_posts(account.credentials, dt.datetime.now(dt.UTC) - dt.timedelta(hours=1))
     assert (listed.platform_post_id, listed.text) == (result.platform_post_id, "Launch day")
     assert listed.metrics.views is not None and listed.metrics.shares is None
@@ -116,7 +116,7 @@ def test_shorts_are_tagged_and_playlist_gets_the_video(media_server: str, accoun
     request = video_request(media_server, "Quick tip", postType="SHORTS", playlistId=playlist_id, videoTitle="Tip")
     state = client.publish(account.credentials, request, {}).state
     result = client.publish(account.credentials, request, state)
-    assert result.url == f"https://www.youtube.com/shorts/{result.platform_post_id}"
+    assert result.url == sandbox_page("youtube", f"/shorts/{result.platform_post_id}")
     video = SandboxStore("youtube").get("video", result.platform_post_id)
     assert video["snippet"]["title"] == "Tip #Shorts"
     assert SandboxStore("youtube").get("playlist", playlist_id)["items"] == [result.platform_post_id]
