@@ -7,7 +7,7 @@ import datetime as dt
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
@@ -45,6 +45,8 @@ class MediaInfo:
     kind: str  # "image" | "video" | "document"
     mime_type: str
     size: int | None
+    # What the probe read (``media.probe``), once ready; None before, or when it could not read it.
+    probe: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,16 @@ def media_resolve(*, workspace_id: str, urls: list[str]) -> list[MediaInfo]:
         MediaFile.objects.bulk_update(newly_uploaded, ["size", "uploaded_at", "probe_status", "probe_queued_at"])
         probes_send(media_file_ids=[row.id for row in newly_uploaded])
     previews_enqueue(media_file_ids=_needing_preview(rows.values()))
-    return [MediaInfo(url=url, kind=rows[url].kind, mime_type=rows[url].mime_type, size=rows[url].size) for url in urls]
+    return [
+        MediaInfo(
+            url=url,
+            kind=rows[url].kind,
+            mime_type=rows[url].mime_type,
+            size=rows[url].size,
+            probe=rows[url].probe if rows[url].probe_status == ProbeStatus.READY else None,
+        )
+        for url in urls
+    ]
 
 
 @transaction.atomic
