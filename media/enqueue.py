@@ -11,10 +11,11 @@ from celery import current_app as app
 
 GENERATE_IMAGE = "media.generate_image"
 MAKE_PREVIEW = "media.make_preview"
+PROBE_MEDIA = "media.probe"
 
 
 def enqueue_each(task_name: str, ids: Iterable[str]) -> None:
     """One ``task_name`` message per id (``GENERATE_IMAGE`` for AI image jobs, ``MAKE_PREVIEW``
-    for media files)."""
+    and ``PROBE_MEDIA`` for media files)."""
     for object_id in ids:
         app.send_task(task_name, args=[object_id])

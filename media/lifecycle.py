@@ -18,8 +18,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from media.files import preview_key_of
-from media.models import MediaFile, PreviewStatus
+from media.models import MediaFile, PreviewStatus, ProbeStatus
 from media.previews import PREVIEWED_KINDS, previews_enqueue
+from media.probing import probes_enqueue
 from media.storage import get_media_storage
 from posts.models import Post, PostStatus, RecurringPost, RecurringStatus
 
@@ -49,11 +50,12 @@ LIVE_SERIES_STATUSES = (RecurringStatus.ACTIVE, RecurringStatus.PAUSED)
 class SweepResult:
     deleted: int
     previews_queued: int
+    probes_queued: int = 0
 
 
 def collect_garbage(*, now: dt.datetime | None = None) -> SweepResult:
     """Delete (storage objects, preview included, then the row) every media file nothing needs
-    any more, and queue the previews that are missing. Idempotent: a second run finds nothing
+    any more, and queue the previews and probes that are missing. Idempotent: a second run finds nothing
     left to delete.
 
     A file is KEPT while any of these holds:
@@ -84,9 +86,10 @@ def collect_garbage(*, now: dt.datetime | None = None) -> SweepResult:
             break
         after_id = last_id
     previews_queued = _queue_missing_previews(now=now)
+    probes_queued = _queue_missing_probes(now=now)
     if deleted:
         logger.info("media lifecycle: %d file(s) collected", deleted)
-    return SweepResult(deleted=deleted, previews_queued=previews_queued)
+    return SweepResult(deleted=deleted, previews_queued=previews_queued, probes_queued=probes_queued)
 
 
 def _sweep_batch(*, now: dt.datetime, after_id: str) -> tuple[int, str | None]:
@@ -204,4 +207,21 @@ def _queue_missing_previews(*, now: dt.datetime) -> int:
             preview_status=PreviewStatus.NONE
         )
         previews_enqueue(media_file_ids=ids)
+    return len(ids)
+
+
+def _queue_missing_probes(*, now: dt.datetime) -> int:
+    """Stored files never probed (stored before probing existed), and probes queued long ago
+    whose task was lost."""
+    ids = list(
+        MediaFile.objects.filter(uploaded_at__isnull=False)
+        .filter(
+            Q(probe_status=ProbeStatus.NONE)
+            | Q(probe_status=ProbeStatus.QUEUED, probe_queued_at__lt=now - PREVIEW_REQUEUE_AFTER)
+        )
+        .values_list("id", flat=True)[:PREVIEW_BATCH]
+    )
+    if ids:
+        MediaFile.objects.filter(id__in=ids, probe_status=ProbeStatus.QUEUED).update(probe_status=ProbeStatus.NONE)
+        probes_enqueue(media_file_ids=ids)
     return len(ids)

@@ -29,6 +29,14 @@ class PreviewStatus(models.TextChoices):
     NOT_APPLICABLE = "n/a"
 
 
+class ProbeStatus(models.TextChoices):
+    NONE = "", "none yet"
+    QUEUED = "queued"
+    READY = "ready"
+    UNUSABLE = "unusable"
+    NOT_APPLICABLE = "n/a"
+
+
 class MediaFile(models.Model):
     """One object in storage under ``<workspace id>/<32 hex>/<file name>``. ``size`` and
     ``uploaded_at`` are set once the bytes are known to be in storage."""
@@ -51,6 +59,12 @@ class MediaFile(models.Model):
     preview_key = models.CharField(max_length=520, blank=True, default="")
     preview_status = models.CharField(max_length=10, choices=PreviewStatus.choices, blank=True, default="")
     preview_queued_at = models.DateTimeField(null=True, blank=True)
+    probe_status = models.CharField(max_length=10, choices=ProbeStatus.choices, blank=True, default="")
+    probe_queued_at = models.DateTimeField(null=True, blank=True)
+    probe = models.JSONField(
+        null=True, blank=True, help_text="What the probe read from the file (media.probe), once ready"
+    )
+    probe_error = models.CharField(max_length=300, blank=True, default="", help_text="Why the file is unusable")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

@@ -39,3 +39,10 @@ def media_file_for_serving(*, key: str) -> tuple[str, str] | None:
         .first()
     )
     return (preview, "image/webp") if preview else None
+
+
+def media_file_by_url(*, workspace_id: str, url: str) -> MediaFile | None:
+    """The file of this workspace whose public URL is ``url`` (uploaded or not)."""
+    if "\x00" in url:
+        return None
+    return MediaFile.objects.filter(workspace_id=workspace_id, public_url=url).first()

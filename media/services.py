@@ -7,7 +7,7 @@ import datetime as dt
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from core.errors import ApplicationError, BadRequest, Conflict, NotFound, PayloadTooLarge, ValidationFailed
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH, kind_of, new_key, sanitize_file_name
-from media.models import MediaFile
+from media.models import MediaFile, ProbeStatus
 from media.previews import PREVIEWED_KINDS, previews_enqueue
+from media.probing import probes_send
 from media.selectors import media_previews
 from media.storage import UPLOAD_URL_TTL, get_media_storage, local_upload_signature_valid
 
@@ -44,6 +45,8 @@ class MediaInfo:
     kind: str  # "image" | "video" | "document"
     mime_type: str
     size: int | None
+    # What the probe read (``media.probe``), once ready; None before, or when it could not read it.
+    probe: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -162,8 +165,17 @@ def media_upload_receive(
     except BaseException:
         MediaFile.objects.filter(key=key, upload_claimed_at=now).update(upload_claimed_at=None)
         raise
-    MediaFile.objects.filter(key=key).update(uploaded_at=timezone.now(), size=size, upload_claimed_at=None)
-    return MediaFile.objects.get(key=key)
+    stored_at = timezone.now()
+    MediaFile.objects.filter(key=key).update(
+        uploaded_at=stored_at,
+        size=size,
+        upload_claimed_at=None,
+        probe_status=ProbeStatus.QUEUED,
+        probe_queued_at=stored_at,
+    )
+    stored = MediaFile.objects.get(key=key)
+    probes_send(media_file_ids=[stored.id])
+    return stored
 
 
 def _declared_length(raw: str | None) -> int | None:
@@ -196,7 +208,7 @@ def media_resolve(*, workspace_id: str, urls: list[str]) -> list[MediaInfo]:
     workspace's included) raises 400 ``media_not_found`` naming every such URL; a file larger
     than MEDIA_MAX_UPLOAD_BYTES (possible only on S3, where the PUT is not size-capped) raises
     ``media_too_large``. The first time a file is seen in storage its size is recorded and its
-    preview queued. At most three queries, whatever the number of URLs."""
+    preview and probe queued. At most three queries, whatever the number of URLs."""
     if not urls:
         return []
     rows = {
@@ -208,6 +220,7 @@ def media_resolve(*, workspace_id: str, urls: list[str]) -> list[MediaInfo]:
     for row in rows.values():
         if row.uploaded_at is None and storage.exists(row.key):
             row.size, row.uploaded_at = storage.size(row.key), now
+            row.probe_status, row.probe_queued_at = ProbeStatus.QUEUED, now
             newly_uploaded.append(row)
     missing = [url for url in dict.fromkeys(urls) if url not in rows or rows[url].uploaded_at is None]
     if missing:
@@ -223,9 +236,19 @@ def media_resolve(*, workspace_id: str, urls: list[str]) -> list[MediaInfo]:
             code="media_too_large",
         )
     if newly_uploaded:
-        MediaFile.objects.bulk_update(newly_uploaded, ["size", "uploaded_at"])
+        MediaFile.objects.bulk_update(newly_uploaded, ["size", "uploaded_at", "probe_status", "probe_queued_at"])
+        probes_send(media_file_ids=[row.id for row in newly_uploaded])
     previews_enqueue(media_file_ids=_needing_preview(rows.values()))
-    return [MediaInfo(url=url, kind=rows[url].kind, mime_type=rows[url].mime_type, size=rows[url].size) for url in urls]
+    return [
+        MediaInfo(
+            url=url,
+            kind=rows[url].kind,
+            mime_type=rows[url].mime_type,
+            size=rows[url].size,
+            probe=rows[url].probe if rows[url].probe_status == ProbeStatus.READY else None,
+        )
+        for url in urls
+    ]
 
 
 @transaction.atomic

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db.models import Q
 from django.utils import timezone
 
@@ -15,6 +16,7 @@ from media.lifecycle import collect_garbage as garbage_sweep
 from media.lifecycle import collect_orphans as orphans_sweep
 from media.models import AiImageJob, AiJobStatus
 from media.previews import preview_make
+from media.probing import PROBE_TIMEOUT_SECONDS, media_probe, media_probe_failed
 
 STALE_QUEUED_JOB = dt.timedelta(minutes=5)
 
@@ -22,6 +24,16 @@ STALE_QUEUED_JOB = dt.timedelta(minutes=5)
 @shared_task(name="media.make_preview")
 def make_preview(media_file_id: str) -> str:
     return preview_make(media_file_id=media_file_id)
+
+
+@shared_task(name="media.probe", soft_time_limit=PROBE_TIMEOUT_SECONDS + 30, time_limit=PROBE_TIMEOUT_SECONDS + 60)
+def probe_media(media_file_id: str) -> str:
+    """The probe's child is killed at PROBE_TIMEOUT_SECONDS; the soft limit covers a storage
+    read that hangs, and marks the file unusable rather than leaving it queued."""
+    try:
+        return media_probe(media_file_id=media_file_id)
+    except SoftTimeLimitExceeded:
+        return media_probe_failed(media_file_id=media_file_id, reason="probing the file took too long")
 
 
 @shared_task(name="media.collect_garbage")

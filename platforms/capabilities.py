@@ -43,7 +43,7 @@ class Capabilities:
     comment_text_limit: int | None = None
     # The largest file of each kind the platform takes, in bytes, and its longest video, in
     # seconds, as the platform documents them (None: it documents none). The byte limits are
-    # checked against each uploaded file's size; durations are not measured here.
+    # checked against each uploaded file's size, durations against each probed video's.
     max_image_bytes: int | None = None
     max_video_bytes: int | None = None
     max_document_bytes: int | None = None
@@ -295,6 +295,20 @@ def validate_media_sizes(platform: Platform, media: list[tuple[str, str, int | N
         if limit is not None and size is not None and size > limit:
             issues.append(f"{platform.value} takes {kind} files of at most {limit} bytes; {url} is {size} bytes")
     return issues
+
+
+def validate_media_durations(platform: Platform, media: list[tuple[str, str, float | None]]) -> list[str]:
+    """Every video of ``media`` (url, kind, duration in seconds as the probe measured it; None
+    while not probed yet) longer than ``platform`` takes, as messages naming the platform, the
+    file and the rule (``media_duration``)."""
+    limit = CAPABILITIES[platform].max_video_seconds
+    if limit is None:
+        return []
+    return [
+        f"{platform.value} takes videos of at most {limit} seconds (media_duration); {url} lasts {seconds:g} seconds"
+        for url, kind, seconds in media
+        if kind == "video" and seconds is not None and seconds > limit
+    ]
 
 
 def text_length(platform: Platform, text: str) -> int:

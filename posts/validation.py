@@ -22,6 +22,7 @@ from platforms.capabilities import (
     text_length,
     validate_comment,
     validate_content,
+    validate_media_durations,
     validate_media_sizes,
 )
 from posts.models import ContentType, LatePolicy
@@ -33,7 +34,13 @@ TIKTOK_PRIVACY_REQUIRED = "Privacy level is required for TikTok posts"
 _TITLE_KEYS = {"TIKTOK": "title", "YOUTUBE": "videoTitle", "PINTEREST": "title", "LINKEDIN": "documentTitle"}
 _TITLE_KEYS["FACEBOOK"] = "videoTitle"
 # When several issues carry codes, the error answered names the first of these that occurs.
-_CODE_PRIORITY = ("connection_not_found", "account_unauthorized", "media_not_found", "media_too_large")
+_CODE_PRIORITY = (
+    "connection_not_found",
+    "account_unauthorized",
+    "media_not_found",
+    "media_too_large",
+    "media_duration",
+)
 
 
 @dataclass(frozen=True)
@@ -199,15 +206,28 @@ def _check_file_sizes(
     plan: PostPlan, target: TargetPlan, media: list[MediaInfo], thread_media: list[list[MediaInfo] | None]
 ) -> None:
     """Every file of the post (and of its thread, where the platform publishes one) within the
-    size the entry's platform takes of its kind (``GET /platforms`` answers the same figures)."""
+    size the entry's platform takes of its kind, and every probed video within its longest
+    duration (``GET /platforms`` answers the same figures)."""
     platform = Platform(target.platform)
     for message in validate_media_sizes(platform, [(m.url, m.kind, m.size) for m in media]):
         plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls"))
+    for message in validate_media_durations(platform, [(m.url, m.kind, _seconds(m)) for m in media]):
+        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls", "media_duration"))
     if not CAPABILITIES[platform].threads:
         return
     for index, item in enumerate(thread_media):
         for message in validate_media_sizes(platform, [(m.url, m.kind, m.size) for m in item or []]):
             plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread"))
+        for message in validate_media_durations(platform, [(m.url, m.kind, _seconds(m)) for m in item or []]):
+            plan.issues.append(
+                Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread", "media_duration")
+            )
+
+
+def _seconds(media: MediaInfo) -> float | None:
+    """A video's duration as its probe measured it (None until probed: the check waits for it)."""
+    value = (media.probe or {}).get("durationSeconds")
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _thread_item_type(kinds: list[str]) -> str:

@@ -19,8 +19,9 @@ from media.ai.providers import RATIOS, GeneratedImage, ProviderError, get_provid
 from media.ai.usage import Charge, UsageMember, usage_charge, usage_refund
 from media.enqueue import GENERATE_IMAGE, enqueue_each
 from media.files import new_key
-from media.models import AiImageJob, AiJobStatus, AiUsageKind, MediaFile, MediaKind, MediaSource
+from media.models import AiImageJob, AiJobStatus, AiUsageKind, MediaFile, MediaKind, MediaSource, ProbeStatus
 from media.previews import previews_enqueue
+from media.probing import probes_send
 from media.storage import get_media_storage
 from webhooks.events import emit_event
 
@@ -159,6 +160,8 @@ def _finish_completed(job: AiImageJob, image: GeneratedImage) -> str:
                 return AiImageJob.objects.get(id=job.id).status
             now = timezone.now()
             media = MediaFile.objects.create(
+                probe_status=ProbeStatus.QUEUED,
+                probe_queued_at=now,
                 workspace_id=current.workspace_id,
                 key=key,
                 public_url=storage.public_url(key),
@@ -198,6 +201,7 @@ def _finish_completed(job: AiImageJob, image: GeneratedImage) -> str:
                 },
             )
             previews_enqueue(media_file_ids=[media.id])
+            probes_send(media_file_ids=[media.id])
     except BaseException:
         storage.delete(key)
         raise

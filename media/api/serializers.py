@@ -8,7 +8,7 @@ from media.ai.captions import CAPTION_PLATFORM_VALUES
 from media.ai.captions import TEXT_MAX_LENGTH as CAPTION_TEXT_MAX_LENGTH
 from media.ai.services import PROMPT_MAX_LENGTH, SESSION_ID_MAX_LENGTH
 from media.files import ALLOWED_MIME_TYPES, MAX_FILE_NAME_LENGTH
-from media.models import AiJobStatus, AspectRatio
+from media.models import AiJobStatus, AspectRatio, MediaKind
 from media.services import MAX_FILES_PER_REQUEST
 
 
@@ -112,3 +112,79 @@ class AiCaptionRefineInput(strict.Serializer):
 
 class AiCaptionOutput(serializers.Serializer):
     caption = serializers.CharField(help_text="The text; nothing is saved or posted.")
+
+
+class MediaFileQuery(strict.QuerySerializer):
+    url = serializers.CharField(max_length=2000, help_text="The file's `publicUrl`, as `POST /upload-urls` gave it.")
+
+
+class MediaProbeOutput(serializers.Serializer):
+    """What the probe read from the file; the fields of the other kind are null."""
+
+    type = serializers.ChoiceField(choices=["image", "video"], help_text="`image` or `video`: which fields apply.")
+    width = serializers.IntegerField(help_text="Width in pixels, as stored (before any rotation).")
+    height = serializers.IntegerField(help_text="Height in pixels, as stored (before any rotation).")
+    displayWidth = serializers.IntegerField(
+        help_text="Width as shown, after the EXIF orientation (image) or the rotation (video) is applied."
+    )
+    displayHeight = serializers.IntegerField(
+        help_text="Height as shown, after the EXIF orientation (image) or the rotation (video) is applied."
+    )
+    frameCount = serializers.IntegerField(help_text="Frames: 1 for a still image; of the video track for a video.")
+    durationSeconds = serializers.FloatField(
+        allow_null=True, help_text="Length of a video or an animated image in seconds; null for a still image."
+    )
+    format = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="Image: the encoding read from the bytes (JPEG, PNG, WEBP, GIF, HEIF).",
+    )
+    orientation = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Image: the EXIF orientation, 1 to 8 (1 when the file has none)."
+    )
+    colorMode = serializers.CharField(
+        required=False, allow_null=True, help_text="Image: Pillow's colour mode (RGB, RGBA, L, P, CMYK, ...)."
+    )
+    animated = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Image: whether it has more than one frame (an animated GIF or WebP).",
+    )
+    container = serializers.CharField(
+        required=False, allow_null=True, help_text="Video: `mp4` or `quicktime`, from the file's brand."
+    )
+    videoCodec = serializers.CharField(
+        required=False, allow_null=True, help_text="Video: FFmpeg's name of the video codec (h264, hevc, vp9, ...)."
+    )
+    audioCodec = serializers.CharField(
+        required=False, allow_null=True, help_text="Video: FFmpeg's name of the audio codec (aac, ...); null for none."
+    )
+    hasAudio = serializers.BooleanField(
+        required=False, allow_null=True, help_text="Video: whether it has an audio track with sound in it."
+    )
+    frameRate = serializers.FloatField(
+        required=False, allow_null=True, help_text="Video: average frames per second of the video track."
+    )
+    bitRate = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Video: overall bit rate in bits per second."
+    )
+    rotation = serializers.IntegerField(
+        required=False, allow_null=True, help_text="Video: the display rotation in degrees (0, 90, 180 or 270)."
+    )
+
+
+class MediaFileOutput(serializers.Serializer):
+    url = serializers.CharField(help_text="The file's `publicUrl`.")
+    fileName = serializers.CharField(help_text="The file's name as stored (made safe for URLs).")
+    mimeType = serializers.CharField(help_text="The media type the file was uploaded as.")
+    kind = serializers.ChoiceField(choices=MediaKind.values, help_text="image, video or document.")
+    size = serializers.IntegerField(allow_null=True, help_text="Bytes, once the file is stored; null before.")
+    uploadedAt = InstantField(allow_null=True, help_text="When the file was found stored; null before.")
+    probeStatus = serializers.ChoiceField(
+        choices=["pending", "ready", "unusable", "n/a"],
+        help_text="`pending` until the file is stored and read (seconds after the upload); `ready` with `probe`; "
+        "`unusable` (the file cannot be read as its kind: a post using it will fail) with `probeError`; `n/a` "
+        "for documents, which are not probed.",
+    )
+    probe = MediaProbeOutput(allow_null=True, help_text="What the file is, once `probeStatus` is `ready`.")
+    probeError = serializers.CharField(allow_null=True, help_text="Why the file is unusable, when it is.")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,11 +18,14 @@ from media.api.serializers import (
     AiImageCreatedOutput,
     AiImageCreateInput,
     AiImageJobOutput,
+    MediaFileOutput,
+    MediaFileQuery,
+    MediaProbeOutput,
     UploadUrlsCreateInput,
     UploadUrlsOutput,
 )
-from media.models import AiImageJob
-from media.selectors import ai_image_job_get
+from media.models import AiImageJob, MediaFile, ProbeStatus
+from media.selectors import ai_image_job_get, media_file_by_url
 from media.services import UploadRequest, upload_urls_create
 from workspaces.authentication import access_of
 
@@ -117,6 +120,53 @@ class AiImageViewSet(GenericViewSet):
                 "error": job.error or None,
             }
         )
+
+
+class MediaFileViewSet(GenericViewSet):
+    required_permissions = {"list": "media.upload"}
+    schema_tags = ["Media"]
+    queryset = MediaFile.objects.none()
+
+    @extend_schema(
+        operation_id="getMediaFile",
+        summary="Get an uploaded file and what it is",
+        parameters=[MediaFileQuery],
+        responses={
+            200: MediaFileOutput,
+            404: OpenApiResponse(description="`media_not_found`: no file of this workspace has this URL."),
+        },
+    )
+    def list(self, request: Request) -> Response:
+        """One file of this workspace by its `publicUrl`. Once stored, every image and video is
+        read (probed) in the background: its sides, orientation, format and colour mode, or its
+        container, codecs, duration, frame rate, bit rate, rotation and sound. A file that cannot
+        be read as its kind becomes `unusable`, with the reason."""
+        access = access_of(request)
+        query = MediaFileQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        media = media_file_by_url(workspace_id=access.workspace.id, url=query.validated_data["url"])
+        if media is None:
+            raise NotFound("No file of this workspace has this URL", code="media_not_found")
+        return Response(MediaFileOutput(_media_file_body(media)).data)
+
+
+_PROBE_FIELDS = tuple(MediaProbeOutput().fields)
+
+
+def _media_file_body(media: MediaFile) -> dict[str, Any]:
+    status = media.probe_status if media.probe_status != ProbeStatus.QUEUED else ""
+    ready = status == ProbeStatus.READY and isinstance(media.probe, dict)
+    return {
+        "url": media.public_url,
+        "fileName": media.file_name,
+        "mimeType": media.mime_type,
+        "kind": media.kind,
+        "size": media.size,
+        "uploadedAt": media.uploaded_at,
+        "probeStatus": status or "pending",
+        "probe": {name: media.probe.get(name) for name in _PROBE_FIELDS} if ready else None,  # type: ignore[union-attr]
+        "probeError": (media.probe_error or None) if status == ProbeStatus.UNUSABLE else None,
+    }
 
 
 def _validated(serializer_class: Any, request: Request) -> dict[str, Any]:

@@ -40,7 +40,8 @@ class PlatformMediaKindOutput(serializers.Serializer):
     maxDurationSeconds = serializers.IntegerField(
         allow_null=True,
         help_text="Videos: the longest the platform takes, as it documents it (null where it documents none, and "
-        "for other kinds). Not measured by this service: the platform refuses a longer video when publishing",
+        "for other kinds). Create and `/social-posts/validate` refuse a longer video (`media_duration`) once the "
+        "upload has been probed (`GET /media-files`), seconds after it is stored",
     )
 
 
@@ -165,8 +166,8 @@ class PlatformListView(APIView):
             "metrics. Generated from the table create and `/social-posts/validate` check against, so a text of "
             "`text.limit` characters (counted as `text.counting` says) passes and one more fails. Each "
             "media kind carries the platform's own file size limit (`maxFileBytes`, which create and validate "
-            "enforce per platform) and, for videos, its longest duration (`maxDurationSeconds`, which this "
-            "service does not measure; pixel sizes are not checked either)."
+            "enforce per platform) and, for videos, its longest duration (`maxDurationSeconds`, enforced the same "
+            "way once the upload has been probed; pixel sizes are not checked yet)."
         ),
         responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],

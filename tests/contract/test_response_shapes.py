@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from django.utils import timezone
@@ -26,6 +27,7 @@ from rest_framework.test import APIClient
 from core.fields import format_instant
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from tests.factories.accounts import SocialAccountFactory
+from tests.factories.media import MediaFileFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
 from tests.pipeline.helpers import connect_account
@@ -174,6 +176,19 @@ def _ai_image(ctx: Ctx) -> list[Call]:
     return [("get", f"/ai/images/{job}", None)]
 
 
+def _media_file(ctx: Ctx) -> list[Call]:
+    probe = {"type": "image", "width": 4, "height": 3, "displayWidth": 4, "displayHeight": 3, "frameCount": 1}
+    probe |= {"durationSeconds": None, "format": "PNG", "orientation": 1, "colorMode": "RGB", "animated": False}
+    ready = MediaFileFactory(workspace=ctx.workspace, uploaded=True, probe_status="ready", probe=probe)
+    broken = MediaFileFactory(workspace=ctx.workspace, uploaded=True, probe_status="unusable", probe_error="broken")
+    return [
+        ("get", f"/media-files?{urlencode({'url': ready.public_url})}", None),
+        ("get", f"/media-files?{urlencode({'url': broken.public_url})}", None),
+        ("get", "/media-files?url=https://elsewhere.example/x.png", None),
+        ("get", "/media-files", None),
+    ]
+
+
 def _connect_link(ctx: Ctx) -> list[Call]:
     token = ctx.api.post(f"{API}/connect-links", {}, format="json").json()["token"]
     return [("delete", f"/connect-links/{token}", None)]
@@ -204,6 +219,7 @@ CASES: dict[str, Cases] = {
         ("post", "/ai/images", {"prompt": 5}),
     ],
     "getAiImage": _ai_image,
+    "getMediaFile": _media_file,
     "getAnalyticsOverview": lambda c: [
         ("get", "/analytics/overview?from=2026-01-01&to=2026-01-31", None),
         ("get", "/analytics/overview?x=1", None),

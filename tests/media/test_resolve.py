@@ -67,9 +67,10 @@ def test_resolve_uses_a_constant_number_of_queries(workspace, local_media, count
     rows = [stored(workspace, local_media) for _ in range(count)]  # none seen as uploaded yet: the worst case
     with CaptureQueriesContext(connection) as queries, django_capture_on_commit_callbacks() as callbacks:
         media_resolve(workspace_id=workspace.id, urls=[r.public_url for r in rows])
-    assert len(queries) == 3  # select, bulk update of sizes, preview queueing
-    assert len(callbacks) == 1
+    assert len(queries) == 3  # select, bulk update of sizes (and probe status), preview queueing
+    assert len(callbacks) == 2  # the previews' messages and the probes'
     assert MediaFile.objects.filter(preview_status="queued").count() == count
+    assert MediaFile.objects.filter(probe_status="queued").count() == count
 
 
 def test_mark_referenced_sets_the_first_time_only(workspace, local_media):
