@@ -94,16 +94,18 @@ def resolve_access(
     workspace looks exactly like one that does not exist."""
     requested = (requested_workspace_id or "").strip() or None
     key = principal.api_key
-    if key is not None and key.is_organization_key:
+    if key is not None and key.organization is not None:
+        organization = key.organization
         if requested is None or scope == Scope.ORGANIZATION:
-            return OrganizationAccess(principal=principal, organization=key.organization, role=key.role)
-        workspace = organization_workspace(organization_id=key.organization.id, workspace_id=requested)
+            return OrganizationAccess(principal=principal, organization=organization, role=key.role)
+        workspace = organization_workspace(organization_id=organization.id, workspace_id=requested)
         if workspace is None:
             raise WorkspaceAccessDenied()
-        workspace.organization = key.organization
+        workspace.organization = organization
         return Access(principal=principal, workspace=workspace, role=key.role)
     if key is not None:
-        if requested is not None and requested != key.workspace_id:
+        # A key without an organization has a workspace (the table's constraint).
+        if key.workspace is None or (requested is not None and requested != key.workspace_id):
             raise WorkspaceAccessDenied()
         return Access(principal=principal, workspace=key.workspace, role=key.role)
     memberships = principal.memberships

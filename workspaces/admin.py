@@ -229,7 +229,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             return
         created_by_id = getattr(request.user, "pk", None)
-        if obj.organization_id is not None:
+        if obj.organization is not None:
             issued = organization_key_create(
                 organization=obj.organization,
                 name=obj.name,
@@ -240,6 +240,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 rate_limit=obj.rate_limit,
             )
         else:
+            assert obj.workspace is not None, "ApiKeyForm asks for a workspace or an organization"
             issued = api_key_create(
                 workspace=obj.workspace,
                 name=obj.name,

@@ -81,7 +81,7 @@ class WorkspaceListView(APIView):
         current = access.workspace.id if isinstance(access, Access) else None
         api_key = access.principal.api_key
         entries: list[tuple[Workspace, str, bool]]
-        if api_key is not None and api_key.is_organization_key:
+        if api_key is not None and api_key.organization is not None:
             entries = [(w, access.role, False) for w in organization_workspaces(organization=api_key.organization)]
         elif isinstance(access, Access) and api_key is not None:
             entries = [(access.workspace, access.role, True)]
