@@ -17,7 +17,7 @@ from django.db import connection, models
 
 from accounts.models import SocialAccount
 from core.crypto import encrypt
-from workspaces.models import Workspace
+from workspaces.models import Organization, Workspace
 
 
 def _q(name: str) -> str:
@@ -94,11 +94,14 @@ class Timer:
 
 
 def workspaces(prefix: str, count: int) -> list[str]:
-    """``count`` workspaces with ids ``ws_<prefix>_<n>``; returns the ids in order."""
+    """``count`` workspaces with ids ``ws_<prefix>_<n>``, all of one organization; returns the ids
+    in order."""
+    organization, _ = Organization.objects.get_or_create(name=f"bench {prefix}")
     insert_select(
         Workspace,
         source=f"generate_series(0, {count - 1}) g",
-        exprs={"id": f"'ws_{prefix}_' || g", "name": f"'bench {prefix} ' || g"},
+        exprs={"id": f"'ws_{prefix}_' || g", "name": f"'bench {prefix} ' || g", "organization_id": "%(organization)s"},
+        params={"organization": organization.id},
     )
     return [f"ws_{prefix}_{n}" for n in range(count)]
 

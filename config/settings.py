@@ -216,7 +216,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Crosspost API",
     "DESCRIPTION": (
         "One REST API to create, schedule, publish and measure posts on twelve social platforms. "
-        "Every call carries `Authorization: Bearer <API key>` and acts inside one workspace. "
+        "Every call carries `Authorization: Bearer <API key>` and acts inside one workspace. Workspaces belong to "
+        "an organization; an organization key (`cpo_…`) acts in any of them named by the `X-Workspace-Id` header. "
         "Each operation's description names the permission it needs; a key without it gets 403 "
         "with `code: permission_denied` and `requiredPermission`. Every response carries the "
         "RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset headers. A post targets "

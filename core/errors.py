@@ -73,6 +73,16 @@ class WorkspaceAccessDenied(ApplicationError):
     default_message = "You do not have access to this workspace"
 
 
+class WorkspaceRequired(ApplicationError):
+    """An organization key called an operation that acts in a workspace without naming one."""
+
+    status_code = 400
+    code = "workspace_required"
+    default_message = (
+        "An organization key acts in a workspace only when X-Workspace-Id names one of its organization's workspaces"
+    )
+
+
 class NotFound(ApplicationError):
     status_code = 404
     code = "not_found"

@@ -201,7 +201,8 @@ def _workspace_of(request: HttpRequest, principal: Any) -> str:
         return "-"
     api_key = getattr(principal, "api_key", None)
     if api_key is not None:
-        return str(api_key.workspace_id)
+        # An organization key's workspace is the X-Workspace-Id it sends, not yet checked here.
+        return str(api_key.workspace_id or "-")
     chosen = request.headers.get("X-Workspace-Id", "")
     memberships = getattr(principal, "memberships", ())
     for membership in memberships:

@@ -51,7 +51,8 @@ IDEMPOTENCY_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": 255, "p
 SHARED_ERRORS = {
     "400": "Validation error: `message` lists what is wrong, each naming its field. A body that is not "
     "strict JSON (a key repeated in an object at any depth, NaN or Infinity, a NUL character, nesting "
-    "beyond 32 levels) is refused with `code: malformed_body`, `message` naming the problem (the key).",
+    "beyond 32 levels) is refused with `code: malformed_body`, `message` naming the problem (the key). "
+    "An organization key (`cpo_…`) that names no workspace in X-Workspace-Id gets `code: workspace_required`.",
     "401": "API key is invalid or missing (`code: unauthorized`).",
     "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), or the "
     "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`).",
@@ -63,6 +64,17 @@ SHARED_ERRORS = {
     "429": "Rate limit exceeded; see Retry-After.",
     "503": "A server this operation needs (Redis) is unreachable just now (`code: service_unavailable`); "
     "retry after Retry-After seconds.",
+}
+WORKSPACE_HEADER = {
+    "in": "header",
+    "name": "X-Workspace-Id",
+    "required": False,
+    "schema": {"type": "string"},
+    "description": "The workspace to act in (an `id` of GET /workspaces). An organization key (`cpo_…`) names "
+    "one of its organization's workspaces here, and acts there with the key's role; it must, except on "
+    "/me and /workspaces (`400 workspace_required` otherwise). A workspace key (`cpk_…`) may send its own "
+    "workspace's id or nothing; an OAuth sign-in without it acts in the member's default workspace. A "
+    "workspace the caller cannot reach: `403 workspace_access_denied`.",
 }
 # Set by ``extend_schema(extensions={NEEDS_REDIS: True})`` on operations that cannot answer
 # without Redis: they document the 503.
@@ -202,7 +214,10 @@ class BearerAuthenticationScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "An API key (`cpk_…`) or a member's OAuth access token.",
+            "description": "A workspace API key (`cpk_…`: acts in its own workspace), an organization key "
+            "(`cpo_…`: acts in any workspace of its organization named by X-Workspace-Id, with the key's role, "
+            "and holds its own organization permissions: workspaces.manage, keys.manage, usage.read, "
+            "audit.read), or a member's OAuth access token.",
         }
 
 
@@ -234,7 +249,10 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
         for method, operation in operations.items():
             if method not in {"get", "post", "put", "patch", "delete"}:
                 continue
-            for parameter in operation.get("parameters", []):
+            parameters = operation.setdefault("parameters", [])
+            if not any(p.get("in") == "header" and p.get("name") == WORKSPACE_HEADER["name"] for p in parameters):
+                parameters.append(dict(WORKSPACE_HEADER))
+            for parameter in parameters:
                 if parameter.get("in") == "header" and parameter.get("name") == IDEMPOTENCY_HEADER:
                     parameter["schema"] = dict(IDEMPOTENCY_KEY_SCHEMA)  # however the view declared it
             body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})

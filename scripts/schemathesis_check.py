@@ -207,6 +207,9 @@ def main() -> int:
         "1000000",
     )
     key = output.strip().splitlines()[-1]
+    # "workspace: Schemathesis (ws_…), role: admin": every case acts there, whatever X-Workspace-Id
+    # schemathesis would generate (a random one is only ever 403 workspace_access_denied).
+    workspace_id = output.split("(", 1)[1].split(")", 1)[0]
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env["PUBLIC_BASE_URL"] = base
@@ -238,6 +241,8 @@ def main() -> int:
             f"{base}/api/v1/openapi.json",
             "-H",
             f"Authorization: Bearer {key}",
+            "-H",
+            f"X-Workspace-Id: {workspace_id}",
             "--checks",
             "all",
             "-n",

@@ -1,11 +1,13 @@
-"""Staff admin for support: workspaces with their members and keys, members (also from the user
-page), API keys (created here shown once; revocable; found by name, workspace, or the key or
-its public part as a customer pastes it). OAuth applications use django-oauth-toolkit's admin."""
+"""Staff admin for support: organizations with their workspaces, workspaces with their members
+and keys, members (also from the user page), API keys of a workspace or of an organization
+(created here shown once; revocable; found by name, workspace, organization, or the key or its
+public part as a customer pastes it). OAuth applications use django-oauth-toolkit's admin."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -14,8 +16,9 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from workspaces.models import ApiKey, Membership, Workspace
-from workspaces.services import api_key_create, api_keys_revoke, split_key
+from workspaces.models import ApiKey, Membership, Organization, Workspace
+from workspaces.roles import ORGANIZATION_PERMISSIONS
+from workspaces.services import api_key_create, api_keys_revoke, organization_key_create, split_key
 
 
 class MembershipInline(admin.TabularInline):
@@ -38,13 +41,39 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
+class OrganizationWorkspaceInline(admin.TabularInline):
+    model = Workspace
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    fields = ("name", "id", "created_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class OrganizationKeyInline(ApiKeyInline):
+    verbose_name_plural = "organization keys"
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ["name", "id", "created_at"]
+    search_fields = ["name", "id"]
+    ordering = ["name", "id"]
+    inlines = [OrganizationWorkspaceInline, OrganizationKeyInline]
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    list_display = ["name", "id", "member_count", "active_key_count", "created_at"]
-    search_fields = ["name", "id", "memberships__user__username", "memberships__user__email"]
+    list_display = ["name", "id", "organization", "member_count", "active_key_count", "created_at"]
+    search_fields = ["name", "id", "organization__name", "memberships__user__username", "memberships__user__email"]
     ordering = ["name", "id"]  # the list, and the dashboard's choice of a workspace by name
     date_hierarchy = "created_at"
     inlines = [MembershipInline, ApiKeyInline]
+    autocomplete_fields = ["organization"]
+    list_select_related = ["organization"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Workspace]:
         return (
@@ -110,6 +139,33 @@ class KeyStatusFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ApiKeyForm(forms.ModelForm):
+    """A key belongs to a workspace or to an organization, never both; organization permissions
+    are for organization keys only (the table's constraints say the same)."""
+
+    organization_permissions = forms.MultipleChoiceField(
+        choices=[(p, p) for p in ORGANIZATION_PERMISSIONS],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="For an organization key only.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["workspace", "organization", "name", "role", "organization_permissions", "expires_at", "rate_limit"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned: dict[str, Any] = super().clean() or {}
+        workspace, organization = cleaned.get("workspace"), cleaned.get("organization")
+        if self.instance.pk is None and (workspace is None) == (organization is None):
+            raise forms.ValidationError(
+                "Choose a workspace (a workspace key) or an organization (an organization key)."
+            )
+        if workspace is not None and cleaned.get("organization_permissions"):
+            raise forms.ValidationError("Organization permissions are for organization keys only.")
+        return cleaned
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
     """Creating a key here shows its plaintext once, on the page that answers the add itself; only
@@ -120,6 +176,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "name",
         "public_part",
         "workspace",
+        "organization",
         "role",
         "rate_limit",
         "created_at",
@@ -128,12 +185,35 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "revoked_at",
     ]
     list_filter = [KeyStatusFilter, "role", ("last_used_at", admin.EmptyFieldListFilter), "created_at"]
-    search_fields = ["name", "lookup", "id", "workspace__name", "workspace__id"]
+    search_fields = [
+        "name",
+        "lookup",
+        "id",
+        "workspace__name",
+        "workspace__id",
+        "organization__name",
+        "organization__id",
+    ]
     readonly_fields = ["id", "public_part", "created_at", "last_used_at", "revoked_at", "created_by"]
-    fields = ["workspace", "name", "role", "expires_at", "rate_limit", *readonly_fields]
+    fields = [
+        "workspace",
+        "organization",
+        "name",
+        "role",
+        "organization_permissions",
+        "expires_at",
+        "rate_limit",
+        *readonly_fields,
+    ]
+    form = ApiKeyForm
     actions = ["revoke_keys"]
-    autocomplete_fields = ["workspace"]
-    list_select_related = ["workspace"]
+    autocomplete_fields = ["workspace", "organization"]
+    list_select_related = ["workspace", "organization"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiKey | None = None) -> list[str]:
+        # Which workspace or organization a key belongs to is fixed at creation.
+        fixed = ["workspace", "organization"] if obj is not None else []
+        return [*fixed, *self.readonly_fields]
 
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[ApiKey], search_term: str
@@ -148,14 +228,27 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if change:
             super().save_model(request, obj, form, change)
             return
-        issued = api_key_create(
-            workspace=obj.workspace,
-            name=obj.name,
-            role=obj.role,
-            created_by_id=getattr(request.user, "pk", None),
-            expires_at=obj.expires_at,
-            rate_limit=obj.rate_limit,
-        )
+        created_by_id = getattr(request.user, "pk", None)
+        if obj.organization is not None:
+            issued = organization_key_create(
+                organization=obj.organization,
+                name=obj.name,
+                role=obj.role,
+                permissions=list(obj.organization_permissions),
+                created_by_id=created_by_id,
+                expires_at=obj.expires_at,
+                rate_limit=obj.rate_limit,
+            )
+        else:
+            assert obj.workspace is not None, "ApiKeyForm asks for a workspace or an organization"
+            issued = api_key_create(
+                workspace=obj.workspace,
+                name=obj.name,
+                role=obj.role,
+                created_by_id=created_by_id,
+                expires_at=obj.expires_at,
+                rate_limit=obj.rate_limit,
+            )
         obj.pk = issued.api_key.pk
         obj.lookup = issued.api_key.lookup
         obj.secret_hash = issued.api_key.secret_hash

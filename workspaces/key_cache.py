@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from core.redis import get_redis
-from workspaces.models import ApiKey, Workspace
+from workspaces.models import ApiKey, Organization, Workspace
 from workspaces.selectors import api_key_from_row, api_key_row
 
 logger = logging.getLogger(__name__)
@@ -95,10 +95,10 @@ def keys_changed() -> None:
 
 
 def watch_writes() -> None:
-    """Every save and deletion of a key or a workspace, from anywhere (the admin, cascades),
-    calls :func:`keys_changed`. Revocations are UPDATE statements, which send no signal: the
+    """Every save and deletion of a key, a workspace or an organization (kept rows carry all
+    three), from anywhere (the admin, cascades), calls :func:`keys_changed`. Revocations are UPDATE statements, which send no signal: the
     services that revoke call it themselves."""
-    for model in (ApiKey, Workspace):
+    for model in (ApiKey, Workspace, Organization):
         for signal in (post_save, post_delete):
             signal.connect(_written, sender=model, dispatch_uid=f"key_cache.{model.__name__}")
 

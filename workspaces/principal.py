@@ -13,7 +13,7 @@ from oauth2_provider.models import get_access_token_model
 
 from workspaces import key_cache
 from workspaces.models import ApiKey, Membership
-from workspaces.services import hash_secret, split_key
+from workspaces.services import KEY_PREFIXES, hash_secret, split_key
 
 LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
 
@@ -49,6 +49,8 @@ def _from_api_key(token: str) -> Principal | None:
     api_key = key_cache.api_key_by_lookup(lookup)
     if api_key is None or not hmac.compare_digest(api_key.secret_hash, hash_secret(secret)):
         return None
+    if not token.startswith(f"{api_key.public_part}_"):
+        return None  # a workspace key's lookup under the organization prefix, or the reverse
     now = timezone.now()
     if api_key.revoked_at is not None or (api_key.expires_at is not None and api_key.expires_at <= now):
         return None
@@ -72,7 +74,7 @@ def _from_oauth(token: str) -> Principal | None:
     access = access_token_model.objects.select_related("user").filter(token_checksum=checksum).first()
     if access is None or access.user is None or not access.is_valid() or not access.user.is_active:
         return None
-    memberships = tuple(Membership.objects.select_related("workspace").filter(user_id=access.user_id))
+    memberships = tuple(Membership.objects.select_related("workspace__organization").filter(user_id=access.user_id))
     return Principal(
         token_type="oauth",
         token_id=str(access.id),
@@ -89,6 +91,6 @@ def resolve_principal(authorization: str) -> Principal | None:
     token = _bearer_token(authorization)
     if token is None or len(token) > 512:
         return None
-    if token.startswith("cpk_"):
+    if token.startswith(tuple(f"{prefix}_" for prefix in KEY_PREFIXES)):
         return _from_api_key(token)
     return _from_oauth(token)

@@ -34,6 +34,24 @@ ALL_PERMISSIONS: tuple[str, ...] = (
 )
 
 
+class OrganizationPermission:
+    """What an organization key may do in its organization itself (on top of its role, which is
+    what it may do inside a workspace)."""
+
+    WORKSPACES_MANAGE = "workspaces.manage"
+    KEYS_MANAGE = "keys.manage"
+    USAGE_READ = "usage.read"
+    AUDIT_READ = "audit.read"
+
+
+ORGANIZATION_PERMISSIONS: tuple[str, ...] = (
+    OrganizationPermission.WORKSPACES_MANAGE,
+    OrganizationPermission.KEYS_MANAGE,
+    OrganizationPermission.USAGE_READ,
+    OrganizationPermission.AUDIT_READ,
+)
+
+
 class Role(models.TextChoices):
     ADMIN = "admin", "Admin"
     EDITOR = "editor", "Editor"
@@ -108,14 +126,22 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def permissions_summary(role: str, *, token_type: str, workspace_name: str) -> str:
+def permissions_summary(
+    role: str, *, token_type: str, workspace_name: str | None, organization_name: str | None = None
+) -> str:
     """One sentence saying what a caller with ``role`` may do, built from its permissions, e.g.
     "In the workspace Acme, this Viewer API key may read posts; read social accounts; read
-    webhooks; read analytics." """
+    webhooks; read analytics." Without a workspace (an organization key that named none), "In
+    each workspace of the organization …"."""
     verbs: dict[str, list[str]] = {}
     for permission in permissions_of(role):
         thing, verb = _ABILITIES[permission]
         verbs.setdefault(thing, []).append(verb)
     caller = "API key" if token_type == "api_token" else "OAuth token"
     abilities = "; ".join(f"{_and(words)} {thing}" for thing, words in verbs.items())
-    return f"In the workspace {workspace_name}, this {Role(role).label} {caller} may {abilities}."
+    where = (
+        f"In the workspace {workspace_name}"
+        if workspace_name is not None
+        else f"In each workspace of the organization {organization_name}"
+    )
+    return f"{where}, this {Role(role).label} {caller} may {abilities}."

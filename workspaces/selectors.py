@@ -4,13 +4,27 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from workspaces.models import ApiKey, Membership, Workspace
+from workspaces.models import ApiKey, Membership, Organization, Workspace
 
 if TYPE_CHECKING:  # access → principal → this module: the type only
-    from workspaces.access import Access
+    from workspaces.access import Access, OrganizationAccess
 
 
-def reachable_memberships(*, access: Access) -> list[Membership]:
+def organization_workspace(*, organization_id: str, workspace_id: str) -> Workspace | None:
+    """The workspace ``workspace_id`` if it belongs to ``organization_id``; None otherwise (so that
+    another organization's workspace and one that does not exist look alike)."""
+    return Workspace.objects.filter(pk=workspace_id, organization_id=organization_id).first()
+
+
+def organization_workspaces(*, organization: Organization) -> list[Workspace]:
+    """Every workspace of ``organization``, by name (each with the organization attached)."""
+    workspaces = list(Workspace.objects.filter(organization_id=organization.id).order_by("name", "id"))
+    for workspace in workspaces:
+        workspace.organization = organization
+    return workspaces
+
+
+def reachable_memberships(*, access: Access | OrganizationAccess) -> list[Membership]:
     """The workspaces the caller can reach: an API key only its own; a member every membership."""
     if access.principal.api_key is not None:
         return []
@@ -32,26 +46,31 @@ def issuer_role(*, access: Access) -> str | None:
     )
 
 
-def _columns(model: type[ApiKey] | type[Workspace], alias: str) -> tuple[list[str], str]:
+def _columns(model: type[ApiKey] | type[Workspace] | type[Organization], alias: str) -> tuple[list[str], str]:
     names = [f.attname for f in model._meta.concrete_fields]
     return names, ", ".join(f'{alias}."{f.column}"' for f in model._meta.concrete_fields)
 
 
 _KEY_FIELDS, _KEY_SELECT = _columns(ApiKey, "k")
 _WORKSPACE_FIELDS, _WORKSPACE_SELECT = _columns(Workspace, "w")
+_ORGANIZATION_FIELDS, _ORGANIZATION_SELECT = _columns(Organization, "o")
 # Written out rather than built by the ORM, whose query compilation cost more CPU than the rest
-# of the lookup. The same rows as ``select_related("workspace").filter(lookup=…)``: the columns
-# are the models' own, so that a field added to either is read too. Requests read it through
+# of the lookup. The same rows as ``select_related("workspace__organization", "organization")
+# .filter(lookup=…)``: the columns are the models' own, so that a field added to any is read too.
+# An organization key has no workspace (its columns are NULL). Requests read it through
 # ``workspaces.key_cache``.
 _KEY_SQL = (
-    f"SELECT {_KEY_SELECT}, {_WORKSPACE_SELECT} FROM workspaces_apikey k "  # noqa: S608 (the models' columns; the lookup is a parameter)
-    "JOIN workspaces_workspace w ON w.id = k.workspace_id WHERE k.lookup = %s"
+    f"SELECT {_KEY_SELECT}, {_WORKSPACE_SELECT}, {_ORGANIZATION_SELECT} FROM workspaces_apikey k "  # noqa: S608 (the models' columns; the lookup is a parameter)
+    "LEFT JOIN workspaces_workspace w ON w.id = k.workspace_id "
+    "JOIN workspaces_organization o ON o.id = COALESCE(k.organization_id, w.organization_id) "
+    "WHERE k.lookup = %s"
 )
 
 
 def api_key_row(*, lookup: str) -> tuple[Any, ...] | None:
-    """The API key of ``lookup`` joined with its workspace, as one row of both models' columns
-    (immutable values, so a row may be kept and shared); None when there is none."""
+    """The API key of ``lookup`` joined with its workspace (if a workspace key) and its
+    organization, as one row of the models' columns (immutable values, so a row may be kept and
+    shared); None when there is none."""
     with connection.cursor() as cursor:
         cursor.execute(_KEY_SQL, [lookup])
         row: tuple[Any, ...] | None = cursor.fetchone()
@@ -59,8 +78,15 @@ def api_key_row(*, lookup: str) -> tuple[Any, ...] | None:
 
 
 def api_key_from_row(row: tuple[Any, ...]) -> ApiKey:
-    """Fresh instances of a row of :func:`api_key_row`: the key, with its workspace attached."""
-    split = len(_KEY_FIELDS)
-    api_key = ApiKey.from_db(connection.alias, _KEY_FIELDS, row[:split])
-    api_key.workspace = Workspace.from_db(connection.alias, _WORKSPACE_FIELDS, row[split:])
+    """Fresh instances of a row of :func:`api_key_row`: the key, with its workspace (and that
+    workspace's organization) or, for an organization key, its organization attached."""
+    key_end = len(_KEY_FIELDS)
+    workspace_end = key_end + len(_WORKSPACE_FIELDS)
+    api_key = ApiKey.from_db(connection.alias, _KEY_FIELDS, row[:key_end])
+    organization = Organization.from_db(connection.alias, _ORGANIZATION_FIELDS, row[workspace_end:])
+    if api_key.is_organization_key:
+        api_key.organization = organization
+    else:
+        api_key.workspace = Workspace.from_db(connection.alias, _WORKSPACE_FIELDS, row[key_end:workspace_end])
+        api_key.workspace.organization = organization
     return api_key

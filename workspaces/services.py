@@ -1,4 +1,5 @@
-"""Writes for workspaces, memberships and API keys."""
+"""Writes for organizations, workspaces, memberships and API keys (of a workspace or of an
+organization: one way of minting, hashing and revoking for both)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from core.errors import NotFound
+from core.errors import NotFound, PermissionDenied
 from workspaces import key_cache
-from workspaces.models import ApiKey, Workspace
-from workspaces.roles import Role
+from workspaces.models import ORGANIZATION_KEY_PREFIX, WORKSPACE_KEY_PREFIX, ApiKey, Organization, Workspace
+from workspaces.roles import ORGANIZATION_PERMISSIONS, OrganizationPermission, Role
 
-KEY_PREFIX = "cpk"
+KEY_PREFIX = WORKSPACE_KEY_PREFIX
 # A new secret is letters and digits only: a key is redacted (by our CLI, and by tools that keep
 # "everything up to the last separator") at its last ``_`` or ``-``, which must be the one before
 # the secret. 43 characters of 62 are ~256 bits, as ``token_urlsafe(32)`` gave.
@@ -35,9 +36,30 @@ class IssuedKey:
     plaintext: str
 
 
-def workspace_get_or_create(*, name: str) -> Workspace:
-    workspace, _ = Workspace.objects.get_or_create(name=name)
+def organization_get_or_create(*, name: str) -> Organization:
+    organization, _ = Organization.objects.get_or_create(name=name)
+    return organization
+
+
+@transaction.atomic
+def workspace_get_or_create(*, name: str, organization: Organization | None = None) -> Workspace:
+    """The workspace of ``name``; created when missing, in ``organization`` or else in an
+    organization of its own of the same name (as the migration gave every older workspace)."""
+    found = Workspace.objects.filter(name=name).first()
+    if found is not None:
+        return found
+    if organization is None:
+        organization = organization_get_or_create(name=name)
+    workspace, _ = Workspace.objects.get_or_create(name=name, defaults={"organization": organization})
     return workspace
+
+
+def _mint(**row: object) -> IssuedKey:
+    """The one place a key's secret is made and hashed, for either kind of key."""
+    lookup = secrets.token_hex(8)
+    secret = "".join(secrets.choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH))
+    api_key = ApiKey.objects.create(lookup=lookup, secret_hash=hash_secret(secret), **row)
+    return IssuedKey(api_key=api_key, plaintext=f"{api_key.public_part}_{secret}")
 
 
 @transaction.atomic
@@ -50,34 +72,83 @@ def api_key_create(
     expires_at: dt.datetime | None = None,
     rate_limit: int | None = None,
 ) -> IssuedKey:
-    """Create a key. The plaintext is returned once and never stored; only its hash is."""
+    """Create a workspace key (``cpk_``). The plaintext is returned once and never stored; only
+    its hash is."""
     if role not in Role.values:
         raise ValueError(f"unknown role {role!r}")
-    lookup = secrets.token_hex(8)
-    secret = "".join(secrets.choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH))
-    api_key = ApiKey.objects.create(
+    return _mint(
         workspace=workspace,
         name=name,
         role=role,
-        lookup=lookup,
-        secret_hash=hash_secret(secret),
         created_by_id=created_by_id,
         expires_at=expires_at,
         rate_limit=rate_limit,
     )
-    return IssuedKey(api_key=api_key, plaintext=f"{KEY_PREFIX}_{lookup}_{secret}")
 
 
-# ``cpk_`` + 16 hex digits of lookup, then ``_`` + the secret (absent in the public part). Keys
-# issued before secrets were letters and digits only have URL-safe ones (``_`` and ``-`` too): they
-# keep working.
-_KEY_SHAPE = re.compile(rf"^{KEY_PREFIX}_(?P<lookup>[0-9a-f]{{16}})(?:_(?P<secret>[A-Za-z0-9_-]{{1,200}}))?$")
+@transaction.atomic
+def organization_key_create(
+    *,
+    organization: Organization,
+    name: str,
+    role: str,
+    permissions: list[str],
+    issued_by: ApiKey | None = None,
+    created_by_id: int | None = None,
+    expires_at: dt.datetime | None = None,
+    rate_limit: int | None = None,
+) -> IssuedKey:
+    """Create an organization key (``cpo_``): it acts in any workspace of ``organization`` with
+    ``role`` and holds ``permissions`` (organization permissions) there. Made by staff
+    (``issued_by`` None) or by another key of the same organization holding ``keys.manage``,
+    which cannot grant a permission it lacks itself (403 ``permission_denied`` otherwise). The
+    plaintext is returned once and never stored; only its hash is, as for workspace keys."""
+    if role not in Role.values:
+        raise ValueError(f"unknown role {role!r}")
+    unknown = sorted(set(permissions) - set(ORGANIZATION_PERMISSIONS))
+    if unknown:
+        raise ValueError(f"unknown organization permissions {unknown!r}")
+    if issued_by is not None:
+        _require_issuer(issued_by, organization=organization, permissions=permissions)
+        created_by_id = issued_by.created_by_id
+    return _mint(
+        organization=organization,
+        name=name,
+        role=role,
+        organization_permissions=[p for p in ORGANIZATION_PERMISSIONS if p in permissions],
+        created_by_id=created_by_id,
+        expires_at=expires_at,
+        rate_limit=rate_limit,
+    )
+
+
+def _require_issuer(issuer: ApiKey, *, organization: Organization, permissions: list[str]) -> None:
+    if issuer.organization_id != organization.id:
+        raise NotFound("Organization not found")
+    held = set(issuer.organization_permissions)
+    missing = [OrganizationPermission.KEYS_MANAGE, *permissions]
+    for permission in missing:
+        if permission not in held:
+            raise PermissionDenied(
+                f"This operation requires the {permission} permission",
+                extra={"requiredPermission": permission, "role": issuer.role, "tokenType": "api_token"},
+            )
+
+
+# ``cpk_`` (or ``cpo_``) + 16 hex digits of lookup, then ``_`` + the secret (absent in the public
+# part). Keys issued before secrets were letters and digits only have URL-safe ones (``_`` and
+# ``-`` too): they keep working. The lookup alone finds the row; the caller checks the prefix is
+# that row's (``ApiKey.public_part``).
+KEY_PREFIXES = (WORKSPACE_KEY_PREFIX, ORGANIZATION_KEY_PREFIX)
+_KEY_SHAPE = re.compile(
+    rf"^(?:{'|'.join(KEY_PREFIXES)})_(?P<lookup>[0-9a-f]{{16}})(?:_(?P<secret>[A-Za-z0-9_-]{{1,200}}))?$"
+)
 
 
 def split_key(raw: str) -> tuple[str, str] | None:
-    """``cpk_<lookup>_<secret>`` → (lookup, secret); also accepts the public part alone
-    (secret empty). None when the text is not shaped like a key (so nothing else, such as a NUL
-    byte PostgreSQL would refuse, ever reaches a query)."""
+    """``cpk_<lookup>_<secret>`` or ``cpo_<lookup>_<secret>`` → (lookup, secret); also accepts
+    the public part alone (secret empty). None when the text is not shaped like a key (so nothing
+    else, such as a NUL byte PostgreSQL would refuse, ever reaches a query)."""
     match = _KEY_SHAPE.match(raw.strip())
     if match is None:
         return None

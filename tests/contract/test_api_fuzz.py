@@ -289,7 +289,9 @@ def _keep_test_connection() -> Iterator[None]:
 def auth_headers(workspace: Workspace, sandbox: str, _keep_test_connection: None) -> dict[str, str]:
     _seed(workspace)
     key = api_key_create(workspace=workspace, name="fuzz", role="admin", rate_limit=1_000_000).plaintext
-    return {"Authorization": f"Bearer {key}"}
+    # Over any generated X-Workspace-Id: a random one is only ever 403 workspace_access_denied
+    # (tests/contract/test_isolation.py), and every case should reach the seeded workspace.
+    return {"Authorization": f"Bearer {key}", "X-Workspace-Id": workspace.id}
 
 
 @schema.parametrize()

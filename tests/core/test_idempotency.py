@@ -160,7 +160,7 @@ def test_the_operation_and_its_stored_response_commit_together(workspace, monkey
         raise RuntimeError("process died before the response was stored")
 
     def create_workspace():
-        Workspace.objects.create(name="made once")
+        Workspace.objects.create(name="made once", organization=workspace.organization)
         return 201, {"made": True}
 
     monkeypatch.setattr(idempotency, "_store_response", crash)

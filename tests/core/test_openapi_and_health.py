@@ -17,7 +17,10 @@ def test_openapi_is_public_valid_and_names_permissions(anon):
     assert schema["components"]["securitySchemes"]["bearerAuth"] == {
         "type": "http",
         "scheme": "bearer",
-        "description": "An API key (`cpk_…`) or a member's OAuth access token.",
+        "description": "A workspace API key (`cpk_…`: acts in its own workspace), an organization key "
+        "(`cpo_…`: acts in any workspace of its organization named by X-Workspace-Id, with the key's role, "
+        "and holds its own organization permissions: workspaces.manage, keys.manage, usage.read, "
+        "audit.read), or a member's OAuth access token.",
     }
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
@@ -26,7 +29,10 @@ def test_openapi_is_public_valid_and_names_permissions(anon):
             assert permission is None or f"`{permission}`" in operation["description"], (method, path)
             assert operation["security"] == [{"bearerAuth": []}], (method, path)
             assert len(operation["tags"]) == 1, (method, path)
-            assert {"401", "403", "429"} <= set(operation["responses"]), (method, path)
+            assert {"400", "401", "403", "429"} <= set(operation["responses"]), (method, path)
+            [workspace_header] = [p for p in operation["parameters"] if p["name"] == "X-Workspace-Id"]
+            assert (workspace_header["in"], workspace_header["required"]) == ("header", False), (method, path)
+            assert "workspace_required" in workspace_header["description"], (method, path)
     assert anon.get("/openapi.json").status_code == 200
     tags = {operation["tags"][0] for operations in schema["paths"].values() for operation in operations.values()}
     assert {"Account", "Posts", "Recurring posts", "Social accounts", "Webhooks", "Analytics", "Media"} <= tags

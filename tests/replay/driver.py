@@ -44,7 +44,7 @@ from core.redis import get_redis
 from posts.models import Post
 from tests.factories.accounts import SocialAccountFactory
 from tests.factories.media import MediaFileFactory
-from workspaces.models import Workspace
+from workspaces.models import Organization, Workspace
 from workspaces.services import api_key_create
 
 HERE = Path(__file__).parent
@@ -85,8 +85,10 @@ def load_golden() -> list[list[Exchange]]:
 def build_world() -> APIClient:
     """The two workspaces and an admin client of the home one."""
     with time_machine.travel(WORLD_INSTANT, tick=False):
-        home = Workspace.objects.create(id=HOME, name="Replay")
-        Workspace.objects.create(id=OTHER, name="Replay (another workspace)")
+        # Each in an organization of its own, as the migration gave every workspace of 26fc3dc.
+        home = Workspace.objects.create(id=HOME, name="Replay", organization=Organization.objects.create(name="Replay"))
+        other_name = "Replay (another workspace)"
+        Workspace.objects.create(id=OTHER, name=other_name, organization=Organization.objects.create(name=other_name))
         key = api_key_create(workspace=home, name="replay", role="admin").plaintext
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")

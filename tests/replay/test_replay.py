@@ -38,6 +38,9 @@ before they are compared, so the comparison stays byte for byte for everything e
   a post that is not going out now (SCHEDULED, DRAFT); a series' ``nextOccurrenceAt`` is the next
   occurrence not yet created: the slot after the one 26fc3dc answered (null once the series has
   made ``maxOccurrences``).
+* issue 31 (organizations): nothing to apply. It adds ``organizationId`` (and
+  ``organizationPermissions``) to ``/me`` and ``organization`` to each ``/workspaces`` item,
+  answers the corpus holds none of; the world's two workspaces get an organization each.
 """
 
 from __future__ import annotations

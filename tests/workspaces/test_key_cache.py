@@ -19,7 +19,7 @@ from workspaces.services import api_key_revoke, api_keys_revoke
 
 pytestmark = pytest.mark.django_db
 
-KEY_READ = "FROM workspaces_apikey k JOIN"
+KEY_READ = "FROM workspaces_apikey k LEFT JOIN"
 
 
 def _me(client: APIClient) -> tuple[int, dict[str, Any], int]:

@@ -47,6 +47,8 @@ def test_me_describes_the_key_whole(workspace):
         "tokenId": issued.api_key.id,
         "tokenName": "ci editor",
         "workspace": {"id": workspace.id, "name": workspace.name},
+        "organizationId": workspace.organization_id,
+        "organizationPermissions": [],
         "role": {"key": "editor", "name": "Editor"},
         "issuerRole": None,  # made without a member
         "permissions": sorted(EDITOR_PERMISSIONS),
@@ -81,6 +83,7 @@ def test_workspaces_of_a_key_is_its_own_workspace_whole(client_for, workspace, o
         {
             "id": workspace.id,
             "name": workspace.name,
+            "organization": {"id": workspace.organization_id, "name": workspace.organization.name},
             "role": {"key": "viewer", "name": "Viewer"},
             "permissions": sorted(VIEWER_PERMISSIONS),
             "isDefault": True,
@@ -106,6 +109,8 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
         "tokenId": str(token.id),
         "tokenName": "OAuth sign-in of dana",
         "workspace": {"id": second.workspace_id, "name": "B second"},
+        "organizationId": second.workspace.organization_id,
+        "organizationPermissions": [],
         "role": {"key": "editor", "name": "Editor"},
         "issuerRole": "editor",  # the member's own token: their role here
         "permissions": sorted(EDITOR_PERMISSIONS),
@@ -121,6 +126,7 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
         {
             "id": home.workspace_id,
             "name": "A home",
+            "organization": {"id": home.workspace.organization_id, "name": home.workspace.organization.name},
             "role": {"key": "viewer", "name": "Viewer"},
             "permissions": sorted(VIEWER_PERMISSIONS),
             "isDefault": True,
@@ -130,6 +136,7 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
         {
             "id": second.workspace_id,
             "name": "B second",
+            "organization": {"id": second.workspace.organization_id, "name": second.workspace.organization.name},
             "role": {"key": "editor", "name": "Editor"},
             "permissions": sorted(EDITOR_PERMISSIONS),
             "isDefault": False,

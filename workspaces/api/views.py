@@ -8,36 +8,55 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.fields import format_instant
+from workspaces.access import Access, Scope
 from workspaces.api.serializers import MeOutput, WorkspaceListOutput
-from workspaces.authentication import access_of
+from workspaces.authentication import any_access_of
+from workspaces.models import Organization, Workspace
 from workspaces.permissions import ANY_VALID_KEY
-from workspaces.roles import Role, capability_flags, permissions_of, permissions_summary
-from workspaces.selectors import issuer_role, reachable_memberships
+from workspaces.roles import ORGANIZATION_PERMISSIONS, Role, capability_flags, permissions_of, permissions_summary
+from workspaces.selectors import issuer_role, organization_workspaces, reachable_memberships
 
 
 def _role(role: str) -> dict[str, str]:
     return {"key": role, "name": Role(role).label}
 
 
+def _organization(organization: Organization) -> dict[str, str]:
+    return {"id": organization.id, "name": organization.name}
+
+
 class MeView(APIView):
     required_permissions = {"get": ANY_VALID_KEY}
+    access_scope = Scope.EITHER
     schema_tags = ["Account"]
 
     @extend_schema(operation_id="getMe", summary="Describe the calling key", responses={200: MeOutput})
     def get(self, request: Request) -> Response:
-        access = access_of(request)
+        access = any_access_of(request)
         principal = access.principal
+        workspace: Workspace | None
+        if isinstance(access, Access):
+            workspace, organization = access.workspace, access.workspace.organization
+        else:
+            workspace, organization = None, access.organization
+        api_key = principal.api_key
+        held = set(api_key.organization_permissions) if api_key is not None else set()
         body: dict[str, Any] = {
             "tokenType": principal.token_type,
             "tokenId": principal.token_id,
             "tokenName": principal.token_name,
-            "workspace": {"id": access.workspace.id, "name": access.workspace.name},
+            "workspace": {"id": workspace.id, "name": workspace.name} if workspace is not None else None,
+            "organizationId": organization.id,
+            "organizationPermissions": [p for p in ORGANIZATION_PERMISSIONS if p in held],
             "role": _role(access.role),
-            "issuerRole": issuer_role(access=access),
+            "issuerRole": issuer_role(access=access) if isinstance(access, Access) else None,
             "permissions": permissions_of(access.role),
             "can": capability_flags(access.role),
             "summary": permissions_summary(
-                access.role, token_type=principal.token_type, workspace_name=access.workspace.name
+                access.role,
+                token_type=principal.token_type,
+                workspace_name=workspace.name if workspace is not None else None,
+                organization_name=organization.name,
             ),
             "expiresAt": format_instant(principal.expires_at),
         }
@@ -46,17 +65,25 @@ class MeView(APIView):
 
 class WorkspaceListView(APIView):
     required_permissions = {"get": ANY_VALID_KEY}
+    access_scope = Scope.EITHER
     schema_tags = ["Account"]
 
     @extend_schema(
         operation_id="listWorkspaces",
         summary="List the workspaces this caller can reach",
-        description="Use an `id` from this list in `X-Workspace-Id`; `current` marks where this call landed.",
+        description="Use an `id` from this list in `X-Workspace-Id`; `current` marks where this call landed. "
+        "A workspace key reaches its own workspace; an organization key every workspace of its organization "
+        "(with its role in each); an OAuth sign-in every workspace its member belongs to.",
         responses={200: WorkspaceListOutput},
     )
     def get(self, request: Request) -> Response:
-        access = access_of(request)
-        if access.principal.api_key is not None:
+        access = any_access_of(request)
+        current = access.workspace.id if isinstance(access, Access) else None
+        api_key = access.principal.api_key
+        entries: list[tuple[Workspace, str, bool]]
+        if api_key is not None and api_key.organization is not None:
+            entries = [(w, access.role, False) for w in organization_workspaces(organization=api_key.organization)]
+        elif isinstance(access, Access) and api_key is not None:
             entries = [(access.workspace, access.role, True)]
         else:
             entries = [(m.workspace, m.role, m.is_default) for m in reachable_memberships(access=access)]
@@ -64,10 +91,11 @@ class WorkspaceListView(APIView):
             {
                 "id": workspace.id,
                 "name": workspace.name,
+                "organization": _organization(workspace.organization),
                 "role": _role(role),
                 "permissions": permissions_of(role),
                 "isDefault": is_default,
-                "current": workspace.id == access.workspace.id,
+                "current": workspace.id == current,
                 "can": capability_flags(role),
             }
             for workspace, role, is_default in entries

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from workspaces.models import Workspace
+from workspaces.models import Organization, Workspace
 from workspaces.roles import Role
 from workspaces.services import api_key_create, workspace_get_or_create
 
@@ -19,6 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--role", required=True, choices=Role.values)
         parser.add_argument("--name", default=None, help="key name (default: '<role> key')")
         parser.add_argument("--create-workspace", action="store_true", help="create the workspace if missing")
+        parser.add_argument(
+            "--organization",
+            default=None,
+            help="the existing organization a created workspace joins (default: a new one of the workspace's name)",
+        )
         parser.add_argument("--rate-limit", type=int, default=None, help="requests per 60 s window")
         parser.add_argument("--expires-in-days", type=int, default=None)
 
@@ -29,9 +34,14 @@ class Command(BaseCommand):
         if options["expires_in_days"] is not None and options["expires_in_days"] < 1:
             raise CommandError("--expires-in-days must be at least 1")
         name = options["workspace"]
+        organization = None
+        if options["organization"] is not None:
+            organization = Organization.objects.filter(name=options["organization"]).first()
+            if organization is None:
+                raise CommandError(f"no organization named {options['organization']!r}")
         found: Workspace | None
         if options["create_workspace"]:
-            found = workspace_get_or_create(name=name)
+            found = workspace_get_or_create(name=name, organization=organization)
         else:
             found = Workspace.objects.filter(name=name).first()
         if found is None:
