@@ -318,6 +318,9 @@ def test_cli_shows_progress_readable_tables_and_hints(
 ) -> None:
     runner = CliRunner()
     wide = {**cli_env, "COLUMNS": "250"}
+    # The console took its width when the CLI was imported, not from COLUMNS at invoke time: a
+    # terminal this wide shows each entry's URL whole on its row (a narrower one folds it).
+    monkeypatch.setattr(common.console, "width", 250)
 
     def run(*args: str, env: dict[str, str] | None = None) -> Any:
         return runner.invoke(app, list(args), env=wide if env is None else env)
