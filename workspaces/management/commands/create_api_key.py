@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
+from workspaces.management.key_options import add_limit_arguments, limits_from
 from workspaces.models import Organization, Workspace
 from workspaces.roles import Role
 from workspaces.services import api_key_create, workspace_get_or_create
@@ -24,15 +23,11 @@ class Command(BaseCommand):
             default=None,
             help="the existing organization a created workspace joins (default: a new one of the workspace's name)",
         )
-        parser.add_argument("--rate-limit", type=int, default=None, help="requests per 60 s window")
-        parser.add_argument("--expires-in-days", type=int, default=None)
+        add_limit_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         # Refuse bad numbers before anything is written (no workspace created for a failed call).
-        if options["rate_limit"] is not None and options["rate_limit"] < 1:
-            raise CommandError("--rate-limit must be at least 1")
-        if options["expires_in_days"] is not None and options["expires_in_days"] < 1:
-            raise CommandError("--expires-in-days must be at least 1")
+        rate_limit, expires_at = limits_from(options)
         name = options["workspace"]
         organization = None
         if options["organization"] is not None:
@@ -47,15 +42,12 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"no workspace named {name!r} (add --create-workspace to create it)")
         workspace = found
-        expires_at = None
-        if options["expires_in_days"] is not None:
-            expires_at = timezone.now() + dt.timedelta(days=options["expires_in_days"])
         issued = api_key_create(
             workspace=workspace,
             name=options["name"] or f"{options['role']} key",
             role=options["role"],
             expires_at=expires_at,
-            rate_limit=options["rate_limit"],
+            rate_limit=rate_limit,
         )
         self.stdout.write(f"workspace: {workspace.name} ({workspace.id}), role: {options['role']}")
         self.stdout.write(issued.plaintext)

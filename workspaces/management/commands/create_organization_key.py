@@ -1,11 +1,10 @@
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
+from workspaces.management.key_options import add_limit_arguments, limits_from
 from workspaces.models import Organization
 from workspaces.roles import ORGANIZATION_PERMISSIONS, Role
 from workspaces.services import organization_get_or_create, organization_key_create
@@ -30,14 +29,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--name", default=None, help="key name (default: 'organization <role> key')")
         parser.add_argument("--create-organization", action="store_true", help="create the organization if missing")
-        parser.add_argument("--rate-limit", type=int, default=None, help="requests per 60 s window")
-        parser.add_argument("--expires-in-days", type=int, default=None)
+        add_limit_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["rate_limit"] is not None and options["rate_limit"] < 1:
-            raise CommandError("--rate-limit must be at least 1")
-        if options["expires_in_days"] is not None and options["expires_in_days"] < 1:
-            raise CommandError("--expires-in-days must be at least 1")
+        rate_limit, expires_at = limits_from(options)
         name = options["organization"]
         found: Organization | None
         if options["create_organization"]:
@@ -46,16 +41,13 @@ class Command(BaseCommand):
             found = Organization.objects.filter(name=name).first()
         if found is None:
             raise CommandError(f"no organization named {name!r} (add --create-organization to create it)")
-        expires_at = None
-        if options["expires_in_days"] is not None:
-            expires_at = timezone.now() + dt.timedelta(days=options["expires_in_days"])
         issued = organization_key_create(
             organization=found,
             name=options["name"] or f"organization {options['role']} key",
             role=options["role"],
             permissions=options["permission"],
             expires_at=expires_at,
-            rate_limit=options["rate_limit"],
+            rate_limit=rate_limit,
         )
         granted = ", ".join(issued.api_key.organization_permissions) or "none"
         self.stdout.write(f"organization: {found.name} ({found.id}), role: {options['role']}, permissions: {granted}")
