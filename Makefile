@@ -24,8 +24,9 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) -m config.run
 
+# --durations=25: every run's log ends with its 25 slowest tests (setup and teardown apart).
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -148,6 +148,11 @@ CACHES = {
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# The test process hashes the staff passwords it makes and signs in with in microseconds, not the
+# second PBKDF2's million rounds take on a loaded machine. Nothing else changes: the e2e stack's
+# processes, like any deployment, keep Django's default hashers.
+if TESTING:
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # --- Admin sign-in throttle (django-axes) ---------------------------------------------------
 # Five wrong passwords for one username from one address lock that pair out for 15 minutes (a

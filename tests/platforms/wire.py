@@ -4,6 +4,7 @@ it, hold it, speak plain text to a TLS client), recording what it read."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import struct
 import threading
@@ -110,19 +111,27 @@ def serving(behaviour: Behaviour, *, on_request: Callable[[], None] | None = Non
             seen.ended.release()
 
     def accept() -> None:
-        while not closed.is_set():
+        while True:
             try:
                 conn, _ = listener.accept()
             except OSError:
+                return
+            if closed.is_set():  # the wake-up connection below: the test is over
+                conn.close()
                 return
             threading.Thread(target=handle, args=(conn,), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
+    port = int(listener.getsockname()[1])
     try:
-        yield int(listener.getsockname()[1]), seen
+        yield port, seen
     finally:
         closed.set()
         release.set()
-        listener.close()
+        # Closing the listener does not wake a thread blocked in accept() (not on Linux): the join
+        # below waited out its whole timeout after every test. A connection of our own wakes it.
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
         thread.join(10)
+        listener.close()
