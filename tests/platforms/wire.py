@@ -110,6 +110,8 @@ def serving(behaviour: Behaviour, *, on_request: Callable[[], None] | None = Non
             conn.close()
             seen.ended.release()
 
+    handlers: list[threading.Thread] = []
+
     def accept() -> None:
         while True:
             try:
@@ -119,7 +121,9 @@ def serving(behaviour: Behaviour, *, on_request: Callable[[], None] | None = Non
             if closed.is_set():  # the wake-up connection below: the test is over
                 conn.close()
                 return
-            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+            handler = threading.Thread(target=handle, args=(conn,), daemon=True)
+            handlers.append(handler)
+            handler.start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
@@ -135,3 +139,7 @@ def serving(behaviour: Behaviour, *, on_request: Callable[[], None] | None = Non
             pass
         thread.join(10)
         listener.close()
+        # What each connection read is recorded when its handler ends (released above): the test
+        # reads it after this block, so every handler has finished by then.
+        for handler in handlers:
+            handler.join(10)
