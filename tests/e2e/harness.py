@@ -409,14 +409,20 @@ class E2EStack:
         process = self.processes.pop(name, None)
         if process is None or process.poll() is not None:
             return
+        # One SIGTERM to the process itself, as `make run`'s supervisor (config/run.py) sends:
+        # the worker stops its own pool (a SIGTERM to the whole group would also reach the pool's
+        # children, which the worker then reports as killed, outside the JSON log format).
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
+            process.send_signal(signal.SIGTERM)
         try:
             process.wait(15)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait(10)
+        # Whatever of its group outlived it (nothing, when it stopped as it should) goes too.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
 
     def restart_redis(self, *, down_seconds: float = 1.0) -> None:
         """Kill the app Redis (broker, cache) and start it empty: every queued task is lost."""
