@@ -62,6 +62,7 @@ OPERATIONS: dict[str, Operation] = {
     "resume_recurring_post": Operation("POST", "/recurring-posts/{id}/resume"),
     # media
     "create_upload_urls": Operation("POST", "/upload-urls"),
+    "get_media_file": Operation("GET", "/media-files"),
     # webhooks
     "list_webhooks": Operation("GET", "/webhooks"),
     "create_webhook": Operation("POST", "/webhooks"),
@@ -223,6 +224,10 @@ class Operations(Generic[R]):
     def create_upload_urls(self, files: list[Mapping[str, str]]) -> R:
         """``files``: ``[{"fileName": ..., "mimeType": ...}]``; see also ``upload(path)``."""
         return self._call("create_upload_urls", json={"files": [dict(f) for f in files]})
+
+    def get_media_file(self, url: str) -> R:
+        """An uploaded file by its ``publicUrl``, with what the service's probe found in it."""
+        return self._call("get_media_file", params={"url": url})
 
     # webhooks ------------------------------------------------------------------------------
     def list_webhooks(self) -> R:

@@ -68,6 +68,9 @@ def test_sdk_publishes_with_media_and_verifies_the_webhook(sdk: Client, accounts
         assert post["status"] == "COMPLETED", post
         assert sorted(entry["platform"] for entry in post["platforms"]) == sorted(PLATFORMS)
         assert post["mediaUrls"] == [media_url]
+        media = sdk.get_media_file(media_url)
+        assert (media["url"], media["mimeType"]) == (media_url, "image/jpeg"), media
+        assert media["probeStatus"] in {"pending", "ready"}, media
 
         results = sdk.get_post_results(post["id"])
         assert {(r["platform"], r["status"]) for r in results["results"]} == {(p, "PUBLISHED") for p in PLATFORMS}
