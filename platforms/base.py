@@ -206,6 +206,28 @@ class PublishResult:
 
 
 @dataclass(frozen=True)
+class EditRequest:
+    """A change to a post already on the platform. ``None`` leaves a field as it is; which fields a
+    platform can change is its capabilities' ``edit_fields``."""
+
+    target_id: str  # our platform entry id
+    platform_post_id: str
+    text: str | None = None
+    title: str | None = None
+    media: tuple[MediaItem, ...] | None = None
+    options: dict[str, Any] = field(default_factory=dict)  # the entry's platform config (camelCase keys)
+    cid: str = ""  # Bluesky: the record's content id
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """The platform's answer to an edit: the post's (possibly new) url and when it was edited."""
+
+    url: str = ""
+    edited_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
 class Metrics:
     """None means the platform does not report that figure (distinct from 0)."""
 
@@ -333,6 +355,22 @@ class PlatformClient:
         platform takes one. The result's ``platform_post_id`` is the comment's id; ``done`` False
         (a multi-step flow) as for :meth:`publish`. Raises NotSupported where the platform has no
         comment API."""
+        raise NotSupported
+
+    # after publishing
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """Change a published post in place (only the fields of ``request`` that are not None).
+        Raises NotSupported where the platform cannot edit; errors as for :meth:`publish`."""
+        raise NotSupported
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """Remove a published post. A post the platform no longer has counts as deleted (returns
+        normally). Raises NotSupported where the platform cannot delete."""
+        raise NotSupported
+
+    def revoke_token(self, creds: Credentials) -> None:
+        """Revoke the account's token at the platform (on disconnect). Raises NotSupported where
+        the platform has no revoke call."""
         raise NotSupported
 
     # accounts

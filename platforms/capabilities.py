@@ -48,6 +48,10 @@ class Capabilities:
     max_video_bytes: int | None = None
     max_document_bytes: int | None = None
     max_video_seconds: int | None = None
+    # After publishing (the platform's own edit and delete calls): the fields of a published post
+    # the platform lets its author change ("text", "title", "media"), and whether it deletes one.
+    edit_fields: frozenset[str] = frozenset()
+    deletable: bool = False
 
     @property
     def has_analytics(self) -> bool:
@@ -76,6 +80,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=5 * MIB,  # X media upload: images 5 MB, videos 512 MB and 140 s
             max_video_bytes=512 * MIB,
             max_video_seconds=140,
+            deletable=True,
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -95,6 +100,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=1000 * KB,  # app.bsky.embed.images blob maxSize; embed.video 100 MB, 3 min
             max_video_bytes=100 * MB,
             max_video_seconds=180,
+            deletable=True,
         ),
         Capabilities(
             Platform.MASTODON,
@@ -109,6 +115,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=500,
             max_image_bytes=16 * MIB,  # Mastodon's default MAX_IMAGE_SIZE and MAX_VIDEO_SIZE
             max_video_bytes=99 * MIB,
+            edit_fields=frozenset({"text", "media"}),
+            deletable=True,
         ),
         Capabilities(
             Platform.THREADS,
@@ -128,6 +136,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=8 * MIB,  # Threads media specifications: images 8 MB, videos 1 GB and 5 min
             max_video_bytes=1 * GIB,
             max_video_seconds=300,
+            deletable=True,
         ),
         Capabilities(
             Platform.LINKEDIN,
@@ -148,6 +157,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_video_bytes=500 * MIB,
             max_document_bytes=100 * MIB,
             max_video_seconds=1800,
+            edit_fields=frozenset({"text"}),
+            deletable=True,
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -184,6 +195,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=4 * MIB,  # Graph API page photos 4 MB; page videos 10 GB and 240 min
             max_video_bytes=10 * GIB,
             max_video_seconds=240 * 60,
+            edit_fields=frozenset({"text"}),
+            deletable=True,
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -220,6 +233,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=10000,
             max_video_bytes=256 * GIB,  # YouTube uploads: 256 GB, 12 hours
             max_video_seconds=12 * 3600,
+            edit_fields=frozenset({"text", "title"}),
+            deletable=True,
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -238,6 +253,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=32 * MIB,  # Pinterest: images 32 MB, videos 2 GB and 15 min
             max_video_bytes=2 * GIB,
             max_video_seconds=900,
+            edit_fields=frozenset({"text", "title"}),
+            deletable=True,
         ),
         Capabilities(
             Platform.TELEGRAM,
@@ -252,6 +269,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             max_image_bytes=5 * MIB,  # Bot API files sent by URL: photos 5 MB, other files 20 MB
             max_video_bytes=20 * MIB,
+            edit_fields=frozenset({"text"}),
+            deletable=True,
         ),
         Capabilities(
             Platform.GOOGLE_BUSINESS,
@@ -264,6 +283,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             refreshable_token=True,
             max_image_bytes=5 * MIB,  # Business Profile post photos: 10 KB to 5 MB
+            edit_fields=frozenset({"text"}),
+            deletable=True,
         ),
     ]
 }
