@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Max
+from django.db.models import Max, Value
+from django.db.models.functions import Coalesce, NullIf
 
 from accounts.models import SocialAccount
 from analytics.metrics import analytics_platforms
@@ -125,10 +126,11 @@ def top_posts(
 
 def discovered_posts(
     *, workspace_id: str, requested: list[str] | None, window: Window, limit: int
-) -> list[TrackedPost]:
+) -> list[dict[str, Any]]:
     """The posts the import found on the workspace's accounts that were not published through
-    this service (no target), newest first, in one query on ``tracked_ws_discovered``."""
-    return list(
+    this service (no target), newest first, in one query on ``tracked_ws_discovered``, as the
+    report's rows. Read as plain rows (a page is up to 1,000 of them: no model instances)."""
+    rows = (
         TrackedPost.objects.filter(
             workspace_id=workspace_id,
             platform__in=analytics_platforms(requested),
@@ -136,28 +138,26 @@ def discovered_posts(
             published_at__gte=window.start,
             published_at__lte=window.end,
         )
-        .select_related("account")
-        .only(
+        .order_by("-published_at", "-id")
+        .values_list(
             "id",
             "platform",
             "published_at",
             "text",
             "thumbnail_url",
             "permalink",
-            "account__display_name",
-            "account__username",
-        )
-        .order_by("-published_at", "-id")[:limit]
+            Coalesce(NullIf("account__display_name", Value("")), "account__username"),
+        )[:limit]
     )
-
-
-def discovered_row(tracked: TrackedPost) -> dict[str, Any]:
-    return {
-        "id": tracked.id,
-        "platform": tracked.platform,
-        "publishedAt": format_instant(tracked.published_at),
-        "text": tracked.text,
-        "thumbnailUrl": tracked.thumbnail_url,
-        "permalink": tracked.permalink,
-        "accountName": tracked.account.display_name or tracked.account.username,
-    }
+    return [
+        {
+            "id": id_,
+            "platform": platform,
+            "publishedAt": format_instant(published_at),
+            "text": text,
+            "thumbnailUrl": thumbnail_url,
+            "permalink": permalink,
+            "accountName": account_name,
+        }
+        for id_, platform, published_at, text, thumbnail_url, permalink, account_name in rows
+    ]

@@ -206,7 +206,7 @@ class AnalyticsViewSet(viewsets.GenericViewSet):
             window=_window(query),
             limit=query["limit"],
         )
-        return Response({"posts": [selectors.discovered_row(t) for t in rows]})
+        return Response({"posts": rows})
 
     @extend_schema(
         operation_id="requestAnalyticsSync",
