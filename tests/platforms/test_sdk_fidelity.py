@@ -51,6 +51,20 @@ def test_mastodon_py_registers_logs_in_uploads_and_posts(sandbox: str) -> None:
     timeline = api.account_statuses(me)
     assert [s.id for s in timeline] == [video_status.id, status.id]
 
+    # after publishing: edit (history, source), delete, revoke
+    edited = api.status_update(status, "Hello again from Mastodon.py", media_ids=[picture])
+    assert edited.edited_at is not None and "Hello again" in edited.content
+    assert api.status_source(status).text == "Hello again from Mastodon.py"
+    assert len(api.status_history(status)) == 2
+    deleted = api.status_delete(video_status)
+    assert deleted.text == "a clip"
+    assert [s.id for s in api.account_statuses(me)] == [status.id]
+    api.revoke_access_token()
+    revoked = requests.get(
+        f"{base}/api/v1/accounts/verify_credentials", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    )
+    assert revoked.status_code == 401
+
 
 def test_python_telegram_bot_gets_me_and_sends_messages(sandbox: str) -> None:
     import asyncio
