@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import requests
 
+from platforms._meta_common import GRAPH_VERSION
 from platforms.base import (
     AuthError,
     Credentials,
@@ -46,6 +47,13 @@ class Spec:
     edit_call: tuple[str, str] = ("", "")
     delete_call: tuple[str, str] = ("DELETE", "")
     bearer: bool = True
+    gone: Callable[[requests.Response], bool] = lambda read: read.status_code == 404
+
+
+def _graph_missing(read: requests.Response) -> bool:
+    """Graph answers a read of an object that no longer exists with code 100, subcode 33."""
+    error = read.json().get("error") or {}
+    return read.status_code == 400 and (error.get("code"), error.get("error_subcode")) == (100, 33)
 
 
 def _mastodon_text(body: Any) -> str:
@@ -55,6 +63,19 @@ def _mastodon_text(body: Any) -> str:
 
 
 SPECS: dict[Platform, Spec] = {
+    Platform.FACEBOOK: Spec(
+        lambda creds, post_id: (f"/facebook/{GRAPH_VERSION}/{post_id}", {}),
+        lambda body: str(body["message"]),
+        edit_call=("POST", "_"),
+        delete_call=("DELETE", "_"),
+        gone=_graph_missing,
+    ),
+    Platform.THREADS: Spec(
+        lambda creds, post_id: (f"/threads/v1.0/{post_id}", {}),
+        lambda body: str(body["text"]),
+        delete_call=("DELETE", "/v1.0/"),
+        gone=_graph_missing,
+    ),
     Platform.MASTODON: Spec(
         lambda creds, post_id: (f"/mastodon/api/v1/statuses/{post_id}", {}),
         _mastodon_text,
@@ -151,7 +172,7 @@ def test_delete_makes_reads_404_and_a_second_delete_returns_normally(harness: Ha
         assert _calls(harness, "delete") == []
         return
     harness.client.delete(harness.creds, post.platform_post_id)
-    assert _read(harness, post.platform_post_id).status_code == 404
+    assert _spec(harness).gone(_read(harness, post.platform_post_id))
     harness.client.delete(harness.creds, post.platform_post_id)  # already gone: done
     first, second = _calls(harness, "delete")
     assert first["status"] < 300 and first["remoteId"] == post.platform_post_id
@@ -183,7 +204,7 @@ def test_server_error_on_a_delete_is_transient_and_the_retry_deletes(harness: Ha
     with pytest.raises(Transient):
         harness.client.delete(harness.creds, post.platform_post_id)
     harness.client.delete(harness.creds, post.platform_post_id)
-    assert _read(harness, post.platform_post_id).status_code == 404
+    assert _spec(harness).gone(_read(harness, post.platform_post_id))
 
 
 # --- revoke ------------------------------------------------------------------------------------
