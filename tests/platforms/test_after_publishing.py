@@ -76,6 +76,21 @@ SPECS: dict[Platform, Spec] = {
         delete_call=("DELETE", "/v1.0/"),
         gone=_graph_missing,
     ),
+    Platform.TWITTER: Spec(
+        lambda creds, post_id: (f"/twitter/2/tweets/{post_id}", {}),
+        lambda body: str(body["data"]["text"]),
+        delete_call=("DELETE", "/2/tweets/"),
+        gone=lambda read: read.status_code == 200 and read.json()["errors"][0]["title"] == "Not Found Error",
+    ),
+    Platform.BLUESKY: Spec(
+        lambda creds, post_id: (
+            "/bluesky/xrpc/com.atproto.repo.getRecord",
+            {"repo": creds.external_id, "collection": "app.bsky.feed.post", "rkey": post_id.rsplit("/", 1)[-1]},
+        ),
+        lambda body: str(body["value"]["text"]),
+        delete_call=("POST", "com.atproto.repo.deleteRecord"),
+        gone=lambda read: read.status_code == 400 and read.json()["error"] == "RecordNotFound",
+    ),
     Platform.MASTODON: Spec(
         lambda creds, post_id: (f"/mastodon/api/v1/statuses/{post_id}", {}),
         _mastodon_text,
@@ -218,8 +233,10 @@ def test_revoke_makes_the_token_fail_or_is_not_supported(harness: Harness) -> No
             client.revoke_token(harness.creds)
         return
     client.revoke_token(harness.creds)
+    calls = len(_calls(harness, "revoke"))
+    assert calls >= 1
     with pytest.raises(AuthError) as rejected:
         client.check_token(harness.creds)
     assert rejected.value.error_code == ErrorCode.AUTH_EXPIRED
     client.revoke_token(harness.creds)  # already revoked: done
-    assert len(_calls(harness, "revoke")) == 2
+    assert len(_calls(harness, "revoke")) == 2 * calls

@@ -122,3 +122,6 @@ def test_atproto_sdk_logs_in_and_sends_posts(sandbox: str) -> None:
     feed = sdk.get_author_feed(did)
     assert [item.post.uri for item in feed.feed] == [picture.uri, post.uri]
     assert sdk.get_posts([post.uri]).posts[0].like_count is not None
+    assert sdk.delete_post(post.uri)
+    assert [item.post.uri for item in sdk.get_author_feed(did).feed] == [picture.uri]
+    assert sdk.delete_post(post.uri)  # a record already gone deletes as well
