@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -28,6 +29,7 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
+from platforms.linkedin import API_VERSION as LINKEDIN_VERSION
 from tests.e2e.harness import wait_for
 from tests.platforms.conftest import Harness, sim_requests
 
@@ -47,6 +49,7 @@ class Spec:
     edit_call: tuple[str, str] = ("", "")
     delete_call: tuple[str, str] = ("DELETE", "")
     bearer: bool = True
+    headers: dict[str, str] = field(default_factory=dict)
     gone: Callable[[requests.Response], bool] = lambda read: read.status_code == 404
 
 
@@ -91,6 +94,13 @@ SPECS: dict[Platform, Spec] = {
         delete_call=("POST", "com.atproto.repo.deleteRecord"),
         gone=lambda read: read.status_code == 400 and read.json()["error"] == "RecordNotFound",
     ),
+    Platform.LINKEDIN: Spec(
+        lambda creds, post_id: (f"/linkedin/rest/posts/{quote(post_id, safe='')}", {}),
+        lambda body: str(body["commentary"]),
+        edit_call=("POST", "/rest/posts/urn"),
+        delete_call=("DELETE", "/rest/posts/urn"),
+        headers={"LinkedIn-Version": LINKEDIN_VERSION},
+    ),
     Platform.MASTODON: Spec(
         lambda creds, post_id: (f"/mastodon/api/v1/statuses/{post_id}", {}),
         _mastodon_text,
@@ -108,6 +118,7 @@ def _read(harness: Harness, post_id: str) -> requests.Response:
     spec = _spec(harness)
     path, params = spec.read(harness.creds, post_id)
     headers = {"Authorization": f"Bearer {harness.creds.access_token}"} if spec.bearer else {}
+    headers.update(spec.headers)
     return requests.get(f"{harness.sandbox}{path}", params=params, headers=headers, timeout=10)
 
 
