@@ -101,6 +101,12 @@ SPECS: dict[Platform, Spec] = {
         delete_call=("DELETE", "/rest/posts/urn"),
         headers={"LinkedIn-Version": LINKEDIN_VERSION},
     ),
+    Platform.PINTEREST: Spec(
+        lambda creds, post_id: (f"/pinterest/pins/{post_id}", {}),
+        lambda body: str(body["description"]),
+        edit_call=("PATCH", "/pins/"),
+        delete_call=("DELETE", "/pins/"),
+    ),
     Platform.MASTODON: Spec(
         lambda creds, post_id: (f"/mastodon/api/v1/statuses/{post_id}", {}),
         _mastodon_text,
