@@ -107,6 +107,19 @@ SPECS: dict[Platform, Spec] = {
         edit_call=("PATCH", "/pins/"),
         delete_call=("DELETE", "/pins/"),
     ),
+    Platform.YOUTUBE: Spec(
+        lambda creds, post_id: ("/youtube/youtube/v3/videos", {"part": "snippet", "id": post_id}),
+        lambda body: str(body["items"][0]["snippet"]["description"]),
+        edit_call=("PUT", "/youtube/v3/videos"),
+        delete_call=("DELETE", "/youtube/v3/videos"),
+        gone=lambda read: read.status_code == 200 and read.json()["items"] == [],  # videos.list of a gone id
+    ),
+    Platform.GOOGLE_BUSINESS: Spec(
+        lambda creds, post_id: (f"/google_business/v4/{post_id}", {}),
+        lambda body: str(body["summary"]),
+        edit_call=("PATCH", "/localPosts/"),
+        delete_call=("DELETE", "/localPosts/"),
+    ),
     Platform.MASTODON: Spec(
         lambda creds, post_id: (f"/mastodon/api/v1/statuses/{post_id}", {}),
         _mastodon_text,
