@@ -217,6 +217,9 @@ class EditRequest:
     media: tuple[MediaItem, ...] | None = None
     options: dict[str, Any] = field(default_factory=dict)  # the entry's platform config (camelCase keys)
     cid: str = ""  # Bluesky: the record's content id
+    # The entry's content type (TEXT | IMAGE | …) where the platform edits a text and a caption
+    # with different calls (Telegram); "" when unknown (the client then finds out).
+    content_type: str = ""
     # What the last call returned in ``EditResult.state`` (empty at first): an edit that uploads
     # media the platform processes in the background resumes from it instead of uploading again.
     state: dict[str, Any] = field(default_factory=dict)

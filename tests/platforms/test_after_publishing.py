@@ -8,6 +8,8 @@ revoked token fails afterwards with the platform's auth error."""
 from __future__ import annotations
 
 import datetime as dt
+import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +52,7 @@ class Spec:
     delete_call: tuple[str, str] = ("DELETE", "")
     bearer: bool = True
     headers: dict[str, str] = field(default_factory=dict)
+    html: bool = False  # the read is the post's web page: ``text_of`` gets its HTML
     gone: Callable[[requests.Response], bool] = lambda read: read.status_code == 404
 
 
@@ -120,6 +123,15 @@ SPECS: dict[Platform, Spec] = {
         edit_call=("PATCH", "/localPosts/"),
         delete_call=("DELETE", "/localPosts/"),
     ),
+    Platform.TELEGRAM: Spec(
+        # the Bot API reads no message: the post's t.me page (a channel's: /c/<id without -100>/<message>)
+        lambda creds, post_id: (f"/telegram/c/{creds.external_id.removeprefix('-100')}/{post_id}", {}),
+        lambda page: html.unescape(re.findall(r"</header><p>([^<]*)</p>", page)[0]),
+        edit_call=("POST", "/editMessage"),
+        delete_call=("POST", "/deleteMessage"),
+        bearer=False,
+        html=True,
+    ),
     Platform.MASTODON: Spec(
         lambda creds, post_id: (f"/mastodon/api/v1/statuses/{post_id}", {}),
         _mastodon_text,
@@ -144,7 +156,8 @@ def _read(harness: Harness, post_id: str) -> requests.Response:
 def _text(harness: Harness, post_id: str) -> str:
     read = _read(harness, post_id)
     assert read.status_code == 200, read.text
-    return _spec(harness).text_of(read.json())
+    spec = _spec(harness)
+    return spec.text_of(read.text if spec.html else read.json())
 
 
 def _calls(harness: Harness, kind: str) -> list[dict[str, Any]]:

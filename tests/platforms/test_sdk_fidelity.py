@@ -85,6 +85,11 @@ def test_python_telegram_bot_gets_me_and_sends_messages(sandbox: str) -> None:
                 chat_id=fields["chatId"], photo=(FIXTURES / "sample.jpg").read_bytes(), caption="uploaded"
             )
             members = await bot.get_chat_member_count(fields["chatId"])
+            edited = await bot.edit_message_text("Edited by python-telegram-bot", fields["chatId"], text.message_id)
+            assert edited.text == "Edited by python-telegram-bot" and edited.edit_date is not None
+            recaptioned = await bot.edit_message_caption(fields["chatId"], photo.message_id, caption="recaptioned")
+            assert recaptioned.caption == "recaptioned"
+            assert await bot.delete_message(fields["chatId"], photo.message_id) is True
             return me, chat, text, photo, members
 
     me, chat, text, photo, members = asyncio.run(talk())
