@@ -29,6 +29,7 @@ from platforms.http import host_url, json_or_empty, retry_at_from, send, token_c
 
 LIVE_AUTHORIZE_URL = "https://accounts.google.com/o/oauth2/v2/auth"
 LIVE_TOKEN_URL = "https://oauth2.googleapis.com/token"
+LIVE_REVOKE_URL = "https://oauth2.googleapis.com/revoke"
 PACIFIC = ZoneInfo("America/Los_Angeles")
 
 QUOTA_REASONS = {"quotaExceeded", "dailyLimitExceeded", "uploadLimitExceeded"}
@@ -163,6 +164,26 @@ class GoogleClient(PlatformClient):
         return _credentials(
             token, external_id=creds.external_id, previous_refresh=creds.refresh_token, extra=creds.extra
         )
+
+    def revoke_token(self, creds: Credentials) -> None:
+        """``POST https://oauth2.googleapis.com/revoke`` with the refresh token (else the access
+        token): the whole grant ends, both tokens with it. A token Google no longer knows answers
+        400 ``invalid_token``: counted as revoked."""
+        url = host_url(self.base_url, self.live_base_url, LIVE_REVOKE_URL, "/revoke")
+        token = creds.refresh_token or creds.access_token
+        response = send(self.session, "POST", url, timeout=self.timeout, creates=True, data={"token": token})
+        if response.status_code == 400 and json_or_empty(response).get("error") == "invalid_token":
+            return
+        if response.status_code >= 400:
+            raise google_error(response)
+
+    def delete_resource(self, url: str, creds: Credentials, **kwargs: Any) -> None:
+        """``DELETE`` of one resource; a 404 (it is gone already) counts as deleted."""
+        try:
+            self._call("DELETE", url, creds, creates=True, **kwargs)
+        except Permanent as exc:
+            if exc.http_status != 404:
+                raise
 
 
 def _credentials(

@@ -89,6 +89,15 @@ _MEDIA_SUBCODES = {2207003, 2207004, 2207005, 2207009, 2207010, 2207026, 2207052
 _NOT_READY_CODES = {9007}
 
 
+def missing_object(response: requests.Response) -> bool:
+    """The Graph answer for an object that does not exist (any more): code 100, subcode 33
+    ("Unsupported ... request. Object with ID '…' does not exist"), or a bare 404."""
+    if response.status_code == 404:
+        return True
+    error = json_or_empty(response).get("error")
+    return isinstance(error, dict) and _int(error.get("code")) == 100 and _int(error.get("error_subcode")) == 33
+
+
 def graph_error(response: requests.Response) -> PlatformError:
     """Map a Graph API error response ({"error": {message, type, code, error_subcode, ...}})."""
     status = response.status_code
@@ -156,8 +165,10 @@ class GraphApi:
         versioned: bool = True,
         absolute_url: str = "",
         headers: dict[str, str] | None = None,
+        missing_ok: bool = False,
     ) -> dict[str, Any]:
-        """Send one call; the JSON body on 2xx, else the mapped PlatformError is raised."""
+        """Send one call; the JSON body on 2xx, else the mapped PlatformError is raised
+        (``missing_ok``: an object that does not exist answers ``{}`` instead, for a delete)."""
         all_headers = dict(headers or {})
         if token:
             all_headers["Authorization"] = f"Bearer {token}"
@@ -173,6 +184,8 @@ class GraphApi:
             headers=all_headers,
         )
         if response.status_code >= 400:
+            if missing_ok and missing_object(response):
+                return {}
             raise graph_error(response)
         body = json_or_empty(response)
         if isinstance(body.get("error"), dict):
@@ -190,6 +203,25 @@ class GraphApi:
             if not next_url or not body.get("data"):
                 return
             body = self.call("GET", "", token=token, absolute_url=str(next_url))
+
+
+def delete_object(graph: GraphApi, creds: Credentials, object_id: str) -> None:
+    """``DELETE /{object-id}`` (a Facebook page post, a Threads post): ``{"success": true}``; an
+    object already gone (code 100, subcode 33) counts as deleted."""
+    graph.call("DELETE", object_id, token=creds.access_token, creates=True, missing_ok=True)
+
+
+def revoke_login(graph: GraphApi, *, user_id: str, token: str, users_own_token: bool) -> None:
+    """``DELETE /{user-id}/permissions``: the user's Facebook Login of this app is revoked, every
+    token it gave (the user's, and the pages' tokens derived from it) stops working. Sent with the
+    user's own token (``users_own_token``), an auth error means that token no longer works
+    (already revoked, or the user removed the app): counted as revoked. Sent with the app's token
+    (``{app-id}|{app-secret}``), an auth error is the app's and is raised."""
+    try:
+        graph.call("DELETE", f"{user_id}/permissions", token=token, creates=True)
+    except AuthError:
+        if not users_own_token:
+            raise
 
 
 def parse_time(value: Any) -> dt.datetime:

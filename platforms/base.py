@@ -217,14 +217,26 @@ class EditRequest:
     media: tuple[MediaItem, ...] | None = None
     options: dict[str, Any] = field(default_factory=dict)  # the entry's platform config (camelCase keys)
     cid: str = ""  # Bluesky: the record's content id
+    # The entry's content type (TEXT | IMAGE | …) where the platform edits a text and a caption
+    # with different calls (Telegram); "" when unknown (the client then finds out).
+    content_type: str = ""
+    # What the last call returned in ``EditResult.state`` (empty at first): an edit that uploads
+    # media the platform processes in the background resumes from it instead of uploading again.
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class EditResult:
-    """The platform's answer to an edit: the post's (possibly new) url and when it was edited."""
+    """The platform's answer to an edit: the post's (possibly new) url and when it was edited.
+    ``done`` False (only where an edit uploads new media the platform still processes, e.g. a
+    Mastodon video): nothing is changed yet; persist ``state`` and call ``edit`` again with it in
+    ``EditRequest.state`` after ``poll_after`` seconds, as for :class:`PublishResult`."""
 
     url: str = ""
     edited_at: dt.datetime | None = None
+    done: bool = True
+    state: dict[str, Any] = field(default_factory=dict)
+    poll_after: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -360,17 +372,26 @@ class PlatformClient:
     # after publishing
     def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
         """Change a published post in place (only the fields of ``request`` that are not None).
-        Raises NotSupported where the platform cannot edit; errors as for :meth:`publish`."""
+        Raises NotSupported where the platform cannot edit, Permanent with the platform's words
+        where it refuses this edit (an edit window closed, a field it does not change on this
+        kind of post); otherwise errors as for :meth:`publish`: the call that changes the post is
+        sent as one that ``creates`` (:func:`platforms.http.before_creates` runs before it, and a
+        failure after it may have left is UnknownOutcome). Setting the same values again is
+        harmless on every platform that edits in place."""
         raise NotSupported
 
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """Remove a published post. A post the platform no longer has counts as deleted (returns
-        normally). Raises NotSupported where the platform cannot delete."""
+        normally), so a delete whose answer was lost (UnknownOutcome) can safely be sent again.
+        Raises NotSupported where the platform cannot delete, Permanent where it refuses (e.g.
+        Telegram after 48 hours). The deleting call is sent as one that ``creates``, as for
+        :meth:`edit`."""
         raise NotSupported
 
     def revoke_token(self, creds: Credentials) -> None:
-        """Revoke the account's token at the platform (on disconnect). Raises NotSupported where
-        the platform has no revoke call."""
+        """Revoke the account's token at the platform (on disconnect); a token the platform
+        already forgot counts as revoked. Raises NotSupported where the platform has no revoke
+        call."""
         raise NotSupported
 
     # accounts

@@ -407,6 +407,24 @@ class Client(PlatformClient):
             creds, str(found["uri"]), (found.get("value") or {}).get("createdAt"), str(found.get("cid") or "")
         )
 
+    # --- after publishing ----------------------------------------------------------------
+    # A post is a record: the app shows no edited post, so ``edit`` stays NotSupported; an app
+    # password is revoked only by its owner in the app's settings (no ``revoke_token``).
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``com.atproto.repo.deleteRecord`` of the post's record (repo, collection and rkey from
+        its ``at://`` uri): a record already gone deletes as well (the PDS answers 200)."""
+        repo, _, rest = platform_post_id.removeprefix("at://").partition("/")
+        collection, _, rkey = rest.partition("/")
+        if not repo or collection != POST or not rkey:
+            raise Permanent(f"{platform_post_id!r} is not a post's at:// uri", error_code=ErrorCode.INVALID_REQUEST)
+        self.xrpc(
+            "POST",
+            "com.atproto.repo.deleteRecord",
+            token=creds.access_token,
+            creates=True,
+            body={"repo": repo, "collection": POST, "rkey": rkey},
+        )
+
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         return self._get_post(creds, record_key(request.target_id))
 

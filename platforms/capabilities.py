@@ -49,9 +49,14 @@ class Capabilities:
     max_document_bytes: int | None = None
     max_video_seconds: int | None = None
     # After publishing (the platform's own edit and delete calls): the fields of a published post
-    # the platform lets its author change ("text", "title", "media"), and whether it deletes one.
+    # the platform lets its author change ("text", "title", "media"), and whether it deletes one;
+    # how long after publishing it still takes each (None: no window), and whether it revokes an
+    # account's token on disconnect (``PlatformClient.revoke_token``).
     edit_fields: frozenset[str] = frozenset()
     deletable: bool = False
+    edit_window_seconds: int | None = None
+    delete_window_seconds: int | None = None
+    revocable_token: bool = False
 
     @property
     def has_analytics(self) -> bool:
@@ -80,7 +85,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=5 * MIB,  # X media upload: images 5 MB, videos 512 MB and 140 s
             max_video_bytes=512 * MIB,
             max_video_seconds=140,
+            # DELETE /2/tweets/:id; the v2 API reads edit history but has no call that edits
             deletable=True,
+            revocable_token=True,  # POST /2/oauth2/revoke
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -100,6 +107,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=1000 * KB,  # app.bsky.embed.images blob maxSize; embed.video 100 MB, 3 min
             max_video_bytes=100 * MB,
             max_video_seconds=180,
+            # com.atproto.repo.deleteRecord; no edit (the app shows no edited post)
             deletable=True,
         ),
         Capabilities(
@@ -115,8 +123,10 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=500,
             max_image_bytes=16 * MIB,  # Mastodon's default MAX_IMAGE_SIZE and MAX_VIDEO_SIZE
             max_video_bytes=99 * MIB,
+            # PUT /api/v1/statuses/:id (text and media, history kept, no window); DELETE the same
             edit_fields=frozenset({"text", "media"}),
             deletable=True,
+            revocable_token=True,  # POST /oauth/revoke
         ),
         Capabilities(
             Platform.THREADS,
@@ -136,6 +146,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=8 * MIB,  # Threads media specifications: images 8 MB, videos 1 GB and 5 min
             max_video_bytes=1 * GIB,
             max_video_seconds=300,
+            # DELETE /{threads-media-id} (threads_delete, 100 a day); no edit call
             deletable=True,
         ),
         Capabilities(
@@ -157,8 +168,10 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_video_bytes=500 * MIB,
             max_document_bytes=100 * MIB,
             max_video_seconds=1800,
+            # Posts API: PARTIAL_UPDATE of commentary only; DELETE /rest/posts/{urn}
             edit_fields=frozenset({"text"}),
             deletable=True,
+            revocable_token=True,  # POST /oauth/v2/revoke
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -178,6 +191,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=8 * MIB,  # Instagram content publishing: images 8 MB, reels 300 MB and 15 min
             max_video_bytes=300 * MIB,
             max_video_seconds=900,
+            # POST /{ig-media-id} changes only comment_enabled: no caption edit, no delete
+            revocable_token=True,  # DELETE /{user-id}/permissions (the Facebook Login behind it)
         ),
         Capabilities(
             Platform.FACEBOOK,
@@ -195,8 +210,10 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=4 * MIB,  # Graph API page photos 4 MB; page videos 10 GB and 240 min
             max_video_bytes=10 * GIB,
             max_video_seconds=240 * 60,
+            # POST /{post-id} with message; DELETE /{post-id}
             edit_fields=frozenset({"text"}),
             deletable=True,
+            revocable_token=True,  # DELETE /{user-id}/permissions
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -216,6 +233,8 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=20 * MIB,  # Content Posting API: photos 20 MB, videos 4 GB and 10 min
             max_video_bytes=4 * GIB,
             max_video_seconds=600,
+            # the Content Posting API neither edits nor deletes a published post
+            revocable_token=True,  # POST /v2/oauth/revoke/
         ),
         Capabilities(
             Platform.YOUTUBE,
@@ -233,8 +252,10 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=10000,
             max_video_bytes=256 * GIB,  # YouTube uploads: 256 GB, 12 hours
             max_video_seconds=12 * 3600,
+            # videos.update (snippet title and description); videos.delete
             edit_fields=frozenset({"text", "title"}),
             deletable=True,
+            revocable_token=True,  # POST oauth2.googleapis.com/revoke
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -253,6 +274,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             max_image_bytes=32 * MIB,  # Pinterest: images 32 MB, videos 2 GB and 15 min
             max_video_bytes=2 * GIB,
             max_video_seconds=900,
+            # PATCH /v5/pins/{id} (title, description; not the media); DELETE /v5/pins/{id}
             edit_fields=frozenset({"text", "title"}),
             deletable=True,
         ),
@@ -269,8 +291,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             max_image_bytes=5 * MIB,  # Bot API files sent by URL: photos 5 MB, other files 20 MB
             max_video_bytes=20 * MIB,
+            # editMessageText / editMessageCaption (no window for the bot's own messages);
+            # deleteMessage only within 48 hours of sending
             edit_fields=frozenset({"text"}),
             deletable=True,
+            delete_window_seconds=48 * 3600,
         ),
         Capabilities(
             Platform.GOOGLE_BUSINESS,
@@ -283,8 +308,10 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             refreshable_token=True,
             max_image_bytes=5 * MIB,  # Business Profile post photos: 10 KB to 5 MB
+            # localPosts.patch with updateMask=summary; localPosts.delete
             edit_fields=frozenset({"text"}),
             deletable=True,
+            revocable_token=True,  # POST oauth2.googleapis.com/revoke
         ),
     ]
 }

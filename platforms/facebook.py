@@ -19,15 +19,19 @@ from platforms._meta_common import (
     FACEBOOK_DIALOG_HOST,
     GRAPH_VERSION,
     GraphApi,
+    delete_object,
     facebook_login_token,
     insight_values,
     parse_time,
     post_comment,
+    revoke_login,
 )
 from platforms.base import (
     AccountProfile,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
     Metrics,
     NotSupported,
@@ -38,7 +42,8 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
-from platforms.http import dialog_url, utcnow, web_url
+from platforms.capabilities import CAPABILITIES
+from platforms.http import dialog_url, refuse_edit_fields, utcnow, web_url
 
 LIVE_BASE_URL = "https://graph.facebook.com"
 WEB_URL = "https://www.facebook.com"
@@ -311,6 +316,32 @@ class Client(PlatformClient):
                     published_at=parse_time(post.get("created_time")),
                 )
         return None
+
+    # --- after publishing ----------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``POST /{post-id}`` with ``message``: a page post's text, in place (its photos, video
+        and link stay; Pages have no edit window). Answers ``{"success": true}``."""
+        refuse_edit_fields("FACEBOOK", request, CAPABILITIES[Platform.FACEBOOK].edit_fields)
+        if request.text is None:
+            return EditResult(url=self.web_url(f"/{request.platform_post_id}"))
+        self.graph.call(
+            "POST", request.platform_post_id, token=creds.access_token, data={"message": request.text}, creates=True
+        )
+        return EditResult(url=self.web_url(f"/{request.platform_post_id}"), edited_at=utcnow())
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``DELETE /{post-id}`` with the page token."""
+        delete_object(self.graph, creds, platform_post_id)
+
+    def revoke_token(self, creds: Credentials) -> None:
+        """``DELETE /{user-id}/permissions`` with the app's token: a page token cannot revoke the
+        login it came from, the app can. This ends the whole Facebook Login of the person who
+        connected the page, so every page connected through it stops working too."""
+        user_id = creds.extra.get("user_id", "")
+        if not user_id:
+            raise Permanent("the account has no Facebook user id to revoke", error_code=ErrorCode.INVALID_REQUEST)
+        app_token = f"{self.app.client_id}|{self.app.client_secret}"
+        revoke_login(self.graph, user_id=user_id, token=app_token, users_own_token=False)
 
     # --- analytics --------------------------------------------------------------------
     def _posts(

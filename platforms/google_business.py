@@ -19,6 +19,8 @@ from platforms.base import (
     AccountProfile,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
     Metrics,
     Permanent,
@@ -27,7 +29,8 @@ from platforms.base import (
     PublishResult,
     RemotePost,
 )
-from platforms.http import as_int, host_url, parse_instant
+from platforms.capabilities import CAPABILITIES
+from platforms.http import as_int, host_url, parse_instant, refuse_edit_fields
 
 LIVE_BASE_URL = "https://mybusiness.googleapis.com"
 LIVE_ACCOUNTS_URL = "https://mybusinessaccountmanagement.googleapis.com/v1"
@@ -125,6 +128,27 @@ class Client(GoogleClient):
         )
 
     # --- analytics -----------------------------------------------------------------------
+    # --- after publishing ----------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``localPosts.patch`` (``PATCH /v4/{name}?updateMask=summary``): the post's text; the
+        answer is the LocalPost with its new ``updateTime``."""
+        refuse_edit_fields("GOOGLE_BUSINESS", request, CAPABILITIES[Platform.GOOGLE_BUSINESS].edit_fields)
+        if request.text is None:
+            return EditResult()
+        post = self._json(
+            "PATCH",
+            f"/v4/{request.platform_post_id}",
+            creds,
+            params={"updateMask": "summary"},
+            json={"summary": request.text},
+            creates=True,
+        )
+        return EditResult(url=str(post.get("searchUrl") or ""), edited_at=parse_instant(post.get("updateTime")))
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``localPosts.delete`` (``DELETE /v4/{name}``): ``{}``; a post already gone (404) counts."""
+        self.delete_resource(f"/v4/{platform_post_id}", creds)
+
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
         posts = self._pages(f"/v4/{creds.external_id}/localPosts", creds, "localPosts", {"pageSize": 100})
         found = []

@@ -32,6 +32,7 @@ from urllib3.exceptions import (
 from platforms.base import (
     AuthError,
     Credentials,
+    EditRequest,
     ErrorCode,
     Permanent,
     PlatformError,
@@ -142,6 +143,19 @@ def send(
             if never_sent(exc, wire):
                 raise Transient(f"could not reach {host}, nothing was sent: {kind}") from exc
             raise Transient(f"could not reach {host}: {kind}") from exc
+
+
+def refuse_edit_fields(platform: str, request: EditRequest, editable: frozenset[str]) -> None:
+    """Raise Permanent (invalid_request) when ``request`` changes a field ``platform`` cannot
+    change after publishing (its capabilities' ``edit_fields``), before anything is sent."""
+    asked = {"text": request.text, "title": request.title, "media": request.media}
+    refused = sorted(name for name, value in asked.items() if value is not None and name not in editable)
+    if refused:
+        can = ", ".join(sorted(editable)) or "nothing"
+        raise Permanent(
+            f"{platform} cannot change the {' or '.join(refused)} of a published post (it changes {can})",
+            error_code=ErrorCode.INVALID_REQUEST,
+        )
 
 
 # --- reading answers ---------------------------------------------------------------------

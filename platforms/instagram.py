@@ -28,6 +28,7 @@ from platforms._meta_common import (
     long_lived_token,
     parse_time,
     post_comment,
+    revoke_login,
 )
 from platforms.base import (
     AccountProfile,
@@ -236,6 +237,14 @@ class Client(PlatformClient):
         )
 
     # --- analytics and helpers ------------------------------------------------------------
+    # --- after publishing ----------------------------------------------------------------
+    # The Instagram Graph API changes only ``comment_enabled`` of a published media (no caption
+    # edit) and documents no delete: ``edit`` and ``delete`` stay NotSupported.
+    def revoke_token(self, creds: Credentials) -> None:
+        """``DELETE /me/permissions`` with the account's token (a Facebook Login user token): the
+        login ends, and every Instagram account connected through it stops working."""
+        revoke_login(self.graph, user_id="me", token=creds.access_token, users_own_token=True)
+
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
         params = {"fields": MEDIA_FIELDS, "since": int(since.timestamp()), "limit": 100}
         posts = [

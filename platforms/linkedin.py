@@ -24,6 +24,8 @@ from platforms.base import (
     AuthError,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
     Metrics,
     Permanent,
@@ -37,21 +39,25 @@ from platforms.base import (
     Transient,
     UnknownOutcome,
 )
+from platforms.capabilities import CAPABILITIES
 from platforms.http import (
     as_int,
     download_media,
     host_url,
     json_or_empty,
     parse_instant,
+    refuse_edit_fields,
     retry_at_from,
     send,
     token_credentials,
+    utcnow,
     web_url,
 )
 
 LIVE_BASE_URL = "https://api.linkedin.com"
 LIVE_AUTHORIZE_URL = "https://www.linkedin.com/oauth/v2/authorization"
 LIVE_TOKEN_URL = "https://www.linkedin.com/oauth/v2/accessToken"
+LIVE_REVOKE_URL = "https://www.linkedin.com/oauth/v2/revoke"
 API_VERSION = "202506"
 SCOPES = (
     "openid",
@@ -346,6 +352,52 @@ class Client(PlatformClient):
         return PublishResult(done=True, platform_post_id=comment_urn)
 
     # --- analytics -----------------------------------------------------------------------
+    # --- after publishing ----------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``POST /rest/posts/{urn}`` with ``X-RestLi-Method: PARTIAL_UPDATE`` and ``{"patch":
+        {"$set": {"commentary": …}}}``: 204. The Posts API changes only the commentary (and a few
+        ad fields) of a published post; its media stay."""
+        refuse_edit_fields("LINKEDIN", request, CAPABILITIES[Platform.LINKEDIN].edit_fields)
+        urn = request.platform_post_id
+        if request.text is not None:
+            self._call(
+                "POST",
+                f"/rest/posts/{urn_path(urn)}",
+                creds,
+                creates=True,
+                headers={"X-RestLi-Method": "PARTIAL_UPDATE"},
+                json={"patch": {"$set": {"commentary": request.text}}},
+            )
+        return EditResult(url=self.post_url(urn), edited_at=utcnow() if request.text is not None else None)
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``DELETE /rest/posts/{urn}`` (``X-RestLi-Method: DELETE``): 204, also for a post already
+        deleted (LinkedIn documents deletes as idempotent); a 404 counts as deleted too."""
+        try:
+            self._call(
+                "DELETE",
+                f"/rest/posts/{urn_path(platform_post_id)}",
+                creds,
+                creates=True,
+                headers={"X-RestLi-Method": "DELETE"},
+            )
+        except Permanent as exc:
+            if exc.http_status != 404:
+                raise
+
+    def revoke_token(self, creds: Credentials) -> None:
+        """``POST https://www.linkedin.com/oauth/v2/revoke`` with the app's credentials and the
+        access token: 200, for a token already revoked too."""
+        url = host_url(self.base_url, LIVE_BASE_URL, LIVE_REVOKE_URL, "/oauth/v2/revoke")
+        data = {"client_id": self.app.client_id, "client_secret": self.app.client_secret, "token": creds.access_token}
+        response = send(self.session, "POST", url, timeout=self.timeout, creates=True, data=data)
+        if response.status_code >= 400:
+            body = json_or_empty(response)
+            message = str(body.get("error_description") or body.get("error") or f"HTTP {response.status_code}")
+            if response.status_code >= 500:
+                raise Transient(message, http_status=response.status_code)
+            raise Permanent(message, error_code=ErrorCode.INVALID_REQUEST, http_status=response.status_code)
+
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
         author = f"urn:li:person:{creds.external_id}"
         found: list[RemotePost] = []

@@ -24,7 +24,10 @@ from platforms.base import (
     AuthError,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
+    MediaItem,
     Metrics,
     Permanent,
     Platform,
@@ -176,9 +179,21 @@ class Client(PlatformClient):
 
     # --- publish ------------------------------------------------------------------------
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        media_ids, ready = self._upload_media(creds, request.media, state)
+        if len(ready) < len(media_ids):
+            return PublishResult(
+                done=False, state={"media_ids": media_ids, "ready": ready}, poll_after=PROCESSING_POLL_SECONDS
+            )
+        return self._post_status(creds, request, media_ids)
+
+    def _upload_media(
+        self, creds: Credentials, media: tuple[MediaItem, ...], state: dict[str, Any]
+    ) -> tuple[list[str], list[str]]:
+        """Upload the media ``state`` does not hold yet (``POST /api/v2/media``) and ask after
+        those still processing: (every attachment id, the ids ready to attach)."""
         media_ids: list[str] = list(state.get("media_ids", []))
         ready: list[str] = list(state.get("ready", []))
-        for item in request.media[len(media_ids) :]:
+        for item in media[len(media_ids) :]:
             data, mime = download_media(self.session, item.url, timeout=self.timeout)
             form = {"description": item.alt_text} if item.alt_text else {}
             response = self._call(
@@ -198,11 +213,7 @@ class Client(PlatformClient):
             response = self._call("GET", f"/api/v1/media/{media_id}", creds, ok=(200, 206))
             if response.status_code == 200 and response.json().get("url"):
                 ready.append(media_id)
-        if len(ready) < len(media_ids):
-            return PublishResult(
-                done=False, state={"media_ids": media_ids, "ready": ready}, poll_after=PROCESSING_POLL_SECONDS
-            )
-        return self._post_status(creds, request, media_ids)
+        return media_ids, ready
 
     def comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         """A status with ``in_reply_to_id`` (the thread items' call), deduplicated on
@@ -236,6 +247,52 @@ class Client(PlatformClient):
             url=str(status.get("url") or status.get("uri") or ""),
             published_at=parse_instant(status.get("created_at")),
         )
+
+    # --- after publishing ------------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``PUT /api/v1/statuses/:id``. Mastodon replaces the whole status with what the call
+        carries (a missing ``status`` empties the text, missing ``media_ids`` drop the media), so
+        the fields not being changed are read first (the status, and its ``/source`` for the plain
+        text) and sent again. New media are uploaded first; a video still processing answers
+        ``done=False`` with the attachment ids in ``state``. The server keeps every version
+        (``GET /api/v1/statuses/:id/history``) and sets ``edited_at``; it has no edit window."""
+        status_path = f"/api/v1/statuses/{request.platform_post_id}"
+        media_ids: list[str] | None = None
+        if request.media is not None:
+            media_ids, ready = self._upload_media(creds, request.media, request.state)
+            if len(ready) < len(media_ids):
+                return EditResult(
+                    done=False, state={"media_ids": media_ids, "ready": ready}, poll_after=PROCESSING_POLL_SECONDS
+                )
+        current = self._call("GET", status_path, creds).json()
+        text = request.text
+        if text is None:
+            text = str(self._call("GET", f"{status_path}/source", creds).json().get("text") or "")
+        if media_ids is None:
+            media_ids = [str(m["id"]) for m in current.get("media_attachments") or []]
+        payload: dict[str, Any] = {
+            "status": text,
+            "media_ids": media_ids,
+            "spoiler_text": request.options.get("spoilerText", current.get("spoiler_text") or ""),
+            "sensitive": request.options.get("sensitive", bool(current.get("sensitive"))),
+        }
+        language = request.options.get("language", current.get("language"))
+        if language:
+            payload["language"] = language
+        status = self._call("PUT", status_path, creds, creates=True, json=payload).json()
+        return EditResult(
+            url=str(status.get("url") or status.get("uri") or ""), edited_at=parse_instant(status.get("edited_at"))
+        )
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``DELETE /api/v1/statuses/:id``; a status already gone answers 404 (counted done)."""
+        self._call("DELETE", f"/api/v1/statuses/{platform_post_id}", creds, creates=True, ok=(200, 404))
+
+    def revoke_token(self, creds: Credentials) -> None:
+        """``POST /oauth/revoke`` (RFC 7009) with the app's credentials; the server answers 200
+        for a token it no longer knows as well."""
+        data = {"client_id": self.app.client_id, "client_secret": self.app.client_secret, "token": creds.access_token}
+        self._call("POST", "/oauth/revoke", None, data=data)
 
     # --- listing ------------------------------------------------------------------------
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:

@@ -20,6 +20,8 @@ from platforms.base import (
     Board,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
     Metrics,
     Permanent,
@@ -31,15 +33,18 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.capabilities import CAPABILITIES
 from platforms.http import (
     as_int,
     download_media,
     host_url,
     json_or_empty,
     parse_instant,
+    refuse_edit_fields,
     retry_at_from,
     send,
     token_credentials,
+    utcnow,
     web_url,
 )
 
@@ -266,6 +271,28 @@ class Client(PlatformClient):
         )
 
     # --- analytics -----------------------------------------------------------------------
+    # --- after publishing ----------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``PATCH /v5/pins/{pin_id}`` with ``description`` (our text) and ``title``: the pin
+        answered. A pin's media cannot change. (Pinterest documents no token revoke call.)"""
+        refuse_edit_fields("PINTEREST", request, CAPABILITIES[Platform.PINTEREST].edit_fields)
+        body: dict[str, Any] = {}
+        if request.text is not None:
+            body["description"] = request.text
+        if request.title is not None:
+            body["title"] = request.title
+        if body:
+            self._call("PATCH", f"/pins/{request.platform_post_id}", creds, json=body, creates=True)
+        return EditResult(url=self.pin_url(request.platform_post_id), edited_at=utcnow() if body else None)
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``DELETE /v5/pins/{pin_id}``: 204; a pin already gone (404 "Pin not found.") counts."""
+        try:
+            self._call("DELETE", f"/pins/{platform_post_id}", creds, creates=True)
+        except Permanent as exc:
+            if exc.http_status != 404:
+                raise
+
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
         posts: list[RemotePost] = []
         bookmark = ""

@@ -23,6 +23,8 @@ from platforms.base import (
     AuthError,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
     Permanent,
     Platform,
@@ -33,7 +35,8 @@ from platforms.base import (
     RateLimited,
     Transient,
 )
-from platforms.http import json_or_empty, send, web_url
+from platforms.capabilities import CAPABILITIES
+from platforms.http import json_or_empty, refuse_edit_fields, send, web_url
 
 LIVE_BASE_URL = "https://api.telegram.org"
 WEB_URL = "https://t.me"
@@ -173,6 +176,59 @@ class Client(PlatformClient):
             messages = self.call(creds.access_token, "sendMediaGroup", {**common, "media": group}, creates=True)
             message = messages[0]
         return self.result_from(message)
+
+    # --- after publishing ----------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``editMessageText`` for a text message, ``editMessageCaption`` for a media one (its
+        first message for an album): the edited Message. A bot edits its own channel posts with
+        no time limit. An edit repeating the text already there answers "message is not
+        modified": the text is as asked, so it counts as done. Where the content type is not
+        given, a text edit refused with "there is no text in the message to edit" (nothing
+        changed) is sent again as a caption edit."""
+        refuse_edit_fields("TELEGRAM", request, CAPABILITIES[Platform.TELEGRAM].edit_fields)
+        if request.text is None:
+            return EditResult()
+        common = {"chat_id": creds.external_id, "message_id": int(request.platform_post_id)}
+        caption = request.content_type not in ("", "TEXT")
+        if not caption:
+            try:
+                message = self._edit(creds, "editMessageText", {**common, "text": request.text})
+            except Permanent as exc:
+                if request.content_type or "no text in the message" not in exc.message:
+                    raise
+                caption = True
+        if caption:
+            message = self._edit(creds, "editMessageCaption", {**common, "caption": request.text})
+        published = self.result_from(message) if message else None
+        edited = message.get("edit_date") if message else None
+        return EditResult(
+            url=published.url if published else "",
+            edited_at=dt.datetime.fromtimestamp(edited, dt.UTC) if isinstance(edited, int) else None,
+        )
+
+    def _edit(self, creds: Credentials, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            result = self.call(creds.access_token, method, params, creates=True)
+        except Permanent as exc:
+            if "message is not modified" in exc.message:
+                return None
+            raise
+        return result if isinstance(result, dict) else None
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``deleteMessage``: only within 48 hours of sending ("message can't be deleted for
+        everyone" after, a Permanent); a message already gone ("message to delete not found")
+        counts as deleted. (A bot token is revoked only through @BotFather: no revoke_token.)"""
+        try:
+            self.call(
+                creds.access_token,
+                "deleteMessage",
+                {"chat_id": creds.external_id, "message_id": int(platform_post_id)},
+                creates=True,
+            )
+        except Permanent as exc:
+            if "message to delete not found" not in exc.message:
+                raise
 
     def result_from(self, message: dict[str, Any]) -> PublishResult:
         chat = message.get("chat") or {}

@@ -18,6 +18,7 @@ from platforms._meta_common import (
     ContainerFlow,
     GraphApi,
     check_publishing_limit,
+    delete_object,
     find_recent_post,
     insight_values,
     parse_time,
@@ -205,6 +206,12 @@ class Client(PlatformClient):
         )
 
     # --- analytics --------------------------------------------------------------------
+    # --- after publishing ----------------------------------------------------------------
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``DELETE /{threads-media-id}`` (``threads_delete``; 100 deletes a day per account):
+        ``{"success": true, "deleted_id": …}``. The Threads API has no edit and no revoke call."""
+        delete_object(self.graph, creds, platform_post_id)
+
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
         params = {"fields": THREAD_FIELDS, "since": int(since.timestamp()), "limit": 100}
         nodes = self.graph.pages(f"{creds.external_id}/threads", token=creds.access_token, params=params)

@@ -203,6 +203,13 @@ class Client(PlatformClient):
             raise AuthError("No refresh token is stored for this TikTok account")
         return self._token({"grant_type": "refresh_token", "refresh_token": creds.refresh_token})
 
+    def revoke_token(self, creds: Credentials) -> None:
+        """``POST /v2/oauth/revoke/`` with the app's key and secret: the user's authorization of
+        the app ends, every token of it stops working (an empty 200, for a token already revoked
+        too). The Content Posting API neither edits nor deletes a published post."""
+        data = {"client_key": self.app.client_id, "client_secret": self.app.client_secret, "token": creds.access_token}
+        self._call("POST", "v2/oauth/revoke/", data=data, creates=True)
+
     def check_token(self, creds: Credentials) -> AccountProfile:
         body = self._call(
             "GET",

@@ -128,6 +128,31 @@ class Client(PlatformClient):
             return Permanent(message, error_code=ErrorCode.MEDIA_REJECTED, http_status=status)
         return Permanent(message, error_code=ErrorCode.CONTENT_REJECTED, http_status=status)
 
+    # --- after publishing ----------------------------------------------------------------
+    # X's v2 API reads a post's edit history but has no call that edits: ``edit`` stays
+    # NotSupported.
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``DELETE /2/tweets/:id``: ``{"data": {"deleted": true}}``; a post already gone (404, or
+        ``deleted: false``) counts as deleted. Deleting any post of an edit chain deletes the chain."""
+        try:
+            self._call("DELETE", f"/2/tweets/{platform_post_id}", creds.access_token, creates=True)
+        except Permanent as exc:
+            if exc.http_status != 404:
+                raise
+
+    def revoke_token(self, creds: Credentials) -> None:
+        """``POST /2/oauth2/revoke`` with the app's Basic credentials, for the access token and
+        then the refresh token: ``{"revoked": true}`` (also for a token already revoked)."""
+        for token, hint in ((creds.access_token, "access_token"), (creds.refresh_token, "refresh_token")):
+            if token:
+                self._call(
+                    "POST",
+                    "/2/oauth2/revoke",
+                    creates=True,
+                    data={"token": token, "token_type_hint": hint, "client_id": self.app.client_id},
+                    auth=(self.app.client_id, self.app.client_secret),
+                )
+
     # --- OAuth 2.0 with PKCE --------------------------------------------------------------
     def _fallback_verifier(self, redirect_uri: str) -> str:
         """When the caller keeps no PKCE verifier, one derived from the app secret (plain method)."""

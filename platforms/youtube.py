@@ -20,6 +20,8 @@ from platforms.base import (
     AccountProfile,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
+    EditResult,
     ErrorCode,
     Metrics,
     Permanent,
@@ -29,8 +31,18 @@ from platforms.base import (
     RemotePost,
     Transient,
 )
+from platforms.capabilities import CAPABILITIES
 from platforms.capabilities import title_limit as platform_title_limit
-from platforms.http import as_int, download_media, json_or_empty, parse_instant, send, web_url
+from platforms.http import (
+    as_int,
+    download_media,
+    json_or_empty,
+    parse_instant,
+    refuse_edit_fields,
+    send,
+    utcnow,
+    web_url,
+)
 
 LIVE_BASE_URL = "https://www.googleapis.com"
 API = "/youtube/v3"
@@ -223,6 +235,46 @@ class Client(GoogleClient):
         )
 
     # --- analytics -----------------------------------------------------------------------
+    # --- after publishing ----------------------------------------------------------------
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        """``videos.update`` (``PUT /youtube/v3/videos?part=snippet``): the snippet is replaced
+        whole (title and categoryId are required), so the current one is read first
+        (``videos.list``) and sent back with the new title and description (our text)."""
+        refuse_edit_fields("YOUTUBE", request, CAPABILITIES[Platform.YOUTUBE].edit_fields)
+        video_id = request.platform_post_id
+        if request.text is None and request.title is None:
+            return EditResult(url=video_url(self.base_url, video_id))
+        found = self._json("GET", f"{API}/videos", creds, params={"part": "snippet", "id": video_id})
+        items = found.get("items") or []
+        if not items:
+            raise Permanent(
+                f"The video {video_id} cannot be found.", error_code=ErrorCode.INVALID_REQUEST, http_status=404
+            )
+        current = items[0].get("snippet") or {}
+        snippet = {
+            key: current[key]
+            for key in ("title", "description", "tags", "categoryId", "defaultLanguage")
+            if key in current
+        }
+        if request.title is not None:
+            snippet["title"] = request.title
+        if request.text is not None:
+            snippet["description"] = request.text
+        self._json(
+            "PUT",
+            f"{API}/videos",
+            creds,
+            params={"part": "snippet"},
+            json={"id": video_id, "snippet": snippet},
+            creates=True,
+        )
+        return EditResult(url=video_url(self.base_url, video_id), edited_at=utcnow())
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        """``videos.delete`` (``DELETE /youtube/v3/videos?id=…``): 204; ``videoNotFound`` (404)
+        counts as deleted."""
+        self.delete_resource(f"{API}/videos", creds, params={"id": platform_post_id})
+
     def fetch_post_metrics(self, creds: Credentials, platform_post_ids: list[str]) -> dict[str, Metrics]:
         result: dict[str, Metrics] = {}
         for start in range(0, len(platform_post_ids), PAGE_SIZE):

@@ -126,4 +126,19 @@ def oauth_urlpatterns(
         body["access_token"] = store.issue_token(account_id, ttl=ACCESS_TTL)
         return JsonResponse(body)
 
-    return [path("o/oauth2/v2/auth", authorize), path("token", token)]
+    @view
+    def revoke(request: HttpRequest) -> HttpResponse:
+        """``POST /revoke`` with ``token`` (access or refresh): the grant ends, every token of it
+        fails from now on; a token already revoked or unknown: 400 ``invalid_token``."""
+        request.sandbox_log = {"revoke": True}  # type: ignore[attr-defined]
+        if request.method != "POST":
+            return oauth_error(405, "invalid_request", "POST required")
+        raw = request.POST.get("token") or request.GET.get("token") or ""
+        payload = store.token(raw)
+        if not payload or payload.get("kind") not in ("access", "refresh") or store.is_revoked(payload["account_id"]):
+            return oauth_error(400, "invalid_token", "Token expired or revoked")
+        store.revoke_token(raw)
+        store.set_revoked(str(payload["account_id"]), True)
+        return JsonResponse({})
+
+    return [path("o/oauth2/v2/auth", authorize), path("token", token), path("revoke", revoke)]

@@ -101,6 +101,58 @@ def session_invalidated() -> JsonResponse:
     )
 
 
+def not_authorized(app_id: str = "") -> JsonResponse:
+    """A token of a user who revoked the app's login (``DELETE /{user-id}/permissions``)."""
+    return graph_error(
+        f"Error validating access token: The user has not authorized application {app_id}.".replace(" .", "."),
+        code=190,
+        subcode=458,
+    )
+
+
+def deauthorize(store: SandboxStore, user_id: str) -> None:
+    """The user's login of the app is revoked: every token it gave fails from now on."""
+    store.redis.sadd(store._key("deauthorized"), user_id)
+
+
+def _deauthorized(store: SandboxStore, owner: str) -> bool:
+    return bool(store.redis.sismember(store._key("deauthorized"), owner))
+
+
+def missing_object(method: str, object_id: str) -> JsonResponse:
+    """Graph's answer for an object that does not exist (any more), for ``method``."""
+    return graph_error(
+        f"Unsupported {method.lower()} request. Object with ID '{object_id}' does not exist, cannot be loaded due "
+        "to missing permissions, or does not support this operation",
+        code=100,
+        subcode=33,
+    )
+
+
+def revoke_permissions(store: SandboxStore, request: HttpRequest, user_id: str) -> JsonResponse:
+    """``DELETE /{user-id}/permissions`` (or ``/me/permissions``): with the user's own token, or
+    the app's (``{app-id}|{app-secret}``) naming the user. ``{"success": true}``."""
+    request.sandbox_log = {"revoke": True, "remoteId": user_id}  # type: ignore[attr-defined]
+    if request.method != "DELETE":
+        return bad_method()
+    raw = token_of(request)
+    app_id, bar, secret = raw.partition("|")
+    if bar:
+        if not app_id or not secret:
+            return invalid_token()
+        if store.get("user", user_id) is None:
+            return missing_object("DELETE", user_id)
+        deauthorize(store, user_id)
+        return JsonResponse({"success": True})
+    payload, error = authenticate(store, request)
+    if error or payload is None:
+        return error or invalid_token()
+    if payload.get("kind") != "user" or user_id not in ("me", str(payload["account_id"])):
+        return graph_error("(#200) Permissions error", code=200)
+    deauthorize(store, str(payload["account_id"]))
+    return JsonResponse({"success": True})
+
+
 def param(request: HttpRequest, name: str, default: str = "") -> str:
     return str(request.POST.get(name) or request.GET.get(name) or default)
 
@@ -124,6 +176,8 @@ def authenticate(store: SandboxStore, request: HttpRequest) -> tuple[dict[str, A
     owners = [str(payload["account_id"]), str(payload.get("user_id", "")), *map(str, payload.get("owns", []))]
     if any(store.is_revoked(owner) for owner in owners if owner):
         return None, session_invalidated()
+    if any(_deauthorized(store, owner) for owner in owners if owner):
+        return None, not_authorized()
     return payload, None
 
 
@@ -263,6 +317,8 @@ def facebook_login_token(store: SandboxStore, request: HttpRequest) -> JsonRespo
             return invalid_token()
         if store.is_revoked(str(payload["account_id"])) or any(store.is_revoked(a) for a in payload.get("owns", [])):
             return session_invalidated()
+        if _deauthorized(store, str(payload["account_id"])):
+            return not_authorized()
         token = store.issue_token(
             payload["account_id"], kind="user", ttl=LONG_LIVED_SECONDS, long_lived=True, owns=payload.get("owns", [])
         )

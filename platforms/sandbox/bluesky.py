@@ -459,6 +459,23 @@ def create_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     }, _ratelimit(user["did"])
 
 
+def delete_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
+    """``com.atproto.repo.deleteRecord``: the record leaves the repo (reads: RecordNotFound; the
+    author feed no longer lists it); a record that is not there deletes as well."""
+    user = _auth(request)
+    body = json_body(request)
+    rkey = str(body.get("rkey") or "")
+    uri = f"at://{user['did']}/{body.get('collection')}/{rkey}"
+    request.sandbox_log = {"delete": True, "remoteId": uri}  # type: ignore[attr-defined]
+    if str(body.get("repo")) not in {user["did"], user["handle"]}:
+        raise XrpcError(400, "InvalidRequest", "Invalid repo")
+    if body.get("collection") != POST or not rkey:
+        raise XrpcError(400, "InvalidRequest", "Input must have the properties collection and rkey")
+    _store().delete(f"posts:{user['did']}", rkey)
+    rev = _tid()
+    return {"commit": {"cid": _cid(rev.encode(), 0x71), "rev": rev}}, _ratelimit(user["did"])
+
+
 def get_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     user = _user_by(str(request.GET.get("repo") or "").lower())
     collection, rkey = request.GET.get("collection"), str(request.GET.get("rkey") or "")
@@ -514,6 +531,7 @@ PROCEDURES = {
     "com.atproto.server.refreshSession": refresh_session,
     "com.atproto.repo.uploadBlob": upload_blob,
     "com.atproto.repo.createRecord": create_record,
+    "com.atproto.repo.deleteRecord": delete_record,
 }
 QUERIES = {
     "com.atproto.server.getSession": get_session,

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import requests
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
 
 MEDIA_FETCH_TIMEOUT = 10.0
 _KINDS = {"image/jpeg": "image", "image/png": "image", "image/gif": "image", "video/mp4": "video"}
@@ -41,8 +41,10 @@ def request_params(request: HttpRequest) -> dict[str, Any]:
             body = None
         if isinstance(body, dict):
             params.update(body)
-    elif request.method == "POST":
-        for key, values in request.POST.lists():
+    elif request.method == "POST" or content_type.startswith("application/x-www-form-urlencoded"):
+        # Django parses a form only for POST; a PUT or PATCH form (SDKs send edits so) is read here.
+        form = request.POST if request.method == "POST" else QueryDict(request.body)
+        for key, values in form.lists():
             params[key] = values if key.endswith("[]") else values[-1]
     return params
 

@@ -133,6 +133,7 @@ def _post_view(post: dict[str, Any]) -> dict[str, Any]:
         "id": post["id"],
         "message": post.get("message", ""),
         "created_time": meta.iso(post["created"]),
+        "updated_time": meta.iso(post.get("updated") or post["created"]),
         "permalink_url": f"{pages.public_base(SLUG)}/{post['id']}",
         "full_picture": post.get("picture", ""),
         "reactions": {"data": [], "summary": {"total_count": grown["likes"]}},
@@ -206,6 +207,8 @@ def _node(node_id: str) -> dict[str, Any] | None:
 
 @simulator_view(SLUG)
 def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    if request.method in ("POST", "DELETE"):
+        return _change_post(request, node_id)
     if request.method != "GET":
         return meta.bad_method()
     _, error = _auth(request)
@@ -220,6 +223,39 @@ def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
             subcode=33,
         )
     return _json(found)
+
+
+def _change_post(request: HttpRequest, post_id: str) -> JsonResponse:
+    """``POST /{post-id}`` with ``message`` edits a page post's text; ``DELETE /{post-id}``
+    removes it (reads then answer code 100, subcode 33). Both need the page's token and answer
+    ``{"success": true}``."""
+    deleting = request.method == "DELETE"
+    request.sandbox_log = {"delete" if deleting else "edit": True, "remoteId": post_id}  # type: ignore[attr-defined]
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    s = _store()
+    post = s.get("post", post_id)
+    if post is None:
+        return meta.missing_object(request.method or "POST", post_id)
+    if payload.get("kind") != "page" or payload["account_id"] != post["page_id"]:
+        return meta.graph_error("(#200) The user hasn't authorized the application to perform this action", code=200)
+    if deleting:
+        s.delete("post", post_id)
+        return _json({"success": True})
+    message = meta.param(request, "message")
+    request.sandbox_log["text"] = message[:80]  # type: ignore[attr-defined]
+    if (scenario := meta.scenario_error(s, message, f"edit:{post_id}")) is not None:
+        return scenario
+    if not message.strip() and post["kind"] == "status" and not post.get("link"):
+        return meta.graph_error("(#100) Missing message or attachment", code=100)
+    s.update("post", post_id, message=message, updated=time.time())
+    return _json({"success": True})
+
+
+@simulator_view(SLUG)
+def permissions(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
+    return meta.revoke_permissions(_store(), request, user_id)
 
 
 @simulator_view(SLUG)
@@ -493,6 +529,7 @@ urlpatterns = [
     re_path(V + r"(?P<post_id>\d+_\d+)/insights$", insights),
     re_path(V + r"(?P<object_id>[\d_]+)/comments$", comments),
     re_path(V + r"(?P<object_id>[\d_]+)/comments$", comments),
+    re_path(V + r"(?P<user_id>\d+|me)/permissions$", permissions),
     re_path(V + r"(?P<node_id>[\d_]+)$", node),
     re_path(V + r"?$", root),
 ]

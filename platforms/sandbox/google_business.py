@@ -134,11 +134,11 @@ def location(request: HttpRequest, location_id: str) -> HttpResponse:
 
 
 def _post_view(post: dict[str, Any]) -> dict[str, Any]:
-    hidden = {"created", "user", "polls"}
+    hidden = {"created", "updated", "user", "polls"}
     return {
         **{k: v for k, v in post.items() if k not in hidden},
         "createTime": iso(post["created"]),
-        "updateTime": iso(post["created"]),
+        "updateTime": iso(post.get("updated") or post["created"]),
     }
 
 
@@ -223,10 +223,45 @@ def local_post(request: HttpRequest, account_id: str, location_id: str, post_id:
     if user is None:
         return unauthenticated()
     post = store.get("post", post_id)
+    if request.method in ("PATCH", "DELETE"):
+        kind = "edit" if request.method == "PATCH" else "delete"
+        name = f"accounts/{account_id}/locations/{location_id}/localPosts/{post_id}"
+        request.sandbox_log = {kind: True, "remoteId": name}  # type: ignore[attr-defined]
     if post is None or post["user"] != user["id"] or not post["name"].startswith(f"accounts/{account_id}/"):
         return google_error(404, "notFound", "Requested entity was not found.")
+    if request.method == "DELETE":
+        store.delete("post", post_id)
+        return JsonResponse({})
+    if request.method == "PATCH":
+        return _patch_post(request, post)
     if post["state"] == "PROCESSING":  # the photo is fetched by the next read
         post = store.update("post", post_id, state="LIVE") or post
+    return JsonResponse(_post_view(post))
+
+
+def _patch_post(request: HttpRequest, post: dict[str, Any]) -> HttpResponse:
+    """``localPosts.patch``: the fields named in ``updateMask`` are taken from the body (every
+    other one stays), validated as a new post is."""
+    mask = {m.strip() for m in request.GET.get("updateMask", "").split(",") if m.strip()}
+    editable = {"summary", "callToAction", "event", "offer", "media"}
+    if not mask or mask - editable:
+        return google_error(400, "badRequest", f"Request contains an invalid argument: updateMask {sorted(mask)}.")
+    data = json_body(request)
+    changed = {**post, **{field: data.get(field) for field in mask}}
+    summary = str(changed.get("summary") or "")
+    request.sandbox_log["text"] = summary[:80]  # type: ignore[attr-defined]
+    scenario = marker(summary)
+    if scenario == "unauthorized":
+        return unauthenticated()
+    if scenario == "fail":
+        return google_error(400, "invalid", "Request contains an invalid argument: the post violates content policy.")
+    problem = _validate(changed)
+    if problem:
+        return google_error(400, "badRequest", f"Request contains an invalid argument: {problem}")
+    post = (
+        store.update("post", post["name"].rsplit("/", 1)[-1], **{f: changed[f] for f in mask}, updated=time.time())
+        or post
+    )
     return JsonResponse(_post_view(post))
 
 

@@ -136,7 +136,14 @@ def _container_view(container: dict[str, Any]) -> dict[str, Any]:
 
 
 @simulator_view(SLUG)
+def permissions(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
+    return meta.revoke_permissions(_store(), request, user_id)
+
+
+@simulator_view(SLUG)
 def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    if request.method != "GET":  # a published media's caption cannot be changed, nor the media deleted
+        return meta.bad_method()
     _, error = _auth(request)
     if error:
         return error
@@ -402,6 +409,7 @@ urlpatterns = [
     re_path(V + r"(?P<ig_id>\d+)/content_publishing_limit$", publishing_limit),
     re_path(V + r"(?P<media_id>\d+)/insights$", insights),
     re_path(V + r"(?P<media_id>\d+)/comments$", comments),
+    re_path(V + r"(?P<user_id>\d+|me)/permissions$", permissions),
     re_path(V + r"(?P<node_id>\d+)$", node),
 ]
 

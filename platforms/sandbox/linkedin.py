@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.sandbox import pages
-from platforms.sandbox.common import bearer_token, digest, grown, redirect_with, sniff_kind
+from platforms.sandbox.common import as_dict, bearer_token, digest, grown, redirect_with, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -250,11 +250,11 @@ def _content_problem(content: dict[str, Any], member: dict[str, Any]) -> str | N
 
 def _post_view(post: dict[str, Any]) -> dict[str, Any]:
     return {
-        **{k: v for k, v in post.items() if k not in {"member", "created"}},
+        **{k: v for k, v in post.items() if k not in {"member", "created", "edited"}},
         "createdAt": int(post["created"] * 1000),
         "publishedAt": int(post["created"] * 1000),
-        "lastModifiedAt": int(post["created"] * 1000),
-        "lifecycleStateInfo": {"isEditedByAuthor": False},
+        "lastModifiedAt": int((post.get("edited") or post["created"]) * 1000),
+        "lifecycleStateInfo": {"isEditedByAuthor": bool(post.get("edited"))},
     }
 
 
@@ -328,6 +328,63 @@ def posts(request: HttpRequest) -> HttpResponse:
     store.put("fingerprint", fingerprint, {"urn": urn, "at": time.time()})
     request.sandbox_log["remoteId"] = urn  # type: ignore[attr-defined]
     return HttpResponse(status=201, headers={"x-restli-id": urn, "x-linkedin-id": urn})
+
+
+@view
+def post_detail(request: HttpRequest, urn: str) -> HttpResponse:
+    """``GET /rest/posts/{urn}``; ``POST`` with ``X-RestLi-Method: PARTIAL_UPDATE`` and
+    ``{"patch": {"$set": {"commentary": …}}}`` (204; only the commentary may change);
+    ``DELETE`` (204, for a post already deleted as well: LinkedIn's deletes are idempotent)."""
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    method = request.headers.get("X-RestLi-Method", "").upper()
+    post = store.get("post", urn)
+    if request.method == "DELETE":
+        request.sandbox_log = {"delete": True, "remoteId": urn}  # type: ignore[attr-defined]
+        if post is not None and post["member"] != member["id"]:
+            return _error(403, "ACCESS_DENIED", f"Not enough permissions to delete {urn}")
+        store.delete("post", urn)
+        return HttpResponse(status=204)
+    if post is None or post["member"] != member["id"]:
+        if request.method == "POST":
+            request.sandbox_log = {"edit": True, "remoteId": urn}  # type: ignore[attr-defined]
+        return _error(404, "NOT_FOUND", f"Post {urn} does not exist")
+    if request.method == "GET":
+        return JsonResponse(_post_view(post))
+    if request.method != "POST" or method != "PARTIAL_UPDATE":
+        return _error(400, "ILLEGAL_ARGUMENT", "Only PARTIAL_UPDATE is supported on a post")
+    request.sandbox_log = {"edit": True, "remoteId": urn}  # type: ignore[attr-defined]
+    changes = as_dict(as_dict(json_body(request).get("patch")).get("$set"))
+    unknown = sorted(set(changes) - {"commentary", "contentCallToActionLabel", "contentLandingPage", "adContext"})
+    if not changes or unknown:
+        return _error(422, "UNPROCESSABLE_ENTITY", f"Field(s) cannot be updated: {', '.join(unknown) or 'none given'}")
+    commentary = str(changes.get("commentary", post["commentary"]))
+    request.sandbox_log["text"] = commentary[:80]  # type: ignore[attr-defined]
+    scenario = marker(commentary)
+    if scenario == "unauthorized":
+        return _unauthorized()
+    if scenario == "fail":
+        return _error(422, "UNPROCESSABLE_ENTITY", "Commentary violates the professional community policies")
+    if len(commentary) > 3000:
+        return _error(422, "UNPROCESSABLE_ENTITY", "commentary must be at most 3000 characters")
+    store.update("post", urn, commentary=commentary, edited=time.time())
+    return HttpResponse(status=204)
+
+
+@view
+def revoke(request: HttpRequest) -> HttpResponse:
+    """``POST /oauth/v2/revoke`` with the app's credentials: the token stops working (200, for a
+    token already revoked as well)."""
+    request.sandbox_log = {"revoke": True}  # type: ignore[attr-defined]
+    if request.method != "POST" or not request.POST.get("client_id") or not request.POST.get("client_secret"):
+        return JsonResponse(
+            {"error": "invalid_client", "error_description": "Client authentication failed"}, status=401
+        )
+    if not request.POST.get("token"):
+        return JsonResponse({"error": "invalid_request", "error_description": "token is required"}, status=400)
+    store.revoke_token(request.POST["token"])
+    return HttpResponse(status=200)
 
 
 def _own_post(member: dict[str, Any], urn: str) -> dict[str, Any] | None:
@@ -439,7 +496,9 @@ urlpatterns = [
     path("oauth/v2/accessToken", access_token),
     path("v2/userinfo", userinfo),
     path("rest/memberFollowersCount", followers_count),
+    path("oauth/v2/revoke", revoke),
     path("rest/posts", posts),
+    path("rest/posts/<str:urn>", post_detail),
     path("rest/socialActions/<str:urn>/comments", social_action_comments),
     path("rest/socialActions/<str:urn>", social_actions),
     path("rest/memberCreatorPostAnalytics", creator_analytics),

@@ -1,6 +1,8 @@
 """Simulator of a Mastodon server's REST API: app registration, OAuth (authorize auto-approves and
 creates a new user), instance info, verify_credentials, media v2 with background processing,
-statuses with ``Idempotency-Key``, the account's statuses, error bodies ``{"error": ...}`` and the
+statuses with ``Idempotency-Key``, editing (``PUT``: the whole status is replaced, every version
+kept for ``/history``, ``edited_at`` set; ``/source`` gives the plain text) and deleting them,
+token revocation, the account's statuses, error bodies ``{"error": ...}`` and the
 ``X-RateLimit-*`` headers. Paths are the real ones under ``/sandbox/mastodon/``."""
 
 from __future__ import annotations
@@ -413,9 +415,13 @@ def media_detail(request: HttpRequest, media_id: str) -> HttpResponse:
 # --- statuses ----------------------------------------------------------------------------
 
 
+def _html(text: str) -> str:
+    return "".join(f"<p>{html.escape(p).replace(chr(10), '<br />')}</p>" for p in text.split("\n\n"))
+
+
 def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str, Any]) -> dict[str, Any]:
     base = _base(request)
-    paragraphs = "".join(f"<p>{html.escape(p).replace(chr(10), '<br />')}</p>" for p in status["text"].split("\n\n"))
+    paragraphs = _html(status["text"])
     media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
     return {
         "id": status["id"],
@@ -436,7 +442,7 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "reblogged": False,
         "muted": False,
         "bookmarked": False,
-        "edited_at": None,
+        "edited_at": iso(status["edited"], millis=True) if status.get("edited") else None,
         "content": paragraphs,
         "reblog": None,
         "application": {"name": "Crosspost", "website": None},
@@ -533,9 +539,134 @@ def status_detail(request: HttpRequest, status_id: str) -> HttpResponse:
         return failure
     assert account is not None
     status = _store().get(f"statuses:{account['id']}", status_id)
+    if request.method in ("PUT", "DELETE"):
+        request.sandbox_log = {"edit" if request.method == "PUT" else "delete": True, "remoteId": status_id}  # type: ignore[attr-defined]
     if status is None:
         return _error("Record not found", 404, headers)
+    if request.method == "DELETE":
+        _store().delete(f"statuses:{account['id']}", status_id)
+        body = _status_json(request, status, account)
+        body["text"] = status["text"]  # the source, for "delete and redraft"
+        return json_response(body, headers=headers)
+    if request.method == "PUT":
+        return _edit_status(request, status, account, headers)
     return json_response(_status_json(request, status, account), headers=headers)
+
+
+def _snapshot(status: dict[str, Any], at: float) -> dict[str, Any]:
+    keys = ("text", "spoiler_text", "sensitive", "media_ids")
+    return {"at": at, **{key: status[key] for key in keys}}
+
+
+def _edit_status(
+    request: HttpRequest, status: dict[str, Any], account: dict[str, Any], headers: dict[str, str]
+) -> HttpResponse:
+    """Mastodon's UpdateStatusService: every attribute is set from the call (an absent ``status``
+    empties the text, absent ``media_ids`` drop the media), the previous version is kept."""
+    params = request_params(request)
+    text = str(params.get("status") or "")
+    request.sandbox_log["text"] = text[:80]  # type: ignore[attr-defined]
+    scenario = marker(text)
+    if scenario == "unauthorized":
+        return _error("The access token is invalid", 401)
+    if scenario == "flaky" and _store().first_time(f"flaky-edit:{status['id']}:{text}"):
+        return _error("Service Unavailable", 503)
+    if scenario == "fail":
+        return _error("Validation failed: Text contains content this server does not accept", 422, headers)
+    media_ids = _media_ids(params)
+    if not text.strip() and not media_ids:
+        return _error("Validation failed: Text can't be blank", 422, headers)
+    if len(text) > 500:
+        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
+    if len(media_ids) > 4:
+        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
+    for media_id in media_ids:
+        media = _store().get("media", media_id)
+        if media is None or media["account_id"] != account["id"]:
+            return _error("Record not found", 404, headers)
+        if media["ready_at"] > time.time():
+            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    now = time.time()
+    history = status.get("history") or [_snapshot(status, status["created"])]
+    spoiler = str(params.get("spoiler_text") or "")
+    status.update(
+        text=text,
+        media_ids=media_ids,
+        spoiler_text=spoiler,
+        sensitive=str(params.get("sensitive", "")).lower() in {"true", "1"} or bool(spoiler),
+        language=str(params.get("language") or status["language"]),
+        edited=now,
+    )
+    status["history"] = [*history, _snapshot(status, now)]
+    _store().put(f"statuses:{account['id']}", status["id"], status)
+    return json_response(_status_json(request, status, account), headers=headers)
+
+
+@simulator_view(SLUG)
+def status_history(request: HttpRequest, status_id: str) -> HttpResponse:
+    """``GET /api/v1/statuses/:id/history``: every version, oldest first (one for a status never
+    edited), as StatusEdit entities."""
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    status = _store().get(f"statuses:{account['id']}", status_id)
+    if status is None:
+        return _error("Record not found", 404, headers)
+    versions = status.get("history") or [_snapshot(status, status["created"])]
+    return json_response(
+        [
+            {
+                "content": _html(version["text"]),
+                "spoiler_text": version["spoiler_text"],
+                "sensitive": version["sensitive"],
+                "created_at": iso(version["at"], millis=True),
+                "account": _account_json(request, account),
+                "poll": None,
+                "media_attachments": [
+                    _media_json(request, m) for m in (_store().get("media", i) for i in version["media_ids"]) if m
+                ],
+                "emojis": [],
+            }
+            for version in versions
+        ],
+        headers=headers,
+    )
+
+
+@simulator_view(SLUG)
+def status_source(request: HttpRequest, status_id: str) -> HttpResponse:
+    """``GET /api/v1/statuses/:id/source``: the plain text an edit starts from."""
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    status = _store().get(f"statuses:{account['id']}", status_id)
+    if status is None:
+        return _error("Record not found", 404, headers)
+    return json_response(
+        {"id": status["id"], "text": status["text"], "spoiler_text": status["spoiler_text"]}, headers=headers
+    )
+
+
+@simulator_view(SLUG)
+def revoke(request: HttpRequest) -> HttpResponse:
+    """``POST /oauth/revoke`` (RFC 7009): 200 ``{}`` whether or not the token was known; an
+    unknown client is refused."""
+    params = request_params(request)
+    request.sandbox_log = {"revoke": True}  # type: ignore[attr-defined]
+    if not _app_known(str(params.get("client_id") or ""), str(params.get("client_secret") or "")):
+        return json_response(
+            {
+                "error": "unauthorized_client",
+                "error_description": "You are not authorized to revoke this token",
+            },
+            403,
+        )
+    token_value = str(params.get("token") or "")
+    if token_value:
+        _store().revoke_token(token_value)
+    return json_response({})
 
 
 def _account_named(username: str) -> dict[str, Any] | None:
@@ -576,6 +707,7 @@ urlpatterns = [
     path("api/v1/apps", apps),
     path("oauth/authorize", authorize),
     path("oauth/token", token),
+    path("oauth/revoke", revoke),
     path(".well-known/oauth-authorization-server", oauth_metadata),
     path("api/v1/accounts/verify_credentials", verify_credentials),
     path("api/v1/accounts/<str:account_id>/statuses", account_statuses),
@@ -584,6 +716,8 @@ urlpatterns = [
     path("api/v1/media/<str:media_id>", media_detail),
     path("api/v1/statuses", statuses),
     path("api/v1/statuses/<str:status_id>", status_detail),
+    path("api/v1/statuses/<str:status_id>/history", status_history),
+    path("api/v1/statuses/<str:status_id>/source", status_source),
     path("avatars/original/missing.png", default_avatar),
     path("headers/original/missing.png", default_header),
 ]

@@ -414,6 +414,51 @@ def pins(request: HttpRequest) -> HttpResponse:
 
 
 @view
+def pin_detail(request: HttpRequest, pin_id: str) -> HttpResponse:
+    """``GET``, ``PATCH`` (title, description, link, alt_text, board_id, note; never the media)
+    and ``DELETE`` (204) of ``/v5/pins/{pin_id}``; a pin that is not there: 404 "Pin not found."."""
+    user = _user(request)
+    if request.method in ("PATCH", "DELETE"):
+        kind = "edit" if request.method == "PATCH" else "delete"
+        request.sandbox_log = {kind: True, "remoteId": pin_id}  # type: ignore[attr-defined]
+    if user is None:
+        return _unauthorized()
+    pin = store.get("pin", pin_id)
+    if pin is None:
+        return _error(404, 50, "Pin not found.")
+    if pin["owner"] != user["id"]:
+        return _error(403, 29, "You are not permitted to access that resource.")
+    if request.method == "GET":
+        return _ok(_pin_view(pin))
+    if request.method == "DELETE":
+        store.delete("pin", pin_id)
+        return HttpResponse(status=204, headers=RATE_HEADERS)
+    if request.method != "PATCH":
+        return _error(405, 1, "Method not allowed.")
+    body = json_body(request)
+    editable = {"title", "description", "link", "alt_text", "board_id", "board_section_id", "note"}
+    if set(body) - editable:
+        return _error(400, 1, f"Invalid parameters: {', '.join(sorted(set(body) - editable))} cannot be updated")
+    title = str(body.get("title", pin["title"]) or "")
+    description = str(body.get("description", pin["description"]) or "")
+    request.sandbox_log["text"] = description[:80]  # type: ignore[attr-defined]
+    scenario = marker(f"{title}\n{description}")
+    if scenario == "unauthorized":
+        return _unauthorized()
+    if scenario == "fail":
+        return _error(400, 1, "Pin not updated: it was flagged as spam by our community guidelines.")
+    if len(title) > 100 or len(description) > 800 or len(str(body.get("alt_text") or "")) > 500:
+        return _error(400, 1, "Invalid parameters: title ≤ 100, description ≤ 800, alt_text ≤ 500 characters")
+    if "board_id" in body:
+        board = store.get("board", str(body["board_id"] or ""))
+        if board is None or board["owner"] != user["id"]:
+            return _error(404, 3, "Board not found.")
+    changes = {key: body[key] for key in ("link", "alt_text", "board_id") if key in body}
+    pin = store.update("pin", pin_id, title=title, description=description, **changes) or pin
+    return _ok(_pin_view(pin))
+
+
+@view
 def pin_analytics(request: HttpRequest, pin_id: str) -> HttpResponse:
     user = _user(request)
     if user is None:
@@ -474,6 +519,7 @@ urlpatterns = [
     path("media/<str:media_id>", media_status),
     path("_upload/<str:media_id>", media_upload),
     path("pins", pins),
+    path("pins/<str:pin_id>", pin_detail),
     path("pins/<str:pin_id>/analytics", pin_analytics),
 ]
 

@@ -249,6 +249,66 @@ def send_media_group(request: HttpRequest, bot: dict[str, Any], params: dict[str
     return messages
 
 
+DELETE_WINDOW = 48 * 3600  # deleteMessage: "a message can only be deleted if it was sent less than 48 hours ago"
+
+
+def _message(
+    request: HttpRequest, bot: dict[str, Any], params: dict[str, Any], kind: str
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(the chat, the message ``message_id`` names or None); the call logged as ``kind``."""
+    chat = _chat(bot, params)
+    raw = params.get("message_id")
+    request.sandbox_log = {kind: True, "remoteId": str(raw)}  # type: ignore[attr-defined]
+    if not isinstance(raw, int) and not str(raw or "").isdigit():
+        raise ApiError(400, "Bad Request: message identifier is not specified")
+    return chat, _store().get(f"messages:{chat['id']}", str(int(str(raw))))
+
+
+def _edit(field: str) -> Callable[[HttpRequest, dict[str, Any], dict[str, Any]], Any]:
+    """``editMessageText`` (``field`` "text") or ``editMessageCaption`` ("caption"): the bot's own
+    channel post changes (no time limit), the edited Message is answered with ``edit_date``."""
+
+    def method(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+        chat, message = _message(request, bot, params, "edit")
+        value = str(params.get(field) or "")
+        request.sandbox_log["text"] = value[:80]  # type: ignore[attr-defined]
+        if message is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        is_media = "photo" in message or "video" in message
+        if field == "text" and is_media:
+            raise ApiError(400, "Bad Request: there is no text in the message to edit")
+        if field == "caption" and not is_media:
+            raise ApiError(400, "Bad Request: there is no caption in the message to edit")
+        scenario = marker(value)
+        if scenario == "unauthorized":
+            raise ApiError(401, "Unauthorized")
+        if scenario == "fail":
+            raise ApiError(400, "Bad Request: the message was refused by the sandbox (#sandbox-fail)")
+        _text_limits(value, caption=field == "caption")
+        if message.get(field, "") == value:
+            raise ApiError(
+                400,
+                "Bad Request: message is not modified: specified new message content and reply markup are exactly "
+                "the same as a current content and reply markup of the message",
+            )
+        message.update({field: value, "edit_date": int(time.time())})
+        _store().put(f"messages:{chat['id']}", str(message["message_id"]), message)
+        return message
+
+    return method
+
+
+def delete_message(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    """``deleteMessage``: ``true``; only within ``DELETE_WINDOW`` of sending."""
+    chat, message = _message(request, bot, params, "delete")
+    if message is None:
+        raise ApiError(400, "Bad Request: message to delete not found")
+    if time.time() - message["date"] >= DELETE_WINDOW:
+        raise ApiError(400, "Bad Request: message can't be deleted for everyone")
+    _store().delete(f"messages:{chat['id']}", str(message["message_id"]))
+    return True
+
+
 METHODS: dict[str, Callable[[HttpRequest, dict[str, Any], dict[str, Any]], Any]] = {
     "getme": get_me,
     "getchat": get_chat,
@@ -258,6 +318,9 @@ METHODS: dict[str, Callable[[HttpRequest, dict[str, Any], dict[str, Any]], Any]]
     "sendphoto": _send_single("photo"),
     "sendvideo": _send_single("video"),
     "sendmediagroup": send_media_group,
+    "editmessagetext": _edit("text"),
+    "editmessagecaption": _edit("caption"),
+    "deletemessage": delete_message,
 }
 
 

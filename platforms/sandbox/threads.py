@@ -19,6 +19,7 @@ from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
 SLUG = "threads"
+DELETES_PER_DAY = 100  # the Threads delete endpoint's limit per account
 V = r"^(?P<version>v\d+\.\d+)/"
 QUOTA_TOTAL = 250
 TEXT_LIMIT = 500
@@ -143,6 +144,10 @@ def _container_view(container: dict[str, Any]) -> dict[str, Any]:
 
 @simulator_view(SLUG)
 def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    if request.method == "DELETE":
+        return _delete_thread(request, node_id)
+    if request.method != "GET":
+        return meta.bad_method()
     _, error = _auth(request)
     if error:
         return error
@@ -154,6 +159,29 @@ def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
     if (post := s.get("thread", node_id)) is not None:
         return JsonResponse(_thread_view(post))
     return meta.graph_error(f"Unsupported get request. Object with ID '{node_id}' does not exist", code=100, subcode=33)
+
+
+def _delete_thread(request: HttpRequest, media_id: str) -> JsonResponse:
+    """``DELETE /{threads-media-id}``: the user's own post is removed (``{"success": true,
+    "deleted_id": …}``); at most ``DELETES_PER_DAY`` a day per account."""
+    request.sandbox_log = {"delete": True, "remoteId": media_id}  # type: ignore[attr-defined]
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    s = _store()
+    post = s.get("thread", media_id)
+    if post is None:
+        return meta.missing_object("DELETE", media_id)
+    if post["user_id"] != payload["account_id"]:
+        return meta.graph_error("(#10) Application does not have permission for this action", code=10)
+    day = int(time.time()) // meta.DAY
+    used_key = s._key("deletes", str(payload["account_id"]), str(day))
+    if int(s.redis.incr(used_key)) > DELETES_PER_DAY:
+        s.redis.expire(used_key, meta.DAY)
+        return meta.graph_error("Application request limit reached", code=4, is_transient=True)
+    s.redis.expire(used_key, meta.DAY)
+    s.delete("thread", media_id)
+    return JsonResponse({"success": True, "deleted_id": media_id})
 
 
 @simulator_view(SLUG)

@@ -131,6 +131,24 @@ def token(request: HttpRequest) -> JsonResponse:
 
 
 @simulator_view(SLUG)
+def revoke(request: HttpRequest) -> JsonResponse:
+    """``POST /v2/oauth/revoke/``: the user's authorization of the app ends (every token of it
+    fails from now on); an empty 200, for a token already revoked as well."""
+    request.sandbox_log = {"revoke": True}  # type: ignore[attr-defined]
+    if request.method != "POST":
+        return _oauth_error("invalid_request", "POST is required")
+    if not request.POST.get("client_key") or not request.POST.get("client_secret"):
+        return _oauth_error("invalid_client", "Client key or secret is incorrect.")
+    if not request.POST.get("token"):
+        return _oauth_error("invalid_request", "token is required")
+    s = _store()
+    payload = s.token(request.POST["token"])
+    if payload is not None and payload.get("kind") in ("access", "refresh"):
+        s.set_revoked(str(payload["account_id"]), True)
+    return JsonResponse({})
+
+
+@simulator_view(SLUG)
 def user_info(request: HttpRequest) -> JsonResponse:
     user, error = _auth(request)
     if error or user is None:
@@ -372,6 +390,7 @@ urlpatterns = [
     path("embed/v2/<str:video_id>", video_page),
     path("v2/auth/authorize/", authorize),
     path("v2/oauth/token/", token),
+    path("v2/oauth/revoke/", revoke),
     path("v2/user/info/", user_info),
     path("v2/post/publish/creator_info/query/", creator_info),
     path("v2/post/publish/video/init/", video_init),

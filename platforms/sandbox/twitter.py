@@ -355,6 +355,62 @@ def create_tweet(request: HttpRequest, user: dict[str, Any]) -> HttpResponse:
     return response
 
 
+def _not_found(tweet_id: str) -> dict[str, Any]:
+    return {
+        "value": tweet_id,
+        "detail": f"Could not find tweet with id: [{tweet_id}].",
+        "title": "Not Found Error",
+        "resource_type": "tweet",
+        "parameter": "id",
+        "resource_id": tweet_id,
+        "type": "https://api.twitter.com/2/problems/resource-not-found",
+    }
+
+
+@simulator_view(SLUG)
+def tweet_detail(request: HttpRequest, tweet_id: str) -> HttpResponse:
+    """``GET /2/tweets/:id`` (a missing post: 200 with ``errors``, as X answers) and ``DELETE
+    /2/tweets/:id`` (``{"data": {"deleted": true}}``; only the author's own; a post already gone:
+    404 with the same not-found problem)."""
+    user = _user(request)
+    if user is None:
+        return _unauthorized()
+    tweet = _find_tweet(tweet_id)
+    if request.method == "DELETE":
+        request.sandbox_log = {"delete": True, "remoteId": tweet_id}  # type: ignore[attr-defined]
+        headers = _limits(user["id"], "delete_tweet", 50)
+        if tweet is None:
+            return json_response({"errors": [_not_found(tweet_id)]}, status=404, headers=headers)
+        if tweet["author_id"] != user["id"]:
+            return _problem(403, "Forbidden", "You are not allowed to delete a Tweet you did not create.")
+        _store().delete(f"tweets:{user['id']}", tweet_id)
+        _store().delete("tweet_owner", tweet_id)
+        return json_response({"data": {"deleted": True}}, headers=headers)
+    if tweet is None:
+        return json_response({"errors": [_not_found(tweet_id)]}, headers=_limits(user["id"], "tweets_lookup", 900))
+    data = _tweet_json(tweet, _fields(request), tweet["author_id"] == user["id"])
+    return json_response({"data": data}, headers=_limits(user["id"], "tweets_lookup", 900))
+
+
+@simulator_view(SLUG)
+def revoke(request: HttpRequest) -> HttpResponse:
+    """``POST /2/oauth2/revoke``: the token (access or refresh) stops working; ``{"revoked":
+    true}`` whether or not it still worked."""
+    request.sandbox_log = {"revoke": True}  # type: ignore[attr-defined]
+    params = request_params(request)
+    if not request.headers.get("Authorization", "").startswith("Basic ") and not params.get("client_id"):
+        return json_response(
+            {"error": "unauthorized_client", "error_description": "Missing valid authorization header"}, 401
+        )
+    token_value = str(params.get("token") or "")
+    if not token_value:
+        return json_response(
+            {"error": "invalid_request", "error_description": "Missing required parameter [token]."}, 400
+        )
+    _store().revoke_token(token_value)
+    return json_response({"revoked": True})
+
+
 @simulator_view(SLUG)
 def tweets(request: HttpRequest) -> HttpResponse:
     user = _user(request)
@@ -495,7 +551,9 @@ urlpatterns = [
     path("2/oauth2/token", token),
     path("2/users/me", users_me),
     path("2/users/<str:user_id>/tweets", user_tweets),
+    path("2/oauth2/revoke", revoke),
     path("2/tweets", tweets),
+    path("2/tweets/<str:tweet_id>", tweet_detail),
     path("2/media/upload/initialize", media_initialize),
     path("2/media/upload/<str:media_id>/append", media_append),
     path("2/media/upload/<str:media_id>/finalize", media_finalize),

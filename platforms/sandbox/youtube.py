@@ -269,8 +269,15 @@ def upload(request: HttpRequest) -> HttpResponse:
 @view
 def videos(request: HttpRequest) -> HttpResponse:
     channel = _channel(request)
+    if request.method in ("PUT", "DELETE"):
+        kind = "edit" if request.method == "PUT" else "delete"
+        request.sandbox_log = {kind: True}  # type: ignore[attr-defined]
     if channel is None:
         return unauthenticated()
+    if request.method == "PUT":
+        return _update_video(request, channel)
+    if request.method == "DELETE":
+        return _delete_video(request, channel)
     parts = set(request.GET.get("part", "").split(","))
     ids = [i for i in request.GET.get("id", "").split(",") if i]
     if not parts - {""} or not ids:
@@ -287,6 +294,51 @@ def videos(request: HttpRequest) -> HttpResponse:
             "items": items,
         }
     )
+
+
+def _update_video(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    """``videos.update?part=snippet``: the snippet is replaced whole (title and categoryId
+    required); only the channel's own video."""
+    parts = set(request.GET.get("part", "").split(","))
+    body = json_body(request)
+    video_id = str(body.get("id") or "")
+    request.sandbox_log["remoteId"] = video_id  # type: ignore[attr-defined]
+    if parts != {"snippet"}:
+        return google_error(400, "invalidPart", "The part parameter must be snippet for this request.")
+    video = store.get("video", video_id)
+    if video is None:
+        return google_error(404, "videoNotFound", "The video that you are trying to update cannot be found.")
+    if video["owner"] != channel["id"]:
+        return google_error(403, "forbidden", "The request cannot access the video.")
+    snippet = body.get("snippet")
+    if not isinstance(snippet, dict) or not snippet.get("categoryId"):
+        return google_error(400, "invalidCategoryId", "The snippet.categoryId property must be specified.")
+    description = str(snippet.get("description") or "")
+    request.sandbox_log["text"] = description[:80]  # type: ignore[attr-defined]
+    scenario = marker(f"{snippet.get('title') or ''}\n{description}")
+    if scenario == "unauthorized":
+        return unauthenticated()
+    if scenario == "fail":
+        return google_error(400, "invalidDescription", "The request metadata specifies an invalid video description.")
+    problem = _validate_metadata({"snippet": snippet, "status": video["status"]})
+    if problem is not None:
+        return problem
+    kept = ("title", "description", "tags", "categoryId", "defaultLanguage")
+    video = store.update("video", video_id, snippet={k: snippet[k] for k in kept if k in snippet}) or video
+    return JsonResponse(_video_view(video, {"snippet"}))
+
+
+def _delete_video(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    """``videos.delete?id=…``: 204; reads then list no such video (an empty ``items``)."""
+    video_id = request.GET.get("id", "")
+    request.sandbox_log["remoteId"] = video_id  # type: ignore[attr-defined]
+    video = store.get("video", video_id)
+    if video is None:
+        return google_error(404, "videoNotFound", "The video that you are trying to delete cannot be found.")
+    if video["owner"] != channel["id"]:
+        return google_error(403, "forbidden", "The video that you are trying to delete cannot be deleted.")
+    store.delete("video", video_id)
+    return HttpResponse(status=204)
 
 
 @view

@@ -16,10 +16,12 @@ from platforms.base import (
     AuthError,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
     ErrorCode,
     Metrics,
     NotSupported,
     Permanent,
+    Platform,
     PublishRequest,
     RateLimited,
     Transient,
@@ -27,7 +29,7 @@ from platforms.base import (
 )
 from platforms.facebook import LIVE_BASE_URL, Client
 from platforms.registry import get_client
-from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls, sandbox_page
+from tests.platforms.conftest import drive, load_recorded, media_item, publish_calls, sandbox_page, sim_requests
 
 recorded = partial(load_recorded, "facebook")
 publishes = partial(publish_calls, slug="facebook")
@@ -312,3 +314,29 @@ def test_connection_refused_before_sending_is_transient() -> None:
     )
     with pytest.raises(Transient):
         client.publish(CREDS, PublishRequest("t", "TEXT", "hello"), {})
+
+
+def test_revoke_ends_the_login_behind_every_page_and_is_sent_with_the_app_token(sandbox: str, connect: Any) -> None:
+    (page,) = connect(Platform.FACEBOOK)
+    client = get_client(Platform.FACEBOOK)
+    client.revoke_token(page.credentials)
+    (call,) = [e for e in sim_requests(sandbox, "facebook") if e.get("revoke")]
+    assert call["method"] == "DELETE" and call["remoteId"] == page.credentials.extra["user_id"]
+    with pytest.raises(AuthError) as rejected:
+        client.check_token(page.credentials)
+    assert "has not authorized application" in rejected.value.message
+
+
+def test_edit_of_a_post_that_is_gone_is_permanent_and_other_fields_are_refused(sandbox: str, connect: Any) -> None:
+    (page,) = connect(Platform.FACEBOOK)
+    client = get_client(Platform.FACEBOOK)
+    post = client.publish(page.credentials, PublishRequest(target_id="t1", content_type="TEXT", text="here"), {})
+    with pytest.raises(Permanent) as refused:
+        client.edit(
+            page.credentials, EditRequest(target_id="t1", platform_post_id=post.platform_post_id, title="A title")
+        )
+    assert refused.value.error_code == ErrorCode.INVALID_REQUEST
+    client.delete(page.credentials, post.platform_post_id)
+    with pytest.raises(Permanent) as gone:
+        client.edit(page.credentials, EditRequest(target_id="t1", platform_post_id=post.platform_post_id, text="x"))
+    assert gone.value.message.startswith("Unsupported post request. Object with ID")

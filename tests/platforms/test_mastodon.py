@@ -16,6 +16,7 @@ from platforms import mastodon
 from platforms.base import (
     AuthError,
     Credentials,
+    EditRequest,
     ErrorCode,
     MediaItem,
     NotSupported,
@@ -312,3 +313,124 @@ def test_recorded_media_processing_flow_parses() -> None:
     sent = responses.calls[-1].request
     assert sent.headers["Idempotency-Key"] == "tgt_v"
     assert json.loads(sent.body)["media_ids"] == ["22348641"]
+
+
+# --- after publishing: edit, history, delete, revoke ------------------------------------------------
+
+
+def _status(sandbox: str, creds: Credentials, status_id: str, suffix: str = "") -> Any:
+    response = requests.get(
+        f"{sandbox}/mastodon/api/v1/statuses/{status_id}{suffix}",
+        headers={"Authorization": f"Bearer {creds.access_token}"},
+        timeout=10,
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_edit_keeps_every_version_in_the_history_and_sets_edited_at(
+    sandbox: str, account: Credentials, media_server: str
+) -> None:
+    client = get_client(Platform.MASTODON)
+    req = PublishRequest(
+        target_id="tgt_hist", content_type="IMAGE", text="first", media=(media_item(f"{media_server}/sample.jpg"),)
+    )
+    post = client.publish(account, req, {})
+    assert _status(sandbox, account, post.platform_post_id)["edited_at"] is None
+    assert len(_status(sandbox, account, post.platform_post_id, "/history")) == 1
+    result = client.edit(
+        account, EditRequest(target_id="tgt_hist", platform_post_id=post.platform_post_id, text="second")
+    )
+    assert result.done and result.edited_at is not None
+    assert result.url.endswith(f"/{post.platform_post_id}")
+    status = _status(sandbox, account, post.platform_post_id)
+    assert status["edited_at"] is not None and mastodon.html_to_text(status["content"]) == "second"
+    assert len(status["media_attachments"]) == 1  # a text edit re-sends the media it keeps
+    client.edit(account, EditRequest(target_id="tgt_hist", platform_post_id=post.platform_post_id, text="third"))
+    history = _status(sandbox, account, post.platform_post_id, "/history")
+    assert [mastodon.html_to_text(v["content"]) for v in history] == ["first", "second", "third"]
+    assert all(len(v["media_attachments"]) == 1 for v in history)
+    (put, put2) = [e for e in sim_requests(sandbox, "mastodon") if e.get("edit")]
+    assert put["method"] == put2["method"] == "PUT"
+
+
+def test_media_edit_keeps_the_text_and_waits_for_a_video_without_uploading_it_twice(
+    sandbox: str, account: Credentials, media_server: str
+) -> None:
+    client = get_client(Platform.MASTODON)
+    post = client.publish(account, PublishRequest(target_id="tgt_m", content_type="TEXT", text="words stay"), {})
+    req = EditRequest(
+        target_id="tgt_m", platform_post_id=post.platform_post_id, media=(media_item(f"{media_server}/sample.mp4"),)
+    )
+    pending = client.edit(account, req)
+    assert not pending.done and pending.poll_after > 0 and len(pending.state["media_ids"]) == 1
+    assert [e for e in sim_requests(sandbox, "mastodon") if e.get("edit")] == []  # nothing changed yet
+    time.sleep(mastodon.PROCESSING_POLL_SECONDS)  # the simulator's processing time, as in the publish test
+    result = client.edit(account, EditRequest(**{**req.__dict__, "state": pending.state}))
+    assert result.done
+    status = _status(sandbox, account, post.platform_post_id)
+    assert mastodon.html_to_text(status["content"]) == "words stay"
+    assert [m["id"] for m in status["media_attachments"]] == pending.state["media_ids"]
+    assert len(sim_requests(sandbox, "mastodon", "/api/v2/media")) == 1
+
+
+def test_a_put_without_status_empties_the_text_as_the_server_does(sandbox: str, account: Credentials) -> None:
+    client = get_client(Platform.MASTODON)
+    post = client.publish(account, PublishRequest(target_id="tgt_put", content_type="TEXT", text="text"), {})
+    response = requests.put(
+        f"{sandbox}/mastodon/api/v1/statuses/{post.platform_post_id}",
+        headers={"Authorization": f"Bearer {account.access_token}"},
+        json={"spoiler_text": ""},
+        timeout=10,
+    )
+    assert response.status_code == 422 and response.json() == {"error": "Validation failed: Text can't be blank"}
+
+
+def test_edit_and_delete_of_another_accounts_status_are_not_found(
+    sandbox: str, account: Credentials, connect_one: Any
+) -> None:
+    client = get_client(Platform.MASTODON)
+    post = client.publish(account, PublishRequest(target_id="tgt_own", content_type="TEXT", text="mine"), {})
+    stranger = connect_one(Platform.MASTODON).credentials
+    with pytest.raises(Permanent) as refused:
+        client.edit(stranger, EditRequest(target_id="x", platform_post_id=post.platform_post_id, text="theirs"))
+    assert refused.value.http_status == 404 and refused.value.message == "Record not found"
+    client.delete(stranger, post.platform_post_id)  # answers 404 to them: nothing of theirs to delete
+    assert _status(sandbox, account, post.platform_post_id)["id"] == post.platform_post_id
+
+
+def test_revoke_with_an_unknown_app_is_refused(sandbox: str, account: Credentials) -> None:
+    from platforms.base import AppCredentials
+
+    client = mastodon.Client(base_url=f"{sandbox}/mastodon", app=AppCredentials("not-registered", "nope"), timeout=5)
+    with pytest.raises(Permanent) as refused:
+        client.revoke_token(account)
+    assert refused.value.error_code == ErrorCode.PERMISSION_MISSING
+    assert refused.value.message == "You are not authorized to revoke this token"
+    assert get_client(Platform.MASTODON).check_token(account).external_id == account.external_id
+
+
+@responses.activate
+def test_recorded_edit_answer_parses_and_sends_the_whole_status() -> None:
+    client = live_client()
+    status = recorded("status.json")
+    responses.get(f"{LIVE}/api/v1/statuses/103270115826048975", json=status)
+    responses.get(
+        f"{LIVE}/api/v1/statuses/103270115826048975/source", json={"id": "1", "text": "kept", "spoiler_text": ""}
+    )
+    edited = {**status, "edited_at": "2019-12-08T04:00:00.000Z"}
+    responses.put(f"{LIVE}/api/v1/statuses/103270115826048975", json=edited)
+    result = client.edit(
+        CREDS, EditRequest(target_id="t", platform_post_id="103270115826048975", options={"spoilerText": "cw"})
+    )
+    assert result.edited_at == dt.datetime(2019, 12, 8, 4, 0, tzinfo=dt.UTC)
+    sent = json.loads(responses.calls[-1].request.body)
+    assert sent["status"] == "kept" and sent["spoiler_text"] == "cw"
+    assert sent["media_ids"] == [str(m["id"]) for m in status["media_attachments"]]
+
+
+@responses.activate
+def test_timeout_after_sending_a_delete_is_unknown_outcome() -> None:
+    responses.delete(f"{LIVE}/api/v1/statuses/1", body=requests.ReadTimeout("read timed out"))
+    with pytest.raises(UnknownOutcome):
+        live_client().delete(CREDS, "1")

@@ -16,9 +16,12 @@ from platforms import pinterest
 from platforms.base import (
     AuthError,
     Credentials,
+    EditRequest,
     ErrorCode,
     MediaItem,
+    NotSupported,
     Permanent,
+    Platform,
     PublishRequest,
     Transient,
     UnknownOutcome,
@@ -271,3 +274,41 @@ def test_the_seeded_pins_have_views_in_proportion_as_a_real_account_s(account: A
     oldest, older, newest = (views[p.platform_post_id].views or 0 for p in history)
     assert 0 < newest < older < oldest < 2 * newest
     assert oldest < 100_000
+
+
+def test_edit_changes_title_and_description_but_never_the_media(
+    sandbox: str, connect_one: Any, media_server: str
+) -> None:
+    creds = connect_one(Platform.PINTEREST).credentials
+    client = get_client(Platform.PINTEREST)
+    board = client.list_boards(creds)[0].id
+    pin = client.publish(
+        creds,
+        PublishRequest(
+            target_id="t_pin",
+            content_type="IMAGE",
+            text="old words",
+            media=(media_item(f"{media_server}/sample.jpg"),),
+            options={"boardId": board, "title": "Old title"},
+        ),
+        {},
+    )
+    client.edit(creds, EditRequest(target_id="t_pin", platform_post_id=pin.platform_post_id, title="New title"))
+    read = requests.get(
+        f"{sandbox}/pinterest/pins/{pin.platform_post_id}",
+        headers={"Authorization": f"Bearer {creds.access_token}"},
+        timeout=10,
+    ).json()
+    assert (read["title"], read["description"]) == ("New title", "old words")
+    with pytest.raises(Permanent) as refused:
+        client.edit(
+            creds,
+            EditRequest(
+                target_id="t_pin",
+                platform_post_id=pin.platform_post_id,
+                media=(media_item(f"{media_server}/sample.png"),),
+            ),
+        )
+    assert refused.value.error_code == ErrorCode.INVALID_REQUEST
+    with pytest.raises(NotSupported):
+        client.revoke_token(creds)

@@ -51,6 +51,20 @@ def test_mastodon_py_registers_logs_in_uploads_and_posts(sandbox: str) -> None:
     timeline = api.account_statuses(me)
     assert [s.id for s in timeline] == [video_status.id, status.id]
 
+    # after publishing: edit (history, source), delete, revoke
+    edited = api.status_update(status, "Hello again from Mastodon.py", media_ids=[picture])
+    assert edited.edited_at is not None and "Hello again" in edited.content
+    assert api.status_source(status).text == "Hello again from Mastodon.py"
+    assert len(api.status_history(status)) == 2
+    deleted = api.status_delete(video_status)
+    assert deleted.text == "a clip"
+    assert [s.id for s in api.account_statuses(me)] == [status.id]
+    api.revoke_access_token()
+    revoked = requests.get(
+        f"{base}/api/v1/accounts/verify_credentials", headers={"Authorization": f"Bearer {token}"}, timeout=10
+    )
+    assert revoked.status_code == 401
+
 
 def test_python_telegram_bot_gets_me_and_sends_messages(sandbox: str) -> None:
     import asyncio
@@ -71,6 +85,11 @@ def test_python_telegram_bot_gets_me_and_sends_messages(sandbox: str) -> None:
                 chat_id=fields["chatId"], photo=(FIXTURES / "sample.jpg").read_bytes(), caption="uploaded"
             )
             members = await bot.get_chat_member_count(fields["chatId"])
+            edited = await bot.edit_message_text("Edited by python-telegram-bot", fields["chatId"], text.message_id)
+            assert edited.text == "Edited by python-telegram-bot" and edited.edit_date is not None
+            recaptioned = await bot.edit_message_caption(fields["chatId"], photo.message_id, caption="recaptioned")
+            assert recaptioned.caption == "recaptioned"
+            assert await bot.delete_message(fields["chatId"], photo.message_id) is True
             return me, chat, text, photo, members
 
     me, chat, text, photo, members = asyncio.run(talk())
@@ -108,3 +127,6 @@ def test_atproto_sdk_logs_in_and_sends_posts(sandbox: str) -> None:
     feed = sdk.get_author_feed(did)
     assert [item.post.uri for item in feed.feed] == [picture.uri, post.uri]
     assert sdk.get_posts([post.uri]).posts[0].like_count is not None
+    assert sdk.delete_post(post.uri)
+    assert [item.post.uri for item in sdk.get_author_feed(did).feed] == [picture.uri]
+    assert sdk.delete_post(post.uri)  # a record already gone deletes as well

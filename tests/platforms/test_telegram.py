@@ -16,6 +16,7 @@ from platforms.base import (
     AppCredentials,
     AuthError,
     Credentials,
+    EditRequest,
     ErrorCode,
     MediaItem,
     NotSupported,
@@ -28,7 +29,7 @@ from platforms.base import (
     thread_session,
 )
 from platforms.registry import get_client
-from tests.platforms.conftest import load_recorded, media_item, publish_calls, sandbox_page
+from tests.platforms.conftest import load_recorded, media_item, publish_calls, sandbox_page, sim_requests
 
 recorded = partial(load_recorded, "telegram")
 publishes = partial(publish_calls, slug="telegram")
@@ -265,3 +266,47 @@ def test_timeout_after_sending_is_unknown_outcome() -> None:
     responses.post(url("getMe"), body=requests.ReadTimeout("read timed out"))
     with pytest.raises(Transient):
         live_client().check_token(CREDS)
+
+
+# --- after publishing ---------------------------------------------------------------------------
+
+
+def test_caption_edit_without_the_content_type_falls_back_and_a_repeated_edit_is_done(
+    sandbox: str, account: Credentials, media_server: str
+) -> None:
+    client = get_client(Platform.TELEGRAM)
+    photo = client.publish(
+        account,
+        PublishRequest(
+            target_id="t_cap",
+            content_type="IMAGE",
+            text="old caption",
+            media=(media_item(f"{media_server}/sample.jpg"),),
+        ),
+        {},
+    )
+    edit = EditRequest(target_id="t_cap", platform_post_id=photo.platform_post_id, text="new caption")
+    result = client.edit(account, edit)
+    assert result.edited_at is not None
+    edits = [e for e in sim_requests(sandbox, "telegram") if e.get("edit")]
+    assert [(e["path"].rsplit("/", 1)[-1], e["status"]) for e in edits] == [
+        ("editMessageText", 400),  # refused, nothing changed
+        ("editMessageCaption", 200),
+    ]
+    again = client.edit(account, EditRequest(**{**edit.__dict__, "content_type": "IMAGE"}))  # "not modified"
+    assert again.edited_at is None
+    page = requests.get(f"{sandbox}/telegram/c/{account.external_id[4:]}/{photo.platform_post_id}", timeout=10)
+    assert "new caption" in page.text
+
+
+def test_a_message_older_than_48_hours_is_not_deleted(sandbox: str, account: Credentials, monkeypatch: Any) -> None:
+    from platforms.sandbox import telegram as simulator
+
+    client = get_client(Platform.TELEGRAM)
+    post = client.publish(account, PublishRequest(target_id="t_old", content_type="TEXT", text="old news"), {})
+    monkeypatch.setattr(simulator, "DELETE_WINDOW", 0)
+    with pytest.raises(Permanent) as refused:
+        client.delete(account, post.platform_post_id)
+    assert refused.value.message == "Bad Request: message can't be deleted for everyone"
+    with pytest.raises(NotSupported):
+        client.revoke_token(account)

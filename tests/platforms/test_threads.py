@@ -14,14 +14,17 @@ from platforms.base import (
     AuthError,
     ConnectedIdentity,
     Credentials,
+    EditRequest,
     ErrorCode,
     MediaItem,
     Metrics,
     NotSupported,
     Permanent,
+    Platform,
     PublishRequest,
     PublishResult,
     QuotaExhausted,
+    RateLimited,
     Transient,
     UnknownOutcome,
 )
@@ -241,3 +244,24 @@ def test_lookup_finds_a_post_behind_a_full_day_of_newer_ones(sandbox: str, accou
         )
     found = client.lookup(account.credentials, request)
     assert found is not None and found.platform_post_id == final.platform_post_id
+
+
+def test_deletes_beyond_the_daily_limit_are_rate_limited(
+    sandbox: str, account: ConnectedIdentity, monkeypatch: Any
+) -> None:
+    from platforms.sandbox import threads as simulator
+
+    monkeypatch.setattr(simulator, "DELETES_PER_DAY", 1)
+    client = get_client(Platform.THREADS)
+    first, second = (
+        drive(client, account.credentials, PublishRequest(target_id=f"tgt_del{i}", content_type="TEXT", text=f"d{i}"))[
+            -1
+        ]
+        for i in range(2)
+    )
+    client.delete(account.credentials, first.platform_post_id)
+    with pytest.raises(RateLimited) as limited:
+        client.delete(account.credentials, second.platform_post_id)
+    assert limited.value.message == "Application request limit reached"
+    with pytest.raises(NotSupported):
+        client.edit(account.credentials, EditRequest(target_id="t", platform_post_id=second.platform_post_id, text="x"))

@@ -19,9 +19,11 @@ from platforms.base import (
     AppCredentials,
     AuthError,
     Credentials,
+    EditRequest,
     ErrorCode,
     MediaItem,
     Metrics,
+    NotSupported,
     Permanent,
     Platform,
     PublishRequest,
@@ -276,3 +278,22 @@ def test_refused_refresh_is_auth_error_and_timeout_after_send_is_unknown() -> No
     responses.post(f"{LIVE}/2/tweets", body=requests.ReadTimeout("read timed out"))
     with pytest.raises(UnknownOutcome):
         live_client().publish(CREDS, TEXT, {})
+
+
+def test_delete_of_another_users_post_is_refused_and_revoke_ends_the_refresh_token_too(
+    sandbox: str, connect_one: Any
+) -> None:
+    client = get_client(Platform.TWITTER)
+    author = connect_one(Platform.TWITTER).credentials
+    stranger = connect_one(Platform.TWITTER).credentials
+    post = client.publish(author, PublishRequest(target_id="t_own", content_type="TEXT", text="mine only"), {})
+    with pytest.raises(Permanent) as refused:
+        client.delete(stranger, post.platform_post_id)
+    assert refused.value.error_code == ErrorCode.PERMISSION_MISSING
+    assert refused.value.message == "You are not allowed to delete a Tweet you did not create."
+    assert author.refresh_token
+    client.revoke_token(author)
+    with pytest.raises(AuthError):
+        client.refresh_token(author)
+    with pytest.raises(NotSupported):
+        client.edit(author, EditRequest(target_id="t_own", platform_post_id=post.platform_post_id, text="changed"))
