@@ -615,10 +615,10 @@ def _sizes(spec: PictureRules | DocumentRules, size: int | None, facts: Mapping[
     if isinstance(spec, ImageRules) and spec.max_animated_bytes and facts and facts.get("animated"):
         limit = spec.max_animated_bytes
     if limit is not None and size > limit:
-        return [Violation(MEDIA_FILE_SIZE, f"files of at most {limit} bytes", f"is {size} bytes")]
+        return [Violation(MEDIA_FILE_SIZE, f"of at most {limit} bytes", f"is {size} bytes")]
     minimum = getattr(spec, "min_bytes", None)
     if minimum is not None and size < minimum:
-        return [Violation(MEDIA_FILE_SIZE, f"files of at least {minimum} bytes", f"is {size} bytes")]
+        return [Violation(MEDIA_FILE_SIZE, f"of at least {minimum} bytes", f"is {size} bytes")]
     return []
 
 
