@@ -281,7 +281,7 @@ def test_thread_and_first_comment_follow_the_capabilities_table(api: APIClient) 
 def test_every_media_kind_answers_its_platforms_own_limits(api: APIClient, settings: Any) -> None:
     upload_limit = settings.MEDIA_MAX_UPLOAD_BYTES
     answered = {e["platform"]: {k["kind"]: k for k in e["media"]["kinds"]} for e in api.get(URL).json()["platforms"]}
-    for platform, caps in CAPABILITIES.items():
+    for platform in CAPABILITIES:
         for kind, entry in answered[platform.value].items():
             documented = max_file_bytes(platform, kind)
             assert documented is not None, (platform, kind)  # every platform documents its file limits
