@@ -47,6 +47,8 @@ class MediaInfo:
     size: int | None
     # What the probe read (``media.probe``), once ready; None before, or when it could not read it.
     probe: dict[str, Any] | None = None
+    # Why the probe could not read the file ("" unless the file is unusable).
+    unusable: str = ""
 
 
 @dataclass(frozen=True)
@@ -246,6 +248,9 @@ def media_resolve(*, workspace_id: str, urls: list[str]) -> list[MediaInfo]:
             mime_type=rows[url].mime_type,
             size=rows[url].size,
             probe=rows[url].probe if rows[url].probe_status == ProbeStatus.READY else None,
+            unusable=(rows[url].probe_error or "the file cannot be read")
+            if rows[url].probe_status == ProbeStatus.UNUSABLE
+            else "",
         )
         for url in urls
     ]

@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import grapheme
 from twitter_text import parse_tweet
 
 from platforms.base import Platform
+from platforms.media_rules import MEDIA_UNUSABLE, check_file, default_rules, post_type_of, rules_for, what
 
 TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT = "TEXT", "IMAGE", "VIDEO", "CAROUSEL", "DOCUMENT"
-KB, MB, MIB, GIB = 1000, 1000 * 1000, 1024 * 1024, 1024 * 1024 * 1024
 METRICS = ("views", "likes", "comments", "shares")
 
 
@@ -41,13 +43,8 @@ class Capabilities:
     # The longest comment (or reply) the platform takes under a published post, counted as its
     # text is (``text_counting``); None: no comment API, so no ``firstComment``.
     comment_text_limit: int | None = None
-    # The largest file of each kind the platform takes, in bytes, and its longest video, in
-    # seconds, as the platform documents them (None: it documents none). The byte limits are
-    # checked against each uploaded file's size, durations against each probed video's.
-    max_image_bytes: int | None = None
-    max_video_bytes: int | None = None
-    max_document_bytes: int | None = None
-    max_video_seconds: int | None = None
+    # What each post type takes of a file (sizes, formats, ratios, durations...) is the media
+    # rules table, platforms.media_rules.
     # After publishing (the platform's own edit and delete calls): the fields of a published post
     # the platform lets its author change ("text", "title", "media"), and whether it deletes one;
     # how long after publishing it still takes each (None: no window), and whether it revokes an
@@ -82,9 +79,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             threads=True,
             comment_text_limit=280,
-            max_image_bytes=5 * MIB,  # X media upload: images 5 MB, videos 512 MB and 140 s
-            max_video_bytes=512 * MIB,
-            max_video_seconds=140,
             # DELETE /2/tweets/:id; the v2 API reads edit history but has no call that edits
             deletable=True,
             revocable_token=True,  # POST /2/oauth2/revoke
@@ -104,9 +98,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             threads=True,
             comment_text_limit=300,
-            max_image_bytes=1000 * KB,  # app.bsky.embed.images blob maxSize; embed.video 100 MB, 3 min
-            max_video_bytes=100 * MB,
-            max_video_seconds=180,
             # com.atproto.repo.deleteRecord; no edit (the app shows no edited post)
             deletable=True,
         ),
@@ -121,8 +112,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="key",
             threads=True,
             comment_text_limit=500,
-            max_image_bytes=16 * MIB,  # Mastodon's default MAX_IMAGE_SIZE and MAX_VIDEO_SIZE
-            max_video_bytes=99 * MIB,
             # PUT /api/v1/statuses/:id (text and media, history kept, no window); DELETE the same
             edit_fields=frozenset({"text", "media"}),
             deletable=True,
@@ -143,9 +132,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             threads=True,
             comment_text_limit=500,
-            max_image_bytes=8 * MIB,  # Threads media specifications: images 8 MB, videos 1 GB and 5 min
-            max_video_bytes=1 * GIB,
-            max_video_seconds=300,
             # DELETE /{threads-media-id} (threads_delete, 100 a day); no edit call
             deletable=True,
         ),
@@ -164,10 +150,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             refreshable_token=True,
             comment_text_limit=1250,
-            max_image_bytes=5 * MIB,  # LinkedIn: images 5 MB, videos 500 MB and 30 min, documents 100 MB
-            max_video_bytes=500 * MIB,
-            max_document_bytes=100 * MIB,
-            max_video_seconds=1800,
             # Posts API: PARTIAL_UPDATE of commentary only; DELETE /rest/posts/{urn}
             edit_fields=frozenset({"text"}),
             deletable=True,
@@ -188,9 +170,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="lookup",
             refreshable_token=True,
             comment_text_limit=2200,
-            max_image_bytes=8 * MIB,  # Instagram content publishing: images 8 MB, reels 300 MB and 15 min
-            max_video_bytes=300 * MIB,
-            max_video_seconds=900,
             # POST /{ig-media-id} changes only comment_enabled: no caption edit, no delete
             revocable_token=True,  # DELETE /{user-id}/permissions (the Facebook Login behind it)
         ),
@@ -207,9 +186,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             title_limit=255,
             idempotent_publish="lookup",
             comment_text_limit=8000,
-            max_image_bytes=4 * MIB,  # Graph API page photos 4 MB; page videos 10 GB and 240 min
-            max_video_bytes=10 * GIB,
-            max_video_seconds=240 * 60,
             # POST /{post-id} with message; DELETE /{post-id}
             edit_fields=frozenset({"text"}),
             deletable=True,
@@ -230,9 +206,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="none",
             refreshable_token=True,
-            max_image_bytes=20 * MIB,  # Content Posting API: photos 20 MB, videos 4 GB and 10 min
-            max_video_bytes=4 * GIB,
-            max_video_seconds=600,
             # the Content Posting API neither edits nor deletes a published post
             revocable_token=True,  # POST /v2/oauth/revoke/
         ),
@@ -250,8 +223,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             idempotent_publish="none",
             refreshable_token=True,
             comment_text_limit=10000,
-            max_video_bytes=256 * GIB,  # YouTube uploads: 256 GB, 12 hours
-            max_video_seconds=12 * 3600,
             # videos.update (snippet title and description); videos.delete
             edit_fields=frozenset({"text", "title"}),
             deletable=True,
@@ -271,9 +242,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,
             idempotent_publish="none",
             refreshable_token=True,
-            max_image_bytes=32 * MIB,  # Pinterest: images 32 MB, videos 2 GB and 15 min
-            max_video_bytes=2 * GIB,
-            max_video_seconds=900,
             # PATCH /v5/pins/{id} (title, description; not the media); DELETE /v5/pins/{id}
             edit_fields=frozenset({"text", "title"}),
             deletable=True,
@@ -289,8 +257,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             mixed_media=True,
             followers=True,  # getChatMemberCount; the Bot API has no per-post analytics
             idempotent_publish="none",
-            max_image_bytes=5 * MIB,  # Bot API files sent by URL: photos 5 MB, other files 20 MB
-            max_video_bytes=20 * MIB,
             # editMessageText / editMessageCaption (no window for the bot's own messages);
             # deleteMessage only within 48 hours of sending
             edit_fields=frozenset({"text"}),
@@ -307,7 +273,6 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             analytics_scopes=frozenset({"https://www.googleapis.com/auth/business.manage"}),
             idempotent_publish="none",
             refreshable_token=True,
-            max_image_bytes=5 * MIB,  # Business Profile post photos: 10 KB to 5 MB
             # localPosts.patch with updateMask=summary; localPosts.delete
             edit_fields=frozenset({"text"}),
             deletable=True,
@@ -329,34 +294,48 @@ def title_limit(platform: Platform) -> int:
 
 def max_file_bytes(platform: Platform, kind: str) -> int | None:
     """The largest ``kind`` ("image" | "video" | "document") file ``platform`` documents taking
-    (None: it documents no limit)."""
-    caps = CAPABILITIES[platform]
-    return {"image": caps.max_image_bytes, "video": caps.max_video_bytes, "document": caps.max_document_bytes}.get(kind)
+    when one such file is posted with no options (None: it documents no limit); each post type's
+    own limits are in ``platforms.media_rules``."""
+    spec = default_rules(platform, kind).for_kind(kind)
+    return None if spec is None else spec.max_bytes
 
 
-def validate_media_sizes(platform: Platform, media: list[tuple[str, str, int | None]]) -> list[str]:
-    """Every file of ``media`` (url, kind, size in bytes) larger than ``platform`` takes of its
-    kind, as messages naming the platform and the file."""
+def max_video_seconds(platform: Platform) -> int | None:
+    """The longest video ``platform`` documents taking when one video is posted with no options."""
+    spec = default_rules(platform, "video").video
+    return None if spec is None or spec.max_seconds is None else int(spec.max_seconds)
+
+
+@dataclass(frozen=True)
+class PostedFile:
+    """One file of a post as the media rules see it: its size in bytes, what the probe measured
+    (``facts``; None while not probed) and, for a file the probe could not read, why."""
+
+    url: str
+    kind: str  # "image" | "video" | "document"
+    size: int | None
+    facts: Mapping[str, Any] | None = None
+    unusable: str = ""
+
+
+def validate_media(
+    platform: Platform, *, content_type: str, options: Mapping[str, Any], media: list[PostedFile]
+) -> list[tuple[str, str]]:
+    """Every file of ``media`` that ``platform`` refuses for the post type these options select,
+    as (rule code, message naming the platform, the file and the rule). A file not probed yet is
+    checked for its size only; an unusable one is refused with the probe's reason."""
+    post_type = post_type_of(platform, content_type=content_type, options=options, kinds=[m.kind for m in media])
+    rules = rules_for(platform, post_type)
     issues = []
-    for url, kind, size in media:
-        limit = max_file_bytes(platform, kind)
-        if limit is not None and size is not None and size > limit:
-            issues.append(f"{platform.value} takes {kind} files of at most {limit} bytes; {url} is {size} bytes")
+    for item in media:
+        if item.unusable:
+            message = f"{platform.value} takes only readable files ({MEDIA_UNUSABLE}); {item.url} is unusable: "
+            issues.append((MEDIA_UNUSABLE, message + item.unusable))
+            continue
+        for broken in check_file(rules, item.kind, size=item.size, facts=item.facts):
+            message = f"{platform.value} takes {what(rules, item.kind)} {broken.requirement} ({broken.code}); "
+            issues.append((broken.code, f"{message}{item.url} {broken.found}"))
     return issues
-
-
-def validate_media_durations(platform: Platform, media: list[tuple[str, str, float | None]]) -> list[str]:
-    """Every video of ``media`` (url, kind, duration in seconds as the probe measured it; None
-    while not probed yet) longer than ``platform`` takes, as messages naming the platform, the
-    file and the rule (``media_duration``)."""
-    limit = CAPABILITIES[platform].max_video_seconds
-    if limit is None:
-        return []
-    return [
-        f"{platform.value} takes videos of at most {limit} seconds (media_duration); {url} lasts {seconds:g} seconds"
-        for url, kind, seconds in media
-        if kind == "video" and seconds is not None and seconds > limit
-    ]
 
 
 def text_length(platform: Platform, text: str) -> int:

@@ -14,7 +14,8 @@ from core.serializers import json_type
 from media.files import ALLOWED_MIME_TYPES
 from media.models import MediaKind
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, METRICS, Capabilities, max_file_bytes
+from platforms.capabilities import CAPABILITIES, METRICS, Capabilities, max_file_bytes, max_video_seconds
+from platforms.media_rules import DocumentRules, ImageRules, MediaRules, PictureRules, VideoRules, rules_of
 from posts.models import ContentType
 from posts.payloads import CONFIG_FIELDS, CONFIG_SERIALIZERS, THREAD_MAX_ITEMS
 
@@ -63,7 +64,7 @@ def _media(platform: Platform, caps: Capabilities) -> dict[str, Any]:
             "maxCount": maxima[kind],
             "mimeTypes": [mime for mime, (of_kind, _) in ALLOWED_MIME_TYPES.items() if of_kind == kind],
             "maxFileBytes": _max_file_bytes(platform, kind),
-            "maxDurationSeconds": caps.max_video_seconds if kind == MediaKind.VIDEO else None,
+            "maxDurationSeconds": max_video_seconds(platform) if kind == MediaKind.VIDEO else None,
         }
         for kind in MediaKind
         if maxima[kind]
@@ -74,7 +75,76 @@ def _media(platform: Platform, caps: Capabilities) -> dict[str, Any]:
         "mixedImagesAndVideos": caps.mixed_media,
         "minImagesWithoutVideo": caps.min_images_without_video or None,
         "kinds": kinds,
+        "rules": [media_rules_entry(rules) for rules in rules_of(platform)],
     }
+
+
+def media_rules_entry(rules: MediaRules) -> dict[str, Any]:
+    """One post type's rules as ``media.rules`` answers them (``posts.api.platforms``)."""
+    return {
+        "postType": rules.post_type.value,
+        "selectedBy": rules.selected_by,
+        "source": rules.source,
+        "note": rules.note or None,
+        "image": _image_rules(rules.image) if rules.image else None,
+        "video": _video_rules(rules.video) if rules.video else None,
+        "document": _document_rules(rules.document) if rules.document else None,
+    }
+
+
+def _sorted(values: frozenset[str] | None) -> list[str] | None:
+    return None if values is None else sorted(values)
+
+
+def _picture_rules(spec: PictureRules) -> dict[str, Any]:
+    ratio = None
+    if spec.min_ratio or spec.max_ratio:
+        ratio = {
+            "min": spec.min_ratio.label if spec.min_ratio else None,
+            "max": spec.max_ratio.label if spec.max_ratio else None,
+            "minValue": round(spec.min_ratio.value, 6) if spec.min_ratio else None,
+            "maxValue": round(spec.max_ratio.value, 6) if spec.max_ratio else None,
+            "tolerance": spec.ratio_tolerance,
+        }
+    return {
+        "maxFileBytes": spec.max_bytes,
+        "minFileBytes": spec.min_bytes,
+        "minWidth": spec.min_width,
+        "minHeight": spec.min_height,
+        "maxWidth": spec.max_width,
+        "maxHeight": spec.max_height,
+        "eitherOrientation": spec.any_orientation,
+        "maxPixels": spec.max_pixels,
+        "maxWidthPlusHeight": spec.max_side_sum,
+        "aspectRatio": ratio,
+    }
+
+
+def _image_rules(spec: ImageRules) -> dict[str, Any]:
+    return {
+        **_picture_rules(spec),
+        "formats": _sorted(spec.formats),
+        "animated": spec.animated,
+        "maxAnimatedFileBytes": spec.max_animated_bytes,
+    }
+
+
+def _video_rules(spec: VideoRules) -> dict[str, Any]:
+    return {
+        **_picture_rules(spec),
+        "containers": _sorted(spec.containers),
+        "videoCodecs": _sorted(spec.video_codecs),
+        "audioCodecs": _sorted(spec.audio_codecs),
+        "minDurationSeconds": spec.min_seconds,
+        "maxDurationSeconds": spec.max_seconds,
+        "minFrameRate": spec.min_fps,
+        "maxFrameRate": spec.max_fps,
+        "maxBitRate": spec.max_bitrate,
+    }
+
+
+def _document_rules(spec: DocumentRules) -> dict[str, Any]:
+    return {"maxFileBytes": spec.max_bytes}
 
 
 def _config(platform: str) -> dict[str, Any] | None:

@@ -19,12 +19,13 @@ from media.services import MediaInfo, media_resolve
 from platforms.base import Platform
 from platforms.capabilities import (
     CAPABILITIES,
+    PostedFile,
     text_length,
     validate_comment,
     validate_content,
-    validate_media_durations,
-    validate_media_sizes,
+    validate_media,
 )
+from platforms.media_rules import RULE_CODES
 from posts.models import ContentType, LatePolicy
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.queues import missing_queues, queue_missing_message
@@ -39,7 +40,7 @@ _CODE_PRIORITY = (
     "account_unauthorized",
     "media_not_found",
     "media_too_large",
-    "media_duration",
+    *RULE_CODES,
 )
 
 
@@ -161,7 +162,7 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
         _check_content(plan, media_kinds)
         for target in plan.targets:
             _check_target(plan, target, media_kinds)
-            _check_file_sizes(plan, target, media or [], thread_media)
+            _check_media(plan, target, media or [], thread_media)
             _check_thread(plan, target, thread_kinds)
             _check_first_comment(plan, target)
     return plan
@@ -202,32 +203,31 @@ def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[MediaI
     return found
 
 
-def _check_file_sizes(
+def _check_media(
     plan: PostPlan, target: TargetPlan, media: list[MediaInfo], thread_media: list[list[MediaInfo] | None]
 ) -> None:
-    """Every file of the post (and of its thread, where the platform publishes one) within the
-    size the entry's platform takes of its kind, and every probed video within its longest
-    duration (``GET /platforms`` answers the same figures)."""
+    """Every file of the post (and of its thread, where the platform publishes one) within what
+    the entry's platform takes for the post type its options select (``platforms.media_rules``:
+    size always; format, ratio, resolution, duration, frame rate, bit rate and codecs once the
+    file is probed; an unusable file is refused with the probe's reason). Each issue names the
+    platform, the file and the rule, and carries the rule as its code."""
     platform = Platform(target.platform)
-    for message in validate_media_sizes(platform, [(m.url, m.kind, m.size) for m in media]):
-        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls"))
-    for message in validate_media_durations(platform, [(m.url, m.kind, _seconds(m)) for m in media]):
-        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls", "media_duration"))
+    for code, message in validate_media(
+        platform, content_type=plan.content_type, options=target.config, media=_posted(media)
+    ):
+        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls", code))
     if not CAPABILITIES[platform].threads:
         return
     for index, item in enumerate(thread_media):
-        for message in validate_media_sizes(platform, [(m.url, m.kind, m.size) for m in item or []]):
-            plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread"))
-        for message in validate_media_durations(platform, [(m.url, m.kind, _seconds(m)) for m in item or []]):
-            plan.issues.append(
-                Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread", "media_duration")
-            )
+        kinds = [m.kind for m in item or []]
+        for code, message in validate_media(
+            platform, content_type=_thread_item_type(kinds), options={}, media=_posted(item or [])
+        ):
+            plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread", code))
 
 
-def _seconds(media: MediaInfo) -> float | None:
-    """A video's duration as its probe measured it (None until probed: the check waits for it)."""
-    value = (media.probe or {}).get("durationSeconds")
-    return float(value) if isinstance(value, int | float) else None
+def _posted(media: list[MediaInfo]) -> list[PostedFile]:
+    return [PostedFile(url=m.url, kind=m.kind, size=m.size, facts=m.probe, unusable=m.unusable) for m in media]
 
 
 def _thread_item_type(kinds: list[str]) -> str:

@@ -22,7 +22,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.common import bearer_token, grown, iso, json_response, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -335,6 +336,8 @@ def upload_blob(request: HttpRequest) -> tuple[Any, dict[str, str]]:
         raise XrpcError(400, "InvalidRequest", "Request body is empty")
     if len(data) > BLOB_LIMIT:
         raise XrpcError(400, "BlobTooLarge", f"This file is too large. It is {len(data)} bytes")
+    if (problem := media_checks.refusal(Platform.BLUESKY, "FEED", data)) is not None:
+        raise XrpcError(400, "InvalidRequest", problem)
     # like the PDS, trust the bytes over the header (SDKs send */*)
     sniffed = sniff_mime(data)
     mime = sniffed if sniffed != "application/octet-stream" else (request.content_type or sniffed).lower()
@@ -497,6 +500,8 @@ def upload_video(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     data = request.body
     if sniff_mime(data) != "video/mp4":
         raise XrpcError(400, "InvalidMimeType", "Unsupported video format")
+    if (problem := media_checks.refusal(Platform.BLUESKY, "FEED", data)) is not None:
+        raise XrpcError(400, "InvalidRequest", problem)
     job_id = hashlib.sha256(did.encode() + data).hexdigest()[:20]
     cid = _cid(data, 0x55)
     job = {"jobId": job_id, "did": did, "cid": cid, "size": len(data), "ready_at": time.time() + VIDEO_READY_AFTER}

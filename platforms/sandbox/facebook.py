@@ -13,11 +13,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 
+from platforms.base import Platform
 from platforms.sandbox import _meta_common as meta
-from platforms.sandbox import pages
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
+FB = Platform.FACEBOOK
 SLUG = "facebook"
 V = r"^(?P<version>v\d+\.\d+)/"
 
@@ -336,7 +338,7 @@ def photos(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
     if published and (scenario := meta.scenario_error(s, caption, f"photos:{page_id}")) is not None:
         return scenario
     url = meta.param(request, "url")
-    if (problem := meta.fetch_media(url, kinds=("image",))) is not None:
+    if (problem := meta.fetch_media(url, kinds=("image",)) or media_checks.refusal_of_url(FB, "FEED", url)) is not None:
         return meta.graph_error(f"(#324) Missing or invalid image file: {problem}", code=324)
     photo_id = meta.new_numeric_id(s, "13")
     s.put("photo", photo_id, {"id": photo_id, "page_id": page_id, "url": url, "created": time.time()})
@@ -370,7 +372,9 @@ def videos(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
     if (scenario := meta.scenario_error(s, description, f"videos:{page_id}")) is not None:
         return scenario
     file_url = meta.param(request, "file_url")
-    if (problem := meta.fetch_media(file_url, kinds=("video",))) is not None:
+    if (
+        problem := meta.fetch_media(file_url, kinds=("video",)) or media_checks.refusal_of_url(FB, "FEED", file_url)
+    ) is not None:
         return meta.graph_error(
             f"(#352) Sorry, the video file you selected is in a format that we don't support: {problem}", code=352
         )
@@ -445,7 +449,9 @@ def rupload(request: HttpRequest, version: str, video_id: str) -> JsonResponse:
     # the documented header is ``file_url``; the WSGI server drops names with "_", so read its twin
     file_url = request.headers.get("file-url", "")
     if file_url:
-        if (problem := meta.fetch_media(file_url, kinds=("video",))) is not None:
+        if (
+            problem := meta.fetch_media(file_url, kinds=("video",)) or media_checks.rupload_refusal(FB, video, file_url)
+        ) is not None:
             return meta.graph_error(f"(#352) {problem}", code=352)
     elif not request.body:
         return meta.graph_error("(#100) Either file_url header or the video bytes are required", code=100)

@@ -15,7 +15,8 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
 from platforms.sandbox.common import as_dict, digest, fetch_media, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
@@ -166,6 +167,8 @@ def _validate(body: dict[str, Any]) -> str | None:
         fetched = fetch_media(str(item.get("sourceUrl") or ""), max_bytes=MAX_PHOTO_BYTES)
         if item.get("mediaFormat") != "PHOTO" or fetched is None or sniff_kind(fetched[0]) != "image":
             return "The media item could not be fetched or is not a photo"
+        if (problem := media_checks.refusal(Platform.GOOGLE_BUSINESS, "FEED", fetched[0])) is not None:
+            return problem
     return None
 
 

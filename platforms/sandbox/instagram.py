@@ -16,8 +16,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 
+from platforms.base import Platform
 from platforms.sandbox import _meta_common as meta
-from platforms.sandbox import pages
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -211,6 +212,9 @@ def media(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
     if bool(image_url) == bool(video_url) or (image_url and media_type in {"VIDEO", "REELS"}):
         return meta.graph_error("(#100) Provide exactly one of image_url or video_url matching media_type", code=100)
     problem = meta.fetch_media(image_url or video_url, kinds=("image",) if image_url else ("video",))
+    problem = problem or media_checks.refusal_of_url(
+        Platform.INSTAGRAM, _post_type(request, media_type), image_url or video_url
+    )
     if problem and image_url:
         return meta.graph_error(
             "Media download has failed.",
@@ -249,6 +253,10 @@ def media(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
     if problem:
         s.update("container", doc["id"], status_code="ERROR", error=f"Error: Media download has failed. {problem}")
     return JsonResponse({"id": doc["id"]})
+
+
+def _post_type(request: HttpRequest, media_type: str) -> str:
+    return media_checks.meta_post_type(media_type, meta.param(request, "is_carousel_item") == "true")
 
 
 def _not_publishable(container: dict[str, Any]) -> JsonResponse | None:

@@ -14,7 +14,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.common import as_dict, bearer_token, digest, grown, redirect_with, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -208,6 +209,9 @@ def upload(request: HttpRequest, urn: str, part: int) -> HttpResponse:
     if part >= asset["parts"] or (part == 0 and sniff_kind(data) != asset["kind"]):
         store.update("asset", urn, status="PROCESSING_FAILED" if asset["kind"] != "image" else "WAITING_UPLOAD")
         return _error(400, "BAD_REQUEST", f"The uploaded file is not a valid {asset['kind']}")
+    if asset["parts"] == 1 and (problem := media_checks.refusal(Platform.LINKEDIN, "FEED", data)) is not None:
+        store.update("asset", urn, status="PROCESSING_FAILED" if asset["kind"] != "image" else "WAITING_UPLOAD")
+        return _error(400, "BAD_REQUEST", problem)
     etag = f"/ambry-video/signedId/{digest(urn, part, len(data))}"
     asset["etags"][str(part)] = etag
     if asset["kind"] == "image":

@@ -21,7 +21,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path
 from PIL import Image
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -380,6 +381,8 @@ def media_create(request: HttpRequest) -> HttpResponse:
         return _error(f"Validation failed: File content type is invalid ({upload.content_type})", 422, headers)
     if len(data) > limit:
         return _error("Validation failed: File file size must be less than the limit", 422, headers)
+    if (problem := media_checks.refusal(Platform.MASTODON, "FEED", data)) is not None:
+        return _error(f"Validation failed: {problem}", 422, headers)
     media_id = _store().new_id()
     media = {
         "id": media_id,

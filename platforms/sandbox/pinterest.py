@@ -13,7 +13,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.common import (
     basic_auth,
     bearer_token,
@@ -293,6 +294,7 @@ def media_upload(request: HttpRequest, media_id: str) -> HttpResponse:
         return HttpResponse("<Error><Code>AccessDenied</Code></Error>", status=403, content_type="application/xml")
     data = upload.read(MAX_VIDEO_BYTES + 1)
     status = "processing" if sniff_kind(data) == "video" and len(data) <= MAX_VIDEO_BYTES else "failed"
+    status = "failed" if media_checks.refusal(Platform.PINTEREST, "FEED", data) else status
     store.update("media", media_id, status=status)
     return HttpResponse(status=204)
 
@@ -344,7 +346,7 @@ def _media_problem(source: dict[str, Any], user: dict[str, Any]) -> tuple[str, s
         fetched = fetch_media(str(source.get("url") or ""), max_bytes=MAX_IMAGE_BYTES)
         if fetched is None or sniff_kind(fetched[0]) != "image":
             return "Sorry, we could not fetch the image."
-        return "image", str(source["url"])
+        return media_checks.refusal(Platform.PINTEREST, "FEED", fetched[0]) or ("image", str(source["url"]))
     if kind == "multiple_image_urls":
         items = source.get("items") or []
         if not 2 <= len(items) <= 5:
@@ -353,6 +355,8 @@ def _media_problem(source: dict[str, Any], user: dict[str, Any]) -> tuple[str, s
             fetched = fetch_media(str(entry.get("url") or ""), max_bytes=MAX_IMAGE_BYTES)
             if fetched is None or sniff_kind(fetched[0]) != "image":
                 return "Sorry, we could not fetch one of the images."
+            if (problem := media_checks.refusal(Platform.PINTEREST, "CAROUSEL_ITEM", fetched[0])) is not None:
+                return problem
         return "multiple_images", str(items[0]["url"])
     if kind == "video_id":
         item = store.get("media", str(source.get("media_id") or ""))

@@ -16,7 +16,8 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.common import fetch_media, grown, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -145,6 +146,8 @@ def _media_from(request: HttpRequest, value: Any, kind: str) -> dict[str, Any]:
         raise ApiError(400, "Bad Request: wrong type of the web page content")
     if kind == "video" and (mime != "video/mp4" or len(data) > VIDEO_URL_LIMIT):
         raise ApiError(400, "Bad Request: wrong type of the web page content")
+    if (problem := media_checks.refusal(Platform.TELEGRAM, "FEED", data)) is not None:
+        raise ApiError(400, f"Bad Request: {problem}")
     unique = "AQAD" + hashlib.sha256(data).hexdigest()[:12]
     if kind == "photo":
         return {

@@ -13,8 +13,9 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import re_path
 
+from platforms.base import Platform
 from platforms.sandbox import _meta_common as meta
-from platforms.sandbox import pages
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -184,6 +185,10 @@ def _delete_thread(request: HttpRequest, media_id: str) -> JsonResponse:
     return JsonResponse({"success": True, "deleted_id": media_id})
 
 
+def _post_type(request: HttpRequest) -> str:
+    return media_checks.meta_post_type("", meta.param(request, "is_carousel_item") == "true")
+
+
 @simulator_view(SLUG)
 def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
     _, error = _auth(request, user_id=user_id)
@@ -217,6 +222,7 @@ def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
     elif media_type in {"IMAGE", "VIDEO"}:
         url = meta.param(request, "image_url" if media_type == "IMAGE" else "video_url")
         problem = meta.fetch_media(url, kinds=("image",) if media_type == "IMAGE" else ("video",))
+        problem = problem or media_checks.refusal_of_url(Platform.THREADS, _post_type(request), url)
         fields.update(media_url=url, polls_left=1 if media_type == "VIDEO" else 0)
         if problem:
             fields["error_message"] = f"FAILED_DOWNLOADING_{media_type}: {problem}"

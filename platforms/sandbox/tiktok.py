@@ -19,7 +19,8 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.urls import path
 
-from platforms.sandbox import pages
+from platforms.base import Platform
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox._meta_common import fetch_media, log_publish
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -234,6 +235,7 @@ def _init(request: HttpRequest, *, kind: str, mode: str | None = None) -> JsonRe
     problem = next(
         (p for u in urls if (p := fetch_media(u, kinds=("video",) if kind == "VIDEO" else ("image",)))), None
     )
+    problem = problem or next((p for u in urls if (p := media_checks.refusal_of_url(Platform.TIKTOK, "FEED", u))), None)
     publish_id = f"v_pub_url~v2-1.{s.new_id()}"
     s.put(
         "publish",
@@ -249,7 +251,7 @@ def _init(request: HttpRequest, *, kind: str, mode: str | None = None) -> JsonRe
             "privacy": post_info.get("privacy_level"),
             "polls_left": 1,
             "status": "PROCESSING_DOWNLOAD",
-            "fail_reason": ("video_pull_failed" if kind == "VIDEO" else "photo_pull_failed")
+            "fail_reason": media_checks.tiktok_fail_reason(problem, kind)
             if problem
             else ("spam_risk_text" if scenario == "fail" else ""),
         },

@@ -17,7 +17,7 @@ from django.urls import path
 
 from platforms.base import Platform
 from platforms.capabilities import text_length
-from platforms.sandbox import pages
+from platforms.sandbox import media_checks, pages
 from platforms.sandbox.common import as_dict, bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -489,6 +489,12 @@ def media_append(request: HttpRequest, media_id: str) -> HttpResponse:
     return json_response({"data": {"expires_at": int(time.time()) + 86400}})
 
 
+def _media_bytes(media_id: str, media: dict[str, Any]) -> bytes:
+    """The uploaded file, its chunks in order (what FINALIZE hands to media processing)."""
+    chunks = (_store().redis.get(_store()._key("chunk", media_id, index)) for index in sorted(media["chunks"], key=int))
+    return b"".join(c if isinstance(c, bytes) else str(c or "").encode() for c in chunks)
+
+
 @simulator_view(SLUG)
 def media_finalize(request: HttpRequest, media_id: str) -> HttpResponse:
     media, failure = _own_media(request, media_id)
@@ -503,6 +509,8 @@ def media_finalize(request: HttpRequest, media_id: str) -> HttpResponse:
         sniff_mime(first if isinstance(first, bytes) else str(first).encode()).split("/")[0]
     ):
         return _media_problem("Unsupported media: the bytes do not match media_type.")
+    if (problem := media_checks.refusal(Platform.TWITTER, "FEED", _media_bytes(media_id, media))) is not None:
+        return _media_problem(f"InvalidMedia: {problem}")
     video = media["mime"] == "video/mp4"
     media.update(finalized=True, ready_at=time.time() + (VIDEO_READY_AFTER if video else 0))
     _store().put("media", media_id, media)

@@ -10,8 +10,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.query import UNKNOWN_PARAMETER, NoQuery, parse_query
+from platforms.base import Platform
 from platforms.capabilities import METRICS
-from posts.catalogue import platform_catalogue
+from platforms.media_rules import PostType, rules_of
+from posts.catalogue import media_rules_entry, platform_catalogue
 from posts.models import ContentType
 from posts.payloads import PLATFORM_VALUES, choice
 from workspaces.permissions import ANY_VALID_KEY
@@ -45,8 +47,84 @@ class PlatformMediaKindOutput(serializers.Serializer):
     )
 
 
-# ``required``, ``type`` and ``fields`` are names of Serializer attributes too: these shapes are
-# declared with type() (as core.records does) so that the keys can be what the body says.
+class PlatformAspectRatioOutput(serializers.Serializer):
+    min = serializers.CharField(allow_null=True, help_text="The widest-to-tallest lower bound, as width:height (4:5)")
+    max = serializers.CharField(allow_null=True, help_text="The upper bound, as width:height (1.91:1)")
+    minValue = serializers.FloatField(allow_null=True, help_text="`min` as width / height")
+    maxValue = serializers.FloatField(allow_null=True, help_text="`max` as width / height")
+    tolerance = serializers.FloatField(
+        help_text="Relative slack allowed around the bounds (for a platform that names one ratio, such as 9:16)"
+    )
+
+
+class PlatformPictureRulesOutput(serializers.Serializer):
+    maxFileBytes = serializers.IntegerField(allow_null=True, help_text="Largest file the platform documents taking")
+    minFileBytes = serializers.IntegerField(allow_null=True, help_text="Smallest file it takes, where it says")
+    minWidth = serializers.IntegerField(allow_null=True, help_text="Fewest pixels across (as displayed)")
+    minHeight = serializers.IntegerField(allow_null=True, help_text="Fewest pixels down (as displayed)")
+    maxWidth = serializers.IntegerField(allow_null=True, help_text="Most pixels across (as displayed)")
+    maxHeight = serializers.IntegerField(allow_null=True, help_text="Most pixels down (as displayed)")
+    eitherOrientation = serializers.BooleanField(
+        help_text="The width bounds apply to the longer side and the height bounds to the shorter"
+    )
+    maxPixels = serializers.IntegerField(allow_null=True, help_text="Most pixels in all (width x height)")
+    maxWidthPlusHeight = serializers.IntegerField(allow_null=True, help_text="Largest width + height")
+    aspectRatio = PlatformAspectRatioOutput(allow_null=True, help_text="The ratios taken (null: any)")
+
+
+class PlatformImageRulesOutput(PlatformPictureRulesOutput):
+    formats = serializers.ListField(
+        child=serializers.CharField(),
+        allow_null=True,
+        help_text="Image formats taken, as the probe names them (JPEG, PNG, WEBP, GIF, HEIF); null: any",
+    )
+    animated = serializers.BooleanField(help_text="An animated image (GIF, WebP) is taken")
+    maxAnimatedFileBytes = serializers.IntegerField(
+        allow_null=True, help_text="Largest animated image, where the platform caps those apart"
+    )
+
+
+class PlatformVideoRulesOutput(PlatformPictureRulesOutput):
+    containers = serializers.ListField(
+        child=serializers.CharField(), allow_null=True, help_text="Containers taken (mp4, quicktime); null: any"
+    )
+    videoCodecs = serializers.ListField(
+        child=serializers.CharField(), allow_null=True, help_text="Video codecs taken (h264, hevc, ...); null: any"
+    )
+    audioCodecs = serializers.ListField(
+        child=serializers.CharField(), allow_null=True, help_text="Sound codecs taken (aac); null: any"
+    )
+    minDurationSeconds = serializers.FloatField(allow_null=True, help_text="Shortest video taken")
+    maxDurationSeconds = serializers.FloatField(allow_null=True, help_text="Longest video taken")
+    minFrameRate = serializers.FloatField(allow_null=True, help_text="Fewest frames per second")
+    maxFrameRate = serializers.FloatField(allow_null=True, help_text="Most frames per second")
+    maxBitRate = serializers.IntegerField(
+        allow_null=True, help_text="Highest bit rate in bits per second, compared with the file's overall bit rate"
+    )
+
+
+class PlatformDocumentRulesOutput(serializers.Serializer):
+    maxFileBytes = serializers.IntegerField(allow_null=True, help_text="Largest document the platform takes")
+
+
+# ``required``, ``type``, ``fields`` and ``source`` are names of Serializer attributes too: these
+# shapes are declared with type() (as core.records does) so that the keys can be what the body says.
+PlatformMediaRulesOutput = type(
+    "PlatformMediaRulesOutput",
+    (serializers.Serializer,),
+    {
+        "postType": choice(
+            [t.value for t in PostType],
+            help_text="FEED, REEL, STORY, SHORT, CAROUSEL_ITEM (each item of a multi-item post) or DOCUMENT",
+        ),
+        "selectedBy": serializers.CharField(help_text="Which posts publish as this type (config option and media)"),
+        "source": serializers.CharField(help_text="The platform documentation the numbers come from"),
+        "note": serializers.CharField(allow_null=True, help_text="What the platform leaves open or only recommends"),
+        "image": PlatformImageRulesOutput(allow_null=True, help_text="Rules for images; null: no images of this type"),
+        "video": PlatformVideoRulesOutput(allow_null=True, help_text="Rules for videos; null: no videos of this type"),
+        "document": PlatformDocumentRulesOutput(allow_null=True, help_text="Rules for documents; null: none taken"),
+    },
+)
 PlatformMediaOutput = type(
     "PlatformMediaOutput",
     (serializers.Serializer,),
@@ -56,6 +134,11 @@ PlatformMediaOutput = type(
         "mixedImagesAndVideos": serializers.BooleanField(help_text="Images and videos may be mixed in one post."),
         "minImagesWithoutVideo": serializers.IntegerField(allow_null=True, help_text="Fewest images in a photo post"),
         "kinds": PlatformMediaKindOutput(many=True, help_text="The media kinds accepted; a kind not listed is refused"),
+        "rules": PlatformMediaRulesOutput(
+            many=True,
+            help_text="What each post type takes of a file, with its source; create and `/social-posts/validate` "
+            "refuse a file that breaks one, naming the rule (`media_format`, `media_aspect_ratio`, ...)",
+        ),
     },
 )
 
@@ -143,6 +226,7 @@ _EXAMPLE = {
                         "maxDurationSeconds": 180,
                     },
                 ],
+                "rules": [media_rules_entry(rules) for rules in rules_of(Platform.BLUESKY)],
             },
             "config": None,
             "analytics": {"metrics": ["likes", "comments", "shares"], "followers": True},
@@ -165,9 +249,17 @@ class PlatformListView(APIView):
             "and upload types, title limit, the per-platform config array and its fields, and the analytics "
             "metrics. Generated from the table create and `/social-posts/validate` check against, so a text of "
             "`text.limit` characters (counted as `text.counting` says) passes and one more fails. Each "
-            "media kind carries the platform's own file size limit (`maxFileBytes`, which create and validate "
-            "enforce per platform) and, for videos, its longest duration (`maxDurationSeconds`, enforced the same "
-            "way once the upload has been probed; pixel sizes are not checked yet)."
+            "media kind carries the platform's file size limit (`maxFileBytes`) and, for videos, its longest "
+            "duration (`maxDurationSeconds`) for one such file posted with no options. `media.rules` holds what "
+            "each post type (FEED, REEL, STORY, SHORT, CAROUSEL_ITEM, DOCUMENT) takes of a file: formats, size, "
+            "sides, aspect ratio, and for videos containers, codecs, duration, frame rate and bit rate, each entry "
+            "with the platform documentation it comes from (`source`) and which posts publish as that type "
+            "(`selectedBy`). Create, PATCH and `/social-posts/validate` refuse a file that breaks one of its "
+            "target's rules, naming the platform, the file and the rule (`media_format`, `media_file_size`, "
+            "`media_aspect_ratio`, `media_resolution`, `media_duration`, `media_frame_rate`, `media_bitrate`, "
+            "`media_codec`); what is measured of a file is checked once its upload has been probed (`GET "
+            "/media-files`, seconds after it is stored), and a file the probe could not read is refused "
+            "(`media_unusable`) with its reason."
         ),
         responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],

@@ -57,7 +57,7 @@ def accounts(e2e: E2EStack) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def media(e2e: E2EStack) -> dict[str, str]:
-    files = [("sample.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
+    files = [("sample-reel.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
     response = e2e.api("POST", "/upload-urls", json={"files": [{"fileName": n, "mimeType": m} for n, m in files]})
     assert response.status_code in (200, 201), response.text
     urls = {}
@@ -120,7 +120,7 @@ def test_a_post_to_all_twelve_platforms_publishes_now(e2e, accounts, media, hook
         **targeting(accounts, video_platforms),
         "contentType": "VIDEO",
         "text": "Twelve platforms, one call",
-        "mediaUrls": [media["sample.mp4"]],
+        "mediaUrls": [media["sample-reel.mp4"]],
         "pinterestConfigs": [{"connectionId": accounts["PINTEREST"]["id"], "boardId": board_id, "title": "E2E"}],
         "youtubeConfigs": [
             {"connectionId": accounts["YOUTUBE"]["id"], "videoTitle": "E2E", "privacyStatus": "private"}
@@ -346,7 +346,7 @@ def test_tiktok_daily_cap_delivers_a_draft_and_says_so(e2e, accounts, media, hoo
             **targeting(accounts, ["TIKTOK"]),
             "contentType": "VIDEO",
             "text": "Over the cap #sandbox-daily-cap",
-            "mediaUrls": [media["sample.mp4"]],
+            "mediaUrls": [media["sample-reel.mp4"]],
             "tiktokConfigs": [{"connectionId": accounts["TIKTOK"]["id"], "privacyLevel": "PUBLIC_TO_EVERYONE"}],
         },
     )

@@ -216,7 +216,7 @@ def video_url(e2e: E2EStack) -> str:
     assert response.status_code in (200, 201), response.text
     [item] = response.json()["urls"]
     put = requests.put(
-        item["uploadUrl"], data=(FIXTURES / "sample.mp4").read_bytes(), headers={"Content-Type": "video/mp4"}
+        item["uploadUrl"], data=(FIXTURES / "sample-reel.mp4").read_bytes(), headers={"Content-Type": "video/mp4"}
     )
     assert put.status_code in (200, 201, 204), put.text
     return str(item["publicUrl"])

@@ -16,6 +16,9 @@ def _key(file: MediaFile) -> str:
     return f"{file.workspace.id}/{secrets.token_hex(16)}/{file.file_name}"
 
 
+UPLOADED_SIZE = 100_000
+
+
 class MediaFileFactory(factory.django.DjangoModelFactory):
     """A file row; ``uploaded=True`` marks it as in storage (the bytes are the test's business)."""
 
@@ -23,7 +26,10 @@ class MediaFileFactory(factory.django.DjangoModelFactory):
         model = MediaFile
 
     class Params:
-        uploaded = factory.Trait(uploaded_at=factory.LazyFunction(timezone.now), size=1234)
+        # 100 kB: within every platform's file size rules (Google's 10 kB minimum, LinkedIn's 75 kB
+        # for videos, Bluesky's 1 MB for images: platforms.media_rules), so only a test that
+        # means to hit one of them does.
+        uploaded = factory.Trait(uploaded_at=factory.LazyFunction(timezone.now), size=UPLOADED_SIZE)
 
     workspace = factory.SubFactory(WorkspaceFactory)
     file_name = "photo.jpg"

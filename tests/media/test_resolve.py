@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from core.errors import ValidationFailed
 from media.models import MediaFile
 from media.services import MediaInfo, media_mark_referenced, media_previews, media_resolve
-from tests.factories.media import MediaFileFactory
+from tests.factories.media import UPLOADED_SIZE, MediaFileFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +30,9 @@ def test_resolve_keeps_order_and_duplicates(workspace, local_media):
     jpg = stored(workspace, local_media, uploaded=True)
     infos = media_resolve(workspace_id=workspace.id, urls=[jpg.public_url, pdf.public_url, jpg.public_url])
     assert infos == [
-        MediaInfo(url=jpg.public_url, kind="image", mime_type="image/jpeg", size=1234),
-        MediaInfo(url=pdf.public_url, kind="document", mime_type="application/pdf", size=1234),
-        MediaInfo(url=jpg.public_url, kind="image", mime_type="image/jpeg", size=1234),
+        MediaInfo(url=jpg.public_url, kind="image", mime_type="image/jpeg", size=UPLOADED_SIZE),
+        MediaInfo(url=pdf.public_url, kind="document", mime_type="application/pdf", size=UPLOADED_SIZE),
+        MediaInfo(url=jpg.public_url, kind="image", mime_type="image/jpeg", size=UPLOADED_SIZE),
     ]
     assert media_resolve(workspace_id=workspace.id, urls=[]) == []
 

@@ -18,8 +18,8 @@ from tests.platforms.conftest import connect_sandbox_account, media_item, publis
 MEDIA = {
     "TEXT": (),
     "IMAGE": ("sample.jpg",),
-    "VIDEO": ("sample.mp4",),
-    "CAROUSEL": ("sample.jpg", "sample.png"),
+    "VIDEO": ("sample-reel.mp4",),
+    "CAROUSEL": ("sample.jpg", "sample.jpg"),
     "DOCUMENT": ("sample.pdf",),
 }
 OPTIONS: dict[Platform, dict[str, Any]] = {

@@ -129,7 +129,7 @@ def test_reel_and_video_story_phases_resume_without_a_second_post(
         target_id="t5",
         content_type="VIDEO",
         text="Short one",
-        media=(media_item(f"{media_server}/sample.mp4"),),
+        media=(media_item(f"{media_server}/sample-reel.mp4"),),
         options={"postType": post_type},
     )
     start = client.publish(page.credentials, request, {})

@@ -104,8 +104,8 @@ def test_carousel_waits_for_items_then_publishes_once(
     client = get_client("INSTAGRAM")
     media = (
         media_item(f"{media_server}/sample.jpg"),
-        media_item(f"{media_server}/sample.mp4"),
-        media_item(f"{media_server}/sample.png"),
+        media_item(f"{media_server}/sample-wide.mp4"),
+        media_item(f"{media_server}/sample.jpg"),
     )
     results = drive(client, account.credentials, PublishRequest("t3", "CAROUSEL", "Three", media=media))
     assert results[0].state["step"] == "children" and len(results[0].state["children"]) == 3

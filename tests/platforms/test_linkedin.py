@@ -86,7 +86,9 @@ def test_single_image_and_multi_image_posts(media_server: str, account: Any) -> 
 
 def test_video_flow_resumed_after_each_step_creates_one_post(sandbox: str, media_server: str, account: Any) -> None:
     client = get_client("LINKEDIN")
-    request = PublishRequest("t3", "VIDEO", "Our clip", (media_item(f"{media_server}/sample.mp4", alt="video alt"),))
+    request = PublishRequest(
+        "t3", "VIDEO", "Our clip", (media_item(f"{media_server}/sample-reel.mp4", alt="video alt"),)
+    )
     initialized = client.publish(account.credentials, request, {})
     assert initialized.state["video"].startswith("urn:li:video:")
     uploaded = client.publish(account.credentials, request, initialized.state)

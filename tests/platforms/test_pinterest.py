@@ -129,7 +129,7 @@ def test_publish_carousel_pin(media_server: str, account: Any, board_id: str) ->
 
 def test_publish_video_pin_runs_the_media_flow(sandbox: str, media_server: str, account: Any, board_id: str) -> None:
     client = get_client("PINTEREST")
-    request = pin_request("Watch this", (media_item(f"{media_server}/sample.mp4"),), board_id, "VIDEO")
+    request = pin_request("Watch this", (media_item(f"{media_server}/sample-reel.mp4"),), board_id, "VIDEO")
     first = client.publish(account.credentials, request, {})
     assert not first.done and first.state["media_id"]
     # the worker lost the result of the next step: resume from the first state again

@@ -229,7 +229,7 @@ def _flow(platform: Platform, media_server: str) -> None:
     if platform == Platform.PINTEREST:
         options["boardId"] = client.list_boards(creds)[0].id
     types = CAPABILITIES[platform].content_types
-    flows = [("VIDEO", ("sample.mp4",)), ("TEXT", ()) if "TEXT" in types else ("IMAGE", ("sample.jpg",))]
+    flows = [("VIDEO", ("sample-reel.mp4",)), ("TEXT", ()) if "TEXT" in types else ("IMAGE", ("sample.jpg",))]
     post_id = ""
     for content_type, media in flows:
         if content_type not in types:

@@ -85,7 +85,7 @@ def test_video_direct_post_resumes_from_state_and_is_listed_with_metrics(
 
 def test_photo_post(sandbox: str, creator: ConnectedIdentity, media_server: str) -> None:
     media = tuple(
-        MediaItem(url=f"{media_server}/{n}", kind="image", mime_type="image/jpeg") for n in ("sample.jpg", "sample.png")
+        MediaItem(url=f"{media_server}/{n}", kind="image", mime_type="image/jpeg") for n in ("sample.jpg", "sample.jpg")
     )
     request = PublishRequest("t2", "CAROUSEL", "Two photos\nmore words", media=media)
     final = drive(get_client("TIKTOK"), creator.credentials, request)[-1]
@@ -100,7 +100,7 @@ def test_photo_title_is_cut_to_the_tables_title_limit(
     sandbox: str, creator: ConnectedIdentity, media_server: str
 ) -> None:
     media = tuple(
-        MediaItem(url=f"{media_server}/{n}", kind="image", mime_type="image/jpeg") for n in ("sample.jpg", "sample.png")
+        MediaItem(url=f"{media_server}/{n}", kind="image", mime_type="image/jpeg") for n in ("sample.jpg", "sample.jpg")
     )
     first_line = "word " * 40
     request = PublishRequest("t3", "CAROUSEL", f"{first_line}\nrest", media=media)

@@ -1,5 +1,5 @@
-"""Create and validate refuse a probed video longer than a target platform takes (the
-capabilities table's ``max_video_seconds``), naming the platform, the file and the rule."""
+"""Create and validate refuse a probed video longer than a target platform takes (the media
+rules table, ``platforms.media_rules``), naming the platform, the file and the rule."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from media.storage import get_media_storage
 from media.tasks import probe_media
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES
+from platforms.media_rules import MEDIA_RULES, PostType
 from posts.models import Post
 from posts.payloads import CONNECTION_FIELDS
 from tests.factories.accounts import SocialAccountFactory
@@ -67,27 +67,27 @@ def issues(api: APIClient, payload: dict[str, Any]) -> list[dict[str, Any]]:
 def test_a_video_at_the_limit_passes_and_one_longer_is_refused_naming_platform_file_and_rule(
     api: APIClient, workspace: Workspace
 ) -> None:
-    assert CAPABILITIES[Platform.TWITTER].max_video_seconds == 140
-    assert issues(api, body(workspace, ["TWITTER"], video_probed(workspace, 140.0))) == []
-    url = video_probed(workspace, 140.5)
+    assert MEDIA_RULES[(Platform.TWITTER, PostType.FEED)].video.max_seconds == 1200
+    assert issues(api, body(workspace, ["TWITTER"], video_probed(workspace, 1200.0))) == []
+    url = video_probed(workspace, 1200.5)
     assert issues(api, body(workspace, ["TWITTER", "YOUTUBE"], url)) == [
         {
             "platform": "TWITTER",
             "field": "mediaUrls",
-            "message": f"mediaUrls: TWITTER takes videos of at most 140 seconds (media_duration); {url} lasts "
-            "140.5 seconds",
+            "message": f"mediaUrls: TWITTER takes videos of at most 1200 seconds (media_duration); {url} lasts "
+            "1200.5 seconds",
         }
     ]
 
 
-@pytest.mark.parametrize("status", ["queued", "unusable", ""])
+@pytest.mark.parametrize("status", ["queued", ""])
 def test_a_video_not_probed_is_not_refused_for_its_length(api: APIClient, workspace: Workspace, status: str) -> None:
     url = video_probed(workspace, None, status)
     assert issues(api, body(workspace, ["TWITTER"], url)) == []
 
 
 def test_create_refuses_it_with_the_rule_as_its_code(api: APIClient, workspace: Workspace) -> None:
-    url = video_probed(workspace, 600.0)
+    url = video_probed(workspace, 1500.0)
     response = api.post("/api/v1/social-posts", body(workspace, ["TWITTER"], url), format="json")
     assert response.status_code == 400, response.json()
     assert response.json()["code"] == "media_duration"
@@ -101,8 +101,8 @@ def test_a_really_probed_video_is_checked(api: APIClient, workspace: Workspace, 
     get_media_storage().save(media.key, io.BytesIO(data), content_type="video/mp4")
     assert probe_media(media.id) == "ready"
     assert issues(api, body(workspace, ["TWITTER"], media.public_url)) == []
-    monkeypatch.setitem(
-        CAPABILITIES, Platform.TWITTER, dataclasses.replace(CAPABILITIES[Platform.TWITTER], max_video_seconds=2)
-    )
+    rules = MEDIA_RULES[(Platform.TWITTER, PostType.FEED)]
+    video = dataclasses.replace(rules.video, max_seconds=2)
+    monkeypatch.setitem(MEDIA_RULES, (Platform.TWITTER, PostType.FEED), dataclasses.replace(rules, video=video))
     [issue] = issues(api, body(workspace, ["TWITTER"], media.public_url))
     assert issue["message"].endswith(f"(media_duration); {media.public_url} lasts 3 seconds")

@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, max_file_bytes, text_length
+from platforms.capabilities import CAPABILITIES, max_file_bytes, max_video_seconds, text_length
 from posts.catalogue import platform_catalogue
 from posts.payloads import CONNECTION_FIELDS
 from tests.factories.accounts import SocialAccountFactory
@@ -18,6 +18,51 @@ from tests.factories.media import MediaFileFactory
 from workspaces.models import Workspace
 
 URL = "/api/v1/platforms"
+_NO_SIDES = {
+    "minFileBytes": None,
+    "minWidth": None,
+    "minHeight": None,
+    "maxWidth": None,
+    "maxHeight": None,
+    "eitherOrientation": False,
+    "maxPixels": None,
+    "maxWidthPlusHeight": None,
+    "aspectRatio": None,
+}
+TIKTOK_FEED_RULES = {
+    "postType": "FEED",
+    "selectedBy": "every post (a video, or a photo post of 2 to 35 images)",
+    "source": "TikTok Content Posting API: Media Transfer Guide (video and image restrictions)",
+    "note": "Photos are at most 1080p (read as 1920x1080 either way round). A creator's own longest video "
+    "(creator_info max_video_post_duration_sec) may be shorter than 10 minutes; TikTok documents no ratio limit.",
+    "image": {
+        **_NO_SIDES,
+        "maxFileBytes": 20 * 1024 * 1024,
+        "maxWidth": 1920,
+        "maxHeight": 1080,
+        "eitherOrientation": True,
+        "formats": ["JPEG", "WEBP"],
+        "animated": True,
+        "maxAnimatedFileBytes": None,
+    },
+    "video": {
+        **_NO_SIDES,
+        "maxFileBytes": 4 * 1024 * 1024 * 1024,
+        "minWidth": 360,
+        "minHeight": 360,
+        "maxWidth": 4096,
+        "maxHeight": 4096,
+        "containers": ["mp4", "quicktime"],
+        "videoCodecs": ["h264", "hevc", "vp8", "vp9"],
+        "audioCodecs": None,
+        "minDurationSeconds": None,
+        "maxDurationSeconds": 600,
+        "minFrameRate": 23,
+        "maxFrameRate": 60,
+        "maxBitRate": None,
+    },
+    "document": None,
+}
 
 
 @pytest.mark.parametrize("role", ["admin", "editor", "contributor", "viewer"])
@@ -59,6 +104,7 @@ def test_an_entry_whole(api: APIClient, settings: Any) -> None:
                     "maxDurationSeconds": 600,
                 },
             ],
+            "rules": [TIKTOK_FEED_RULES],
         },
         "config": {
             "field": "tiktokConfigs",
@@ -235,12 +281,12 @@ def test_thread_and_first_comment_follow_the_capabilities_table(api: APIClient) 
 def test_every_media_kind_answers_its_platforms_own_limits(api: APIClient, settings: Any) -> None:
     upload_limit = settings.MEDIA_MAX_UPLOAD_BYTES
     answered = {e["platform"]: {k["kind"]: k for k in e["media"]["kinds"]} for e in api.get(URL).json()["platforms"]}
-    for platform, caps in CAPABILITIES.items():
+    for platform in CAPABILITIES:
         for kind, entry in answered[platform.value].items():
             documented = max_file_bytes(platform, kind)
             assert documented is not None, (platform, kind)  # every platform documents its file limits
             assert entry["maxFileBytes"] == min(documented, upload_limit), (platform, kind)
-            assert entry["maxDurationSeconds"] == (caps.max_video_seconds if kind == "video" else None)
+            assert entry["maxDurationSeconds"] == (max_video_seconds(platform) if kind == "video" else None)
     images = {platform: kinds["image"]["maxFileBytes"] for platform, kinds in answered.items() if "image" in kinds}
     assert images["TWITTER"] == 5 * 1024 * 1024 and images["BLUESKY"] == 1_000_000
     assert images["MASTODON"] == 16 * 1024 * 1024 and images["GOOGLE_BUSINESS"] == 5 * 1024 * 1024
