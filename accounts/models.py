@@ -14,6 +14,16 @@ PLATFORM_CHOICES = [(p.value, p.value) for p in Platform]
 class AccountStatus(models.TextChoices):
     ACTIVE = "active", "Active"
     UNAUTHORIZED = "unauthorized", "Unauthorized"
+    DISCONNECTED = "disconnected", "Disconnected"
+
+
+class TokenRevocation(models.TextChoices):
+    """What became of the token at the platform when the account was disconnected."""
+
+    PENDING = "pending", "Pending"  # the disconnect committed; its revoke call has not answered yet
+    REVOKED = "revoked", "Revoked"
+    NOT_SUPPORTED = "not_supported", "Not supported"  # the platform has no revoke call
+    FAILED = "failed", "Failed"
 
 
 class SocialAccount(models.Model):
@@ -38,6 +48,12 @@ class SocialAccount(models.Model):
     connected_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)
+    # Disconnect (issue 31): the row stays, without its tokens, so that posts and analytics keep it.
+    disconnected_at = models.DateTimeField(null=True, blank=True)
+    token_revocation = models.CharField(max_length=20, choices=TokenRevocation.choices, blank=True, default="")
+    token_revocation_error = models.CharField(
+        max_length=40, blank=True, default="", help_text="The errorCode of a failed revoke call (never its text)"
+    )
 
     class Meta:
         ordering = ["connected_at", "id"]

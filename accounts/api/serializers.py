@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from accounts.models import AccountStatus, SocialAccount
+from accounts.models import AccountStatus, SocialAccount, TokenRevocation
 from core import serializers as strict
 from core.fields import InstantField, format_instant
 from platforms.base import AudioItem, Board, Platform
@@ -53,6 +53,34 @@ class SocialAccountOutput(serializers.Serializer):
             "pageId": (instance.page_id or None) if instance.platform == Platform.FACEBOOK else None,
             "supportsInstagramAudio": instance.platform == Platform.INSTAGRAM and instance.supports_instagram_audio,
             "connectedAt": format_instant(instance.connected_at),
+        }
+
+
+class SocialAccountDetailOutput(SocialAccountOutput):
+    """One account (GET and DELETE /social-accounts/{id}): the list item and its disconnect."""
+
+    disconnectedAt = InstantField(allow_null=True, help_text="When it was disconnected; null while connected.")
+    tokenRevocation = serializers.ChoiceField(
+        choices=TokenRevocation.values,
+        allow_null=True,
+        help_text=(
+            "What became of the token at the platform when the account was disconnected: `revoked`, "
+            "`not_supported` (the platform has no revoke call; the token was only dropped), `failed` (the revoke "
+            "call failed; the token was dropped all the same and expires at the platform on its own), or `pending` "
+            "(the disconnect is still waiting for the platform's answer). null while connected."
+        ),
+    )
+    tokenRevocationErrorCode = serializers.CharField(
+        allow_null=True,
+        help_text="With `tokenRevocation: failed`: the normalized errorCode of the failure (never the platform's text).",
+    )
+
+    def to_representation(self, instance: SocialAccount) -> dict[str, Any]:
+        return {
+            **super().to_representation(instance),
+            "disconnectedAt": format_instant(instance.disconnected_at),
+            "tokenRevocation": instance.token_revocation or None,
+            "tokenRevocationErrorCode": instance.token_revocation_error or None,
         }
 
 

@@ -18,12 +18,14 @@ from accounts.api.serializers import (
     ConnectLinkOutput,
     InstagramAudioQuery,
     NoQuery,
+    SocialAccountDetailOutput,
     SocialAccountListOutput,
     SocialAccountOutput,
     SuccessOutput,
 )
 from accounts.connect import connect_link_create, connect_link_delete
-from accounts.selectors import account_list
+from accounts.disconnect import account_disconnect
+from accounts.selectors import account_get_any, account_list
 from core.idempotency import idempotent
 from core.query import UNKNOWN_PARAMETER, parse_query
 from workspaces.authentication import access_of
@@ -40,6 +42,8 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
     lookup_value_regex = "[^/]+"
     required_permissions = {
         "list": Permission.ACCOUNTS_READ,
+        "retrieve": Permission.ACCOUNTS_READ,
+        "destroy": Permission.ACCOUNTS_MANAGE,
         "check": Permission.ACCOUNTS_MANAGE,
         "instagram_audio": Permission.POSTS_DRAFT,
         "pinterest_boards": Permission.POSTS_DRAFT,
@@ -55,6 +59,46 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
         parse_query(request.query_params, NoQuery)
         accounts = account_list(workspace_id=access_of(request).workspace.id)
         return Response({"accounts": SocialAccountOutput(accounts, many=True).data})
+
+    @extend_schema(
+        operation_id="getSocialAccount",
+        summary="Get one social account",
+        description=(
+            "The account, whatever its status: `active`, `unauthorized`, or `disconnected` (a disconnected account "
+            "is no longer listed by GET /social-accounts and no other account operation finds it, but this one "
+            "does, so its id in old posts and analytics can still be looked up). 404 when it is not an account "
+            "of this workspace. Tokens are never returned."
+        ),
+        parameters=[ID_PARAM],
+        responses={200: SocialAccountDetailOutput, 400: UNKNOWN_PARAMETER},
+    )
+    def retrieve(self, request: Request, pk: str) -> Response:
+        parse_query(request.query_params, NoQuery)
+        account = account_get_any(workspace_id=access_of(request).workspace.id, account_id=pk)
+        return Response(SocialAccountDetailOutput(account).data)
+
+    @extend_schema(
+        operation_id="disconnectSocialAccount",
+        summary="Disconnect a social account",
+        description=(
+            "Disconnects the account: its stored tokens are dropped (and revoked at the platform where it has a "
+            "revoke call; `tokenRevocation` says how that went, and a failed revoke never blocks the disconnect); "
+            "its entries that were not sent yet (PENDING entries of scheduled or queued posts, and entries a "
+            "worker claimed but had not started sending) fail with errorCode `account_disconnected`, their posts "
+            "finishing with their usual events; entries already being sent finish as they do; its ACTIVE "
+            "recurring series pause (`pauseReason` CONNECTION_REMOVED) and its posting queue is removed; "
+            "`account.disconnected` is emitted once. The account's posts, entries and analytics stay: the account "
+            "answers `status: disconnected` here and in GET /social-accounts/{id}, and reconnecting the same "
+            "platform account through a connect link brings it back with the same id. Idempotent: a repeat "
+            "answers 200 with the same record and changes nothing. 404 when it is not an account of this "
+            "workspace."
+        ),
+        parameters=[ID_PARAM],
+        responses={200: SocialAccountDetailOutput},
+    )
+    def destroy(self, request: Request, pk: str) -> Response:
+        account = account_disconnect(workspace_id=access_of(request).workspace.id, account_id=pk)
+        return Response(SocialAccountDetailOutput(account).data)
 
     @extend_schema(
         operation_id="checkSocialAccount",

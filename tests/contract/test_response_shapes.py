@@ -259,6 +259,14 @@ CASES: dict[str, Cases] = {
         ("post", f"/recurring-posts/{series}/resume", {}),
     ],
     "listSocialAccounts": lambda c: [("get", "/social-accounts", None), ("get", "/social-accounts?limit=5", None)],
+    "getSocialAccount": lambda c: [
+        ("get", f"/social-accounts/{c.accounts['MASTODON']}", None),
+        ("get", f"/social-accounts/{c.accounts['MASTODON']}?x=1", None),
+    ],
+    "disconnectSocialAccount": lambda c: [
+        ("delete", f"/social-accounts/{c.accounts['MASTODON']}", None),
+        ("delete", f"/social-accounts/{c.accounts['MASTODON']}", None),  # a repeat: the same answer
+    ],
     "checkSocialAccount": lambda c: [
         ("post", f"/social-accounts/{c.accounts['FACEBOOK']}/check", {}),
         ("post", f"/social-accounts/{c.accounts['BLUESKY']}/check", {}),
