@@ -246,7 +246,17 @@ CASES: dict[str, Cases] = {
         ("get", "/analytics/timeseries?from=2026-01-01&to=2026-01-31", None),
         ("get", "/analytics/timeseries?granularity=HOURLY", None),
     ],
-    "createConnectLink": lambda c: [("post", "/connect-links", {})],
+    "createConnectLink": lambda c: [
+        ("post", "/connect-links", {}),
+        ("post", "/connect-links", {"redirectUrl": "https://93.184.215.14/done", "platforms": ["MASTODON"]}),
+        ("post", "/connect-links", {"redirectUrl": "ftp://nowhere"}),
+    ],
+    "getConnectBranding": lambda c: [("get", "/connect-branding", None), ("get", "/connect-branding?x=1", None)],
+    "setConnectBranding": lambda c: [
+        ("put", "/connect-branding", {"displayName": "Acme", "accentColor": "#f60", "platforms": ["MASTODON"]}),
+        ("put", "/connect-branding", {"accentColor": "orange"}),
+        ("put", "/connect-branding", {"logoUrl": "https://elsewhere.example/logo.png"}),
+    ],
     "deleteConnectLink": _connect_link,
     "getMe": lambda c: [("get", "/me", None)],
     "listRecurringPosts": lambda c: [c.series() and ("get", "/recurring-posts", None)],
