@@ -9,7 +9,7 @@ class AccountNotFound(NotFound):
     default_message = "Account not found"
 
 
-class AccountDisconnected(NotFound):
+class AccountDisconnected(AccountNotFound):
     code = "account_disconnected"
     default_message = "The account was disconnected"
 

@@ -393,3 +393,24 @@ def test_reconnecting_brings_the_same_account_back(sandbox: str, workspace: Work
     assert again.id == account.id
     assert (again.status, again.disconnected_at, again.token_revocation) == ("active", None, "")
     assert again.access_token
+
+
+@pytest.mark.django_db
+def test_checks_and_credentials_skip_a_disconnected_account(workspace: Workspace, revoker: Any) -> None:
+    from accounts.errors import AccountNotFound
+    from accounts.services import account_credentials, account_verify
+    from accounts.tasks import check_account, check_facebook_pages
+
+    revoker(NotSupported())
+    page = SocialAccountFactory(workspace=workspace, platform="FACEBOOK", page_id="61", external_id="61")
+    account_disconnect(workspace_id=workspace.id, account_id=page.id)
+    page.refresh_from_db()
+    with pytest.raises(AccountNotFound):
+        account_verify(account_id=page.id)
+    with pytest.raises(AccountNotFound) as caught:
+        account_credentials(account=page)  # the pipeline's read of the token refuses it
+    assert caught.value.code == "account_disconnected"
+    check_account(page.id)  # the twice-daily check finds nothing to do, twice
+    check_account(page.id)
+    assert check_facebook_pages() == 0
+    assert SocialAccount.objects.get(id=page.id).status == "disconnected"
