@@ -127,6 +127,7 @@ def branding_set(
             "platforms": [] if set(offered) == set(ALL_PLATFORMS) else list(_in_order(offered)),
         },
     )
+    # audit: connect branding changed
     if logo_url:
         media_keep_until(workspace_id=workspace_id, urls=[logo_url], until=KEEP_AS_LOGO)
     if previous_logo and previous_logo != logo_url:
