@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from accounts import services
+from accounts.disconnect import account_disconnect
 from accounts.models import ConnectLink, PostingQueue, QueueSlot, SocialAccount
 from core.errors import ApplicationError
 from platforms.base import PlatformError
@@ -34,6 +35,9 @@ class SocialAccountAdmin(admin.ModelAdmin):
         "scopes",
         "token_expires_at",
         "credentials_extra",
+        "disconnected_at",
+        "token_revocation",
+        "token_revocation_error",
         "connected_at",
         "updated_at",
         "last_checked_at",
@@ -56,11 +60,11 @@ class SocialAccountAdmin(admin.ModelAdmin):
                 continue
             self.message_user(request, f"{checked}: {checked.status}", messages.INFO)
 
-    @admin.action(description="Disconnect (delete the account)")
+    @admin.action(description="Disconnect (revoke and drop the tokens; history stays)")
     def disconnect(self, request: HttpRequest, queryset: QuerySet[SocialAccount]) -> None:
         count = 0
         for account in queryset:
-            services.account_disconnect(workspace_id=account.workspace_id, account_id=account.id)
+            account_disconnect(workspace_id=account.workspace_id, account_id=account.id)
             count += 1
         self.message_user(request, f"Disconnected {count} account(s).", messages.SUCCESS)
 

@@ -15,6 +15,8 @@ import datetime as dt
 import hashlib
 import logging
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -23,6 +25,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.branding import branding_get, link_options, offered_platforms
 from accounts.errors import ConnectLinkNotFound
 from accounts.models import ConnectAttempt, ConnectLink, SocialAccount
 from accounts.selectors import connect_link_by_token, token_hash
@@ -44,6 +47,8 @@ class IssuedConnectLink:
     url: str
     token: str
     expires_at: dt.datetime
+    redirect_url: str = ""
+    platforms: list[str] = field(default_factory=list)
 
 
 def connect_url(token: str) -> str:
@@ -54,13 +59,31 @@ def callback_url(platform: Platform) -> str:
     return f"{settings.PUBLIC_BASE_URL}/connect/callback/{platform.value}"
 
 
-def connect_link_create(*, workspace_id: str) -> IssuedConnectLink:
-    """A new link valid for 24 h. The token is returned here only; the row keeps its hash."""
+def connect_link_create(
+    *, workspace_id: str, redirect_url: str | None = None, platforms: list[str] | None = None
+) -> IssuedConnectLink:
+    """A new link valid for 24 h. The token is returned here only; the row keeps its hash.
+    ``redirect_url`` (checked as a webhook URL is: 400 ``invalid_redirect_url``) is where the
+    browser goes after the flow, with the outcome in its query; ``platforms`` narrows what the
+    link offers to some of the platforms the workspace's branding offers (400
+    ``platform_not_offered``)."""
+    redirect, chosen = link_options(workspace_id=workspace_id, redirect_url=redirect_url, platforms=platforms)
     token = secrets.token_urlsafe(32)
     link = ConnectLink.objects.create(
-        workspace_id=workspace_id, token_hash=token_hash(token), expires_at=timezone.now() + LINK_LIFETIME
+        workspace_id=workspace_id,
+        token_hash=token_hash(token),
+        expires_at=timezone.now() + LINK_LIFETIME,
+        redirect_url=redirect,
+        platforms=chosen,
     )
-    return IssuedConnectLink(url=connect_url(token), token=token, expires_at=link.expires_at)
+    offered = offered_platforms(branding=branding_get(workspace_id=workspace_id), link_platforms=chosen)
+    return IssuedConnectLink(
+        url=connect_url(token),
+        token=token,
+        expires_at=link.expires_at,
+        redirect_url=redirect,
+        platforms=[p.value for p in offered],
+    )
 
 
 def connect_links_purge(*, older_than: dt.timedelta = dt.timedelta(days=7)) -> int:
@@ -83,13 +106,19 @@ def connect_link_delete(*, workspace_id: str, token: str) -> None:
 
 
 class ConnectPageError(Exception):
-    """Rendered as the error page with ``status`` (always 4xx/5xx, never a stack trace)."""
+    """Rendered as the error page with ``status`` (always 4xx/5xx, never a stack trace), or, when
+    the link it happened on has a ``redirect_url``, sent there with ``outcome=error`` and ``code``
+    (the title in snake case: ``connection_declined``, ``platform_unavailable``…)."""
 
     def __init__(self, status: int, title: str, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.title = title
         self.message = message
+        self.code = title.lower().replace(" ", "_").replace("-", "_")
+        self.redirect_url = ""
+        self.platform = ""
+        self.workspace_id = ""  # the link's, once known: its error page wears its branding
 
 
 @dataclass(frozen=True)
@@ -97,6 +126,7 @@ class ConnectOutcome:
     platform: Platform
     accounts: list[SocialAccount]
     token: str = ""  # the link token, when known (for "connect another")
+    redirect_url: str = ""  # the link's redirectUrl: the browser goes there instead of our page
 
 
 @dataclass(frozen=True)
@@ -159,7 +189,29 @@ def _finish(link: ConnectLink, platform: Platform, identities: list[ConnectedIde
     with transaction.atomic():
         accounts = accounts_connect(workspace_id=link.workspace_id, platform=platform, identities=identities)
         ConnectLink.objects.filter(id=link.id).update(connections=F("connections") + len(accounts))
-    return ConnectOutcome(platform=platform, accounts=accounts, token=token)
+    return ConnectOutcome(platform=platform, accounts=accounts, token=token, redirect_url=link.redirect_url)
+
+
+@contextmanager
+def _on_link(link: ConnectLink, platform: str = "") -> Iterator[None]:
+    """A page failure that happens once the link is known goes to the link's redirectUrl."""
+    try:
+        yield
+    except ConnectPageError as exc:
+        exc.redirect_url = exc.redirect_url or link.redirect_url
+        exc.platform = exc.platform or platform
+        exc.workspace_id = exc.workspace_id or link.workspace_id
+        raise
+
+
+def link_platforms(link: ConnectLink) -> list[Platform]:
+    """The platforms the link's pages offer (its workspace's branding, narrowed by the link)."""
+    return offered_platforms(branding=branding_get(workspace_id=link.workspace_id), link_platforms=link.platforms)
+
+
+def _require_offered(link: ConnectLink, platform: Platform) -> None:
+    if platform not in link_platforms(link):
+        raise ConnectPageError(404, "Not offered", f"{platform.value} cannot be connected through this link.")
 
 
 def connect_begin(*, token: str, platform_name: str, manual: bool = False) -> ConnectStep:
@@ -167,7 +219,12 @@ def connect_begin(*, token: str, platform_name: str, manual: bool = False) -> Co
     the platform's consent (the simulator's in sandbox mode, which approves at once). Credentials:
     the form to fill in, or in sandbox mode (unless ``manual``) an immediate connection."""
     link = live_link(token)
-    platform = parse_platform(platform_name)
+    with _on_link(link, platform_name.upper()[:40]):
+        return _begin(link, token, parse_platform(platform_name), manual)
+
+
+def _begin(link: ConnectLink, token: str, platform: Platform, manual: bool) -> ConnectStep:
+    _require_offered(link, platform)
     client = _client(platform)
     if client.connect_method == "credentials":
         if settings.SANDBOX and not manual:
@@ -198,7 +255,12 @@ def connect_submit_credentials(*, token: str, platform_name: str, fields: dict[s
     """The credentials form was posted: validate against the platform and connect, or return the
     form again with the problem (missing fields, or the platform's refusal)."""
     link = live_link(token)
-    platform = parse_platform(platform_name)
+    with _on_link(link, platform_name.upper()[:40]):
+        return _submit(link, token, parse_platform(platform_name), fields)
+
+
+def _submit(link: ConnectLink, token: str, platform: Platform, fields: dict[str, str]) -> ConnectStep:
+    _require_offered(link, platform)
     client = _client(platform)
     if client.connect_method != "credentials":
         raise ConnectPageError(400, "Not supported", f"{platform.value} connects through its own sign-in page.")
@@ -232,6 +294,13 @@ def connect_complete_oauth(
         raise ConnectPageError(404, "Link not found", "This connect link does not exist or was deleted.")
     if attempt.platform != platform.value:
         raise ConnectPageError(400, "Invalid request", "This sign-in response belongs to another platform.")
+    with _on_link(attempt.link, platform.value):
+        return _complete(attempt, platform, code, error, error_description)
+
+
+def _complete(
+    attempt: ConnectAttempt, platform: Platform, code: str, error: str, error_description: str
+) -> ConnectOutcome:
     now = timezone.now()
     claimed = ConnectAttempt.objects.filter(id=attempt.id, used_at__isnull=True, expires_at__gt=now).update(used_at=now)
     if not claimed:

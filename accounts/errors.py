@@ -9,6 +9,11 @@ class AccountNotFound(NotFound):
     default_message = "Account not found"
 
 
+class AccountDisconnected(AccountNotFound):
+    code = "account_disconnected"
+    default_message = "The account was disconnected"
+
+
 class ConnectLinkNotFound(NotFound):
     default_message = "Connect link not found"
 

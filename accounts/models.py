@@ -5,6 +5,7 @@ from django.db.models import Q
 
 from core.crypto import EncryptedTextField
 from core.ids import id_factory
+from media.models import MediaFile
 from platforms.base import Credentials, Platform
 from workspaces.models import Workspace
 
@@ -14,6 +15,16 @@ PLATFORM_CHOICES = [(p.value, p.value) for p in Platform]
 class AccountStatus(models.TextChoices):
     ACTIVE = "active", "Active"
     UNAUTHORIZED = "unauthorized", "Unauthorized"
+    DISCONNECTED = "disconnected", "Disconnected"
+
+
+class TokenRevocation(models.TextChoices):
+    """What became of the token at the platform when the account was disconnected."""
+
+    PENDING = "pending", "Pending"  # the disconnect committed; its revoke call has not answered yet
+    REVOKED = "revoked", "Revoked"
+    NOT_SUPPORTED = "not_supported", "Not supported"  # the platform has no revoke call
+    FAILED = "failed", "Failed"
 
 
 class SocialAccount(models.Model):
@@ -38,6 +49,12 @@ class SocialAccount(models.Model):
     connected_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)
+    # Disconnect (issue 31): the row stays, without its tokens, so that posts and analytics keep it.
+    disconnected_at = models.DateTimeField(null=True, blank=True)
+    token_revocation = models.CharField(max_length=20, choices=TokenRevocation.choices, blank=True, default="")
+    token_revocation_error = models.CharField(
+        max_length=40, blank=True, default="", help_text="The errorCode of a failed revoke call (never its text)"
+    )
 
     class Meta:
         ordering = ["connected_at", "id"]
@@ -72,12 +89,45 @@ class ConnectLink(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     connections = models.PositiveIntegerField(default=0, help_text="Accounts connected through this link")
+    redirect_url = models.CharField(
+        max_length=2048, blank=True, default="", help_text="Where the browser goes after the flow (empty: our page)"
+    )
+    platforms = models.JSONField(
+        default=list, blank=True, help_text="The platforms this link offers (empty: every one the branding offers)"
+    )
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"connect link {self.id}"
+
+
+class ConnectBranding(models.Model):
+    """How the hosted connect pages of one workspace look (issue 31): a name, a logo (an upload of
+    the workspace, kept from collection while it is the logo), an accent colour (``#rrggbb``), a
+    support link (https) and the platforms offered (empty: all twelve)."""
+
+    workspace = models.OneToOneField(
+        Workspace, primary_key=True, on_delete=models.CASCADE, related_name="connect_branding"
+    )
+    display_name = models.CharField(max_length=80, blank=True, default="")
+    logo = models.ForeignKey(MediaFile, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    accent_color = models.CharField(max_length=7, blank=True, default="")
+    support_url = models.CharField(max_length=2000, blank=True, default="")
+    platforms = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(accent_color="") | Q(accent_color__regex=r"^#[0-9a-f]{6}$"),
+                name="connectbranding_accent_hex",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"branding of {self.workspace_id}"
 
 
 class ConnectAttempt(models.Model):

@@ -9,17 +9,34 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.errors import AccountNotFound
-from accounts.models import ConnectLink, SocialAccount
+from accounts.models import AccountStatus, ConnectLink, SocialAccount
 from platforms.base import Platform
 
 
+def connected_accounts(*, workspace_id: str) -> QuerySet[SocialAccount]:
+    """The workspace's accounts that are still connected (active or unauthorized). A disconnected
+    account keeps its row for history; only ``GET /social-accounts/{id}`` and the disconnect itself
+    still find it (:func:`account_get_any`)."""
+    return SocialAccount.objects.filter(workspace_id=workspace_id).exclude(status=AccountStatus.DISCONNECTED)
+
+
 def account_list(*, workspace_id: str) -> QuerySet[SocialAccount]:
-    """Every account of the workspace, oldest connection first."""
-    return SocialAccount.objects.filter(workspace_id=workspace_id).order_by("connected_at", "id")
+    """Every connected account of the workspace, oldest connection first."""
+    return connected_accounts(workspace_id=workspace_id).order_by("connected_at", "id")
 
 
 def account_get(*, workspace_id: str, account_id: str) -> SocialAccount:
-    """The account, or 404 ``Account not found`` (also for accounts of other workspaces)."""
+    """The connected account, or 404 ``Account not found`` (also for accounts of other
+    workspaces, and for disconnected ones)."""
+    account = connected_accounts(workspace_id=workspace_id).filter(id=account_id).first()
+    if account is None:
+        raise AccountNotFound()
+    return account
+
+
+def account_get_any(*, workspace_id: str, account_id: str) -> SocialAccount:
+    """The account whatever its status (disconnected included), or 404 ``Account not found``
+    (also for accounts of other workspaces)."""
     account = SocialAccount.objects.filter(workspace_id=workspace_id, id=account_id).first()
     if account is None:
         raise AccountNotFound()
@@ -27,10 +44,11 @@ def account_get(*, workspace_id: str, account_id: str) -> SocialAccount:
 
 
 def accounts_by_ids(*, workspace_id: str, ids: list[str]) -> dict[str, SocialAccount]:
-    """The workspace's accounts among ``ids``, keyed by id; unknown ids are simply absent."""
+    """The workspace's connected accounts among ``ids``, keyed by id; unknown (and disconnected)
+    ids are simply absent."""
     if not ids:
         return {}
-    return {a.id: a for a in SocialAccount.objects.filter(workspace_id=workspace_id, id__in=set(ids))}
+    return {a.id: a for a in connected_accounts(workspace_id=workspace_id).filter(id__in=set(ids))}
 
 
 def account_by_page_id(*, workspace_id: str, page_id: str) -> SocialAccount | None:
@@ -38,7 +56,8 @@ def account_by_page_id(*, workspace_id: str, page_id: str) -> SocialAccount | No
     if not page_id:
         return None
     return (
-        SocialAccount.objects.filter(workspace_id=workspace_id, platform=Platform.FACEBOOK.value, page_id=page_id)
+        connected_accounts(workspace_id=workspace_id)
+        .filter(platform=Platform.FACEBOOK.value, page_id=page_id)
         .order_by("connected_at", "id")
         .first()
     )
@@ -51,9 +70,11 @@ def facebook_accounts_by_page_ids(*, workspace_id: str, page_ids: list[str]) -> 
     if not wanted:
         return {}
     found: dict[str, SocialAccount] = {}
-    accounts = SocialAccount.objects.filter(
-        workspace_id=workspace_id, platform=Platform.FACEBOOK.value, page_id__in=wanted
-    ).order_by("connected_at", "id")
+    accounts = (
+        connected_accounts(workspace_id=workspace_id)
+        .filter(platform=Platform.FACEBOOK.value, page_id__in=wanted)
+        .order_by("connected_at", "id")
+    )
     for account in accounts:
         found.setdefault(account.page_id, account)
     return found
@@ -61,7 +82,7 @@ def facebook_accounts_by_page_ids(*, workspace_id: str, page_ids: list[str]) -> 
 
 def account_by_id_or_page_id(*, workspace_id: str, id_or_page_id: str) -> SocialAccount:
     """By account id first, then by FACEBOOK page id; 404 when neither matches."""
-    account = SocialAccount.objects.filter(workspace_id=workspace_id, id=id_or_page_id).first()
+    account = connected_accounts(workspace_id=workspace_id).filter(id=id_or_page_id).first()
     if account is None:
         account = account_by_page_id(workspace_id=workspace_id, page_id=id_or_page_id)
     if account is None:
@@ -86,7 +107,11 @@ def connect_link_is_live(link: ConnectLink) -> bool:
 
 def facebook_account_ids() -> list[str]:
     """Every FACEBOOK page account of every workspace (for the twice-daily check)."""
-    return list(SocialAccount.objects.filter(platform=Platform.FACEBOOK.value).values_list("id", flat=True))
+    return list(
+        SocialAccount.objects.filter(platform=Platform.FACEBOOK.value)
+        .exclude(status=AccountStatus.DISCONNECTED)
+        .values_list("id", flat=True)
+    )
 
 
 def accounts_with_expiring_tokens(*, within_seconds: int, refreshable: list[str]) -> list[str]:

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.errors import (
+    AccountDisconnected,
     AccountNotFound,
     AccountUnauthorized,
     AudioSearchRejected,
@@ -43,7 +44,6 @@ from platforms.base import (
 )
 from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
-from posts.recurrence.services import series_account_removed
 from webhooks.events import emit_event
 
 logger = logging.getLogger(__name__)
@@ -71,14 +71,15 @@ def account_event_data(account: SocialAccount) -> dict[str, Any]:
 
 @transaction.atomic
 def account_mark_unauthorized(*, account_id: str, reason: str) -> bool:
-    """Mark the account ``unauthorized`` with the platform's stated reason. Only the call that
-    makes the transition (a conditional UPDATE) emits ``account.unauthorized``, in the same
-    transaction; it returns True. Already unauthorized or unknown: nothing happens, False."""
+    """Mark the active account ``unauthorized`` with the platform's stated reason. Only the call
+    that makes the transition (a conditional UPDATE) emits ``account.unauthorized``, in the same
+    transaction; it returns True. Already unauthorized, disconnected or unknown: nothing happens,
+    False."""
     reason = (reason or "The platform rejected the token").strip()[:2000]
-    changed = (
-        SocialAccount.objects.filter(id=account_id)
-        .exclude(status=AccountStatus.UNAUTHORIZED)
-        .update(status=AccountStatus.UNAUTHORIZED, unauthorized_reason=reason, updated_at=timezone.now())
+    # Only an active account becomes unauthorized: a disconnected one stays disconnected (a worker
+    # that read the token before the disconnect may see the platform reject it afterwards).
+    changed = SocialAccount.objects.filter(id=account_id, status=AccountStatus.ACTIVE).update(
+        status=AccountStatus.UNAUTHORIZED, unauthorized_reason=reason, updated_at=timezone.now()
     )
     if not changed:
         return False
@@ -161,7 +162,10 @@ def account_credentials(*, account: SocialAccount) -> Credentials:
     """The credentials of an account row the caller has just read, refreshed first when the token
     expires within 5 minutes and the platform has refresh tokens (a refresh reads the row afresh,
     under its lock). A transient refresh failure never marks the account: the current token is
-    returned while it is still valid, otherwise the error is re-raised."""
+    returned while it is still valid, otherwise the error is re-raised. A disconnected account has
+    no token: 404 ``account_disconnected``."""
+    if account.status == AccountStatus.DISCONNECTED:
+        raise AccountDisconnected()
     if not _needs_refresh(account, REFRESH_LEAD):
         return account.credentials()
     try:
@@ -203,7 +207,7 @@ def account_verify(*, account_id: str) -> SocialAccount:
     refreshed. Either way ``last_checked_at`` is set. A transient failure changes nothing and
     raises 502 ``platform_unavailable``; a refusal other than the token raises 400."""
     try:
-        account = SocialAccount.objects.get(id=account_id)
+        account = SocialAccount.objects.exclude(status=AccountStatus.DISCONNECTED).get(id=account_id)
     except SocialAccount.DoesNotExist:
         raise AccountNotFound()
     client = get_client(account.platform)
@@ -248,7 +252,7 @@ def account_check(*, workspace_id: str, id_or_page_id: str) -> dict[str, Any]:
     }
 
 
-# --- connecting and disconnecting --------------------------------------------------------
+# --- connecting (disconnecting: accounts.disconnect) ---------------------------------------
 
 
 def _enqueue_history_import(account_id: str) -> None:
@@ -269,6 +273,9 @@ def _fill(account: SocialAccount, identity: ConnectedIdentity) -> None:
     account.credentials_extra = dict(creds.extra)
     account.status = AccountStatus.ACTIVE
     account.unauthorized_reason = ""
+    account.disconnected_at = None
+    account.token_revocation = ""
+    account.token_revocation_error = ""
 
 
 @transaction.atomic
@@ -277,7 +284,7 @@ def accounts_connect(
 ) -> list[SocialAccount]:
     """Create or reconnect one account per identity (same workspace, platform and external
     id = the same account: it keeps its id and its ``connectedAt``, gets the new tokens, and
-    loses any unauthorized mark). After commit, each account's 180-day history import is queued
+    loses any unauthorized or disconnected mark). After commit, each account's 180-day history import is queued
     (``analytics.import_account_history``, idempotent on the analytics side)."""
     platform = Platform(platform)
     saved: list[SocialAccount] = []
@@ -301,15 +308,6 @@ def accounts_connect(
         saved.append(account)
         transaction.on_commit(functools.partial(_enqueue_history_import, account.id), robust=True)
     return saved
-
-
-def account_disconnect(*, workspace_id: str, account_id: str) -> None:
-    """Delete the account (404 for other workspaces). Posts keep their entries (the account
-    reference becomes empty); analytics rows are removed by the analytics app's cascade."""
-    account = account_get(workspace_id=workspace_id, account_id=account_id)
-    # Recurring series publishing to this account pause themselves (CONNECTION_REMOVED).
-    series_account_removed(workspace_id=workspace_id, account_id=account.id)
-    account.delete()
 
 
 # --- platform helpers --------------------------------------------------------------------

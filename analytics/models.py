@@ -20,7 +20,7 @@ def engagement_rate_expression() -> CombinedExpression:
 class TrackedPost(models.Model):
     """One post on a platform whose figures we follow: published through us (``target_id`` set)
     or discovered on a connected account (no link). A NULL metric means the platform does not
-    report it, distinct from 0. Deleting the account (disconnect) deletes its rows."""
+    report it, distinct from 0. Deleting the account row deletes its rows (a disconnect keeps the row, and them)."""
 
     id = models.CharField(primary_key=True, max_length=40, default=id_factory("tp"), editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")

@@ -193,8 +193,8 @@ def _upsert_remote_posts(account: SocialAccount, remote: list[RemotePost]) -> in
 def _run_sync(account_id: str, *, import_history: bool) -> SyncOutcome | None:
     """Import (the last 180 days) or refresh (rows still inside their 180 days) one account."""
     account = SocialAccount.objects.filter(id=account_id).first()
-    if account is None or not has_analytics(account.platform):
-        return None
+    if account is None or account.status == "disconnected" or not has_analytics(account.platform):
+        return None  # a disconnected account keeps its figures but has no token to refresh them
     _state(account)
     _set_state(account_id, status=SyncStatus.SYNCING)
     client = get_client(Platform(account.platform))
@@ -224,7 +224,7 @@ def _run_sync(account_id: str, *, import_history: bool) -> SyncOutcome | None:
         return None
     except Exception:
         if not SocialAccount.objects.filter(id=account_id).exists():
-            return None  # disconnected while syncing: its analytics are gone with it
+            return None  # deleted while syncing (its workspace went): its analytics are gone with it
         _set_state(account_id, status=SyncStatus.FAILED, last_error_message="The refresh failed unexpectedly")
         raise
     changes: dict[str, object] = {"status": SyncStatus.IDLE, "last_synced_at": timezone.now(), "last_error_message": ""}
@@ -314,9 +314,9 @@ def sync_request(*, workspace_id: str) -> SyncRequest:
     if not redis.set(key, "1", nx=True, ex=SYNC_COOLDOWN_SECONDS):
         return SyncRequest(queued=False, cooldown_seconds_remaining=max(1, int(redis.ttl(key))))
     account_ids = list(
-        SocialAccount.objects.filter(workspace_id=workspace_id, platform__in=list(_ANALYTICS)).values_list(
-            "id", flat=True
-        )
+        SocialAccount.objects.filter(workspace_id=workspace_id, platform__in=list(_ANALYTICS))
+        .exclude(status="disconnected")
+        .values_list("id", flat=True)
     )
     with transaction.atomic():
         _mark_queued(account_ids)

@@ -26,6 +26,7 @@ __all__ = [
     "MediaInfo",
     "UploadRequest",
     "UploadTicket",
+    "media_keep_until",
     "media_mark_referenced",
     "media_previews",
     "media_resolve",
@@ -281,6 +282,16 @@ def media_mark_referenced(*, workspace_id: str, urls: list[str]) -> None:
     if unmarked:
         MediaFile.objects.filter(id__in=unmarked).update(first_referenced_at=timezone.now())
     previews_enqueue(media_file_ids=_needing_preview(rows))
+
+
+def media_keep_until(*, workspace_id: str, urls: list[str], until: dt.datetime) -> int:
+    """Keep these files of the workspace from collection until ``until`` (``keep_until``; the
+    lifecycle sweep never takes a file before it), for a use other than a post's (the connect
+    pages' logo). Setting an earlier instant hands the file back to the usual rules. Returns how
+    many files it found; idempotent."""
+    if not urls:
+        return 0
+    return MediaFile.objects.filter(workspace_id=workspace_id, public_url__in=set(urls)).update(keep_until=until)
 
 
 def _needing_preview(rows: Iterable[MediaFile]) -> list[str]:

@@ -25,6 +25,7 @@ EVENT_NAMES = (
     "post.first_comment.published",
     "post.first_comment.failed",
     "account.unauthorized",
+    "account.disconnected",
     "image.completed",
     "image.failed",
     "webhook.test",

@@ -151,6 +151,30 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             }
         },
     },
+    "WebhookAccountDisconnectedData": {
+        "type": "object",
+        "required": ["account"],
+        "properties": {
+            "account": {
+                "type": "object",
+                "description": "The account that was disconnected (DELETE /social-accounts/{id}).",
+                "required": ["id", "platform", "status", "disconnectedAt"],
+                "properties": {
+                    "id": _text("The account's id (GET /social-accounts/{id} still answers it)."),
+                    "platform": _text("The account's platform."),
+                    "displayName": _maybe_text("The account's name as the platform shows it."),
+                    "pageId": {**_NULLABLE_STRING, "description": "FACEBOOK pages only."},
+                    "status": {"type": "string", "example": "disconnected", "description": "disconnected."},
+                    "disconnectedAt": {
+                        "type": "string",
+                        "format": "date-time",
+                        "description": "When it was disconnected.",
+                    },
+                },
+                "additionalProperties": True,
+            }
+        },
+    },
     "WebhookImageEventData": {
         "type": "object",
         "required": ["image"],
@@ -244,6 +268,13 @@ EVENT_DATA: dict[str, tuple[str, str, str]] = {
         "WebhookAccountUnauthorizedData",
         "Account needs reconnecting",
         "A platform rejected an account's token; it stays unauthorized until reconnected.",
+    ),
+    "account.disconnected": (
+        "WebhookAccountDisconnectedData",
+        "Account disconnected",
+        "An account was disconnected (DELETE /social-accounts/{id}): its stored tokens are gone, its entries that "
+        "were not sent failed with errorCode account_disconnected (their posts' own events follow as usual), its "
+        "series paused and its posting queue was removed. Sent once.",
     ),
     "image.completed": (
         "WebhookImageEventData",

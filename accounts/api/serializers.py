@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from accounts.models import AccountStatus, SocialAccount
+from accounts.models import AccountStatus, SocialAccount, TokenRevocation
 from core import serializers as strict
 from core.fields import InstantField, format_instant
 from platforms.base import AudioItem, Board, Platform
@@ -53,6 +53,34 @@ class SocialAccountOutput(serializers.Serializer):
             "pageId": (instance.page_id or None) if instance.platform == Platform.FACEBOOK else None,
             "supportsInstagramAudio": instance.platform == Platform.INSTAGRAM and instance.supports_instagram_audio,
             "connectedAt": format_instant(instance.connected_at),
+        }
+
+
+class SocialAccountDetailOutput(SocialAccountOutput):
+    """One account (GET and DELETE /social-accounts/{id}): the list item and its disconnect."""
+
+    disconnectedAt = InstantField(allow_null=True, help_text="When it was disconnected; null while connected.")
+    tokenRevocation = serializers.ChoiceField(
+        choices=TokenRevocation.values,
+        allow_null=True,
+        help_text=(
+            "What became of the token at the platform when the account was disconnected: `revoked`, "
+            "`not_supported` (the platform has no revoke call; the token was only dropped), `failed` (the revoke "
+            "call failed; the token was dropped all the same and expires at the platform on its own), or `pending` "
+            "(the disconnect is still waiting for the platform's answer). null while connected."
+        ),
+    )
+    tokenRevocationErrorCode = serializers.CharField(
+        allow_null=True,
+        help_text="With `tokenRevocation: failed`: the normalized errorCode of the failure (never the platform's text).",
+    )
+
+    def to_representation(self, instance: SocialAccount) -> dict[str, Any]:
+        return {
+            **super().to_representation(instance),
+            "disconnectedAt": format_instant(instance.disconnected_at),
+            "tokenRevocation": instance.token_revocation or None,
+            "tokenRevocationErrorCode": instance.token_revocation_error or None,
         }
 
 
@@ -116,10 +144,98 @@ class BoardListOutput(serializers.Serializer):
     boards = BoardOutput(many=True, help_text="Every board the account can pin to, secret boards included.")
 
 
+class ConnectLinkCreateInput(strict.Serializer):
+    redirectUrl = serializers.CharField(
+        required=False,
+        allow_null=True,
+        max_length=2048,
+        help_text=(
+            "Where the end user's browser goes when the flow ends (303), instead of our success page: "
+            "`outcome=connected&platform=<PLATFORM>&accountId=<id>&accountIds=<id,id…>` (every account connected, "
+            "e.g. several FACEBOOK pages), or `outcome=error&error=<code>&platform=<PLATFORM>` (codes: "
+            "`connection_declined`, `connection_refused`, `platform_unavailable`, `no_account_found`, `not_supported`, "
+            "`not_offered`, `link_expired`, `already_used`, `invalid_request`, `not_available_yet`) added to its own "
+            "query. Checked as a webhook URL is: http(s), no user:password, every address its host resolves to "
+            "public (400 `invalid_redirect_url`)."
+        ),
+    )
+    platforms = serializers.ListField(
+        child=serializers.ChoiceField(choices=PLATFORM_VALUES),
+        required=False,
+        allow_null=True,
+        help_text=(
+            "The platforms this link offers: some of those the workspace's connect branding offers (400 "
+            "`platform_not_offered` otherwise). Omitted: every platform the branding offers."
+        ),
+    )
+
+
 class ConnectLinkOutput(serializers.Serializer):
     url = serializers.CharField(help_text="The hosted page to send the end user to")
     token = serializers.CharField(help_text="The link's token (DELETE /connect-links/{token} withdraws it).")
     expiresAt = InstantField(help_text="When the link stops working (24 hours after it was made).")
+    redirectUrl = serializers.CharField(
+        allow_null=True, help_text="Where the browser goes after the flow (normalized); null: our own page."
+    )
+    platforms = serializers.ListField(
+        child=serializers.ChoiceField(choices=PLATFORM_VALUES), help_text="The platforms the link's page offers."
+    )
+
+
+class ConnectBrandingInput(strict.Serializer):
+    displayName = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=80,
+        help_text="The name shown at the top of the connect pages (your product's, or your customer's); ≤ 80.",
+    )
+    logoUrl = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=2000,
+        help_text=(
+            "The `publicUrl` of an upload of this workspace (POST /upload-urls, then PUT the file): image/png, "
+            "image/jpeg or image/webp of at most 1 MiB, served from storage. 400 `media_not_found` when it is not "
+            "one. It is kept while it is the logo."
+        ),
+    )
+    accentColor = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=7,
+        help_text=(
+            "`#rgb` or `#rrggbb`, stored as `#rrggbb`: buttons, focus rings and the header rule. Button text is "
+            "black or white, whichever contrasts more, so every colour stays readable."
+        ),
+    )
+    supportUrl = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=2000,
+        help_text='An https link shown as "Need help?" at the foot of the pages.',
+    )
+    platforms = serializers.ListField(
+        child=serializers.ChoiceField(choices=PLATFORM_VALUES),
+        required=False,
+        allow_null=True,
+        help_text="The platforms the pages offer (at least one, no repeats); omitted or null: all twelve.",
+    )
+
+
+class ConnectBrandingOutput(serializers.Serializer):
+    displayName = serializers.CharField(allow_null=True, help_text="The name on the pages; null: none.")
+    logoUrl = serializers.CharField(allow_null=True, help_text="The logo's address in storage; null: none.")
+    accentColor = serializers.CharField(allow_null=True, help_text="`#rrggbb`; null: the default blue.")
+    supportUrl = serializers.CharField(allow_null=True, help_text="The https help link; null: none.")
+    platforms = serializers.ListField(
+        child=serializers.ChoiceField(choices=PLATFORM_VALUES),
+        help_text="The platforms the pages offer, in the usual order (all twelve unless narrowed).",
+    )
+    updatedAt = InstantField(allow_null=True, help_text="When it was last set; null: never (the defaults).")
 
 
 class SuccessOutput(serializers.Serializer):

@@ -95,7 +95,9 @@ def template_targets(series: RecurringPost) -> list[dict[str, Any]]:
 
 def live_accounts(series: RecurringPost) -> dict[str, SocialAccount]:
     ids = [t["accountId"] for t in template_targets(series) if t.get("accountId")]
-    return {a.id: a for a in SocialAccount.objects.filter(workspace_id=series.workspace_id, id__in=ids)}
+    # A disconnected account (issue 31) keeps its row but counts as removed: the series pauses.
+    accounts = SocialAccount.objects.filter(workspace_id=series.workspace_id, id__in=ids).exclude(status="disconnected")
+    return {a.id: a for a in accounts}
 
 
 def removed_targets(series: RecurringPost, accounts: dict[str, SocialAccount]) -> list[dict[str, Any]]:

@@ -63,7 +63,8 @@ def test_disconnect_action(staff: Client, workspace: Workspace) -> None:
     gone, kept = SocialAccountFactory(workspace=workspace), SocialAccountFactory(workspace=workspace)
     response = staff.post(CHANGELIST, {"action": "disconnect", "_selected_action": [gone.id]}, follow=True)
     assert response.status_code == 200
-    assert list(SocialAccount.objects.values_list("id", flat=True)) == [kept.id]
+    statuses = dict(SocialAccount.objects.values_list("id", "status"))
+    assert statuses == {gone.id: "disconnected", kept.id: "active"}
 
 
 @pytest.mark.django_db(transaction=True)

@@ -29,7 +29,8 @@ def test_create_returns_a_24_hour_link_served_by_this_service(
 
     assert response.status_code == 201
     body = response.json()
-    assert set(body) == {"url", "token", "expiresAt"}
+    assert set(body) == {"url", "token", "expiresAt", "redirectUrl", "platforms"}  # issue 31 added the last two
+    assert (body["redirectUrl"], len(body["platforms"])) == (None, 12)
     assert body["url"] == f"https://connect.example.com/connect/{body['token']}"
     assert len(body["token"]) >= 32
     expires = dt.datetime.fromisoformat(body["expiresAt"].replace("Z", "+00:00"))

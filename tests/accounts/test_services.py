@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from django.db import transaction
 
+from accounts.disconnect import account_disconnect
 from accounts.errors import AccountNotFound
 from accounts.models import SocialAccount
 from accounts.selectors import account_by_page_id, account_get, account_list, accounts_by_ids
-from accounts.services import account_disconnect, account_mark_unauthorized, accounts_connect
+from accounts.services import account_mark_unauthorized, accounts_connect
 from platforms.base import AccountProfile, ConnectedIdentity, Credentials
 from tests.accounts.conftest import unauthorized_events
 from tests.factories.accounts import SocialAccountFactory
@@ -117,4 +118,10 @@ def test_selectors_and_disconnect_are_scoped_to_the_workspace(workspace: Workspa
     with pytest.raises(AccountNotFound):
         account_disconnect(workspace_id=workspace.id, account_id=theirs.id)
     account_disconnect(workspace_id=workspace.id, account_id=mine.id)
-    assert list(SocialAccount.objects.values_list("id", flat=True)) == [theirs.id]
+    # The row stays (history), out of every selector but account_get_any.
+    assert SocialAccount.objects.get(id=mine.id).status == "disconnected"
+    assert list(account_list(workspace_id=workspace.id)) == []
+    with pytest.raises(AccountNotFound):
+        account_get(workspace_id=workspace.id, account_id=mine.id)
+    assert accounts_by_ids(workspace_id=workspace.id, ids=[mine.id]) == {}
+    assert account_by_page_id(workspace_id=workspace.id, page_id="61") is None

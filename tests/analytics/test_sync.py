@@ -8,7 +8,8 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
-from accounts.services import account_disconnect, accounts_connect
+from accounts.disconnect import account_disconnect
+from accounts.services import accounts_connect
 from analytics import services
 from analytics.models import AccountSyncState, FollowerSnapshot, TrackedPost
 from core.fields import format_instant as iso
@@ -186,23 +187,23 @@ def test_sync_endpoint_cooldown_and_status(pinterest, api):
     assert status["platforms"][0]["lastSyncedAt"] == iso(state.last_synced_at)
 
 
-def test_disconnect_deletes_the_accounts_analytics(pinterest, workspace, api):
+def test_disconnect_keeps_the_accounts_analytics(pinterest, workspace, api):
+    """Issue 31: a disconnected account keeps its history and analytics (its row stays, status
+    disconnected); only its tokens go, so nothing refreshes it any more."""
     account, _ = pinterest
     today = timezone.now().date()
     window = f"from={today - dt.timedelta(days=200)}&to={today + dt.timedelta(days=1)}"
     services.import_account_history(account_id=account.id)
-    assert TrackedPost.objects.filter(account=account).exists()
+    tracked = TrackedPost.objects.filter(account=account).count()
+    assert tracked >= 3
     before = api.get(f"/api/v1/analytics/overview?{window}").json()
     assert before["postsCount"]["value"] >= 3 and before["followers"]["value"] is not None
     account_disconnect(workspace_id=workspace.id, account_id=account.id)
-    assert not TrackedPost.objects.filter(account_id=account.id).exists()
-    assert not FollowerSnapshot.objects.filter(account_id=account.id).exists()
-    assert not AccountSyncState.objects.filter(account_id=account.id).exists()
-    # The reports (whole days come from the rollup) no longer count any of it.
+    assert TrackedPost.objects.filter(account_id=account.id).count() == tracked
+    assert FollowerSnapshot.objects.filter(account_id=account.id).exists()
     after = api.get(f"/api/v1/analytics/overview?{window}").json()
-    assert after["postsCount"]["value"] == 0 and after["followers"]["value"] is None
-    assert api.get(f"/api/v1/analytics/platform-breakdown?{window}").json() == {"platforms": []}
-    assert api.get("/api/v1/analytics/sync-status").json()["accounts"] == []
+    assert after["postsCount"] == before["postsCount"] and after["followers"] == before["followers"]
+    assert services.refresh_account(account_id=account.id) is None  # no token: nothing is asked of the platform
 
 
 def test_revoked_account_fails_the_sync_and_is_marked(pinterest, sandbox):

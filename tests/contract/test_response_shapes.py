@@ -246,7 +246,17 @@ CASES: dict[str, Cases] = {
         ("get", "/analytics/timeseries?from=2026-01-01&to=2026-01-31", None),
         ("get", "/analytics/timeseries?granularity=HOURLY", None),
     ],
-    "createConnectLink": lambda c: [("post", "/connect-links", {})],
+    "createConnectLink": lambda c: [
+        ("post", "/connect-links", {}),
+        ("post", "/connect-links", {"redirectUrl": "https://93.184.215.14/done", "platforms": ["MASTODON"]}),
+        ("post", "/connect-links", {"redirectUrl": "ftp://nowhere"}),
+    ],
+    "getConnectBranding": lambda c: [("get", "/connect-branding", None), ("get", "/connect-branding?x=1", None)],
+    "setConnectBranding": lambda c: [
+        ("put", "/connect-branding", {"displayName": "Acme", "accentColor": "#f60", "platforms": ["MASTODON"]}),
+        ("put", "/connect-branding", {"accentColor": "orange"}),
+        ("put", "/connect-branding", {"logoUrl": "https://elsewhere.example/logo.png"}),
+    ],
     "deleteConnectLink": _connect_link,
     "getMe": lambda c: [("get", "/me", None)],
     "listRecurringPosts": lambda c: [c.series() and ("get", "/recurring-posts", None)],
@@ -259,6 +269,14 @@ CASES: dict[str, Cases] = {
         ("post", f"/recurring-posts/{series}/resume", {}),
     ],
     "listSocialAccounts": lambda c: [("get", "/social-accounts", None), ("get", "/social-accounts?limit=5", None)],
+    "getSocialAccount": lambda c: [
+        ("get", f"/social-accounts/{c.accounts['MASTODON']}", None),
+        ("get", f"/social-accounts/{c.accounts['MASTODON']}?x=1", None),
+    ],
+    "disconnectSocialAccount": lambda c: [
+        ("delete", f"/social-accounts/{c.accounts['MASTODON']}", None),
+        ("delete", f"/social-accounts/{c.accounts['MASTODON']}", None),  # a repeat: the same answer
+    ],
     "checkSocialAccount": lambda c: [
         ("post", f"/social-accounts/{c.accounts['FACEBOOK']}/check", {}),
         ("post", f"/social-accounts/{c.accounts['BLUESKY']}/check", {}),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import time_machine
 
-from accounts.services import account_disconnect
+from accounts.disconnect import account_disconnect
 from media.models import MediaFile
 from posts.models import Post, PostStatus, PostTarget, RecurringPost
 from posts.recurrence.occurrences import create_occurrence

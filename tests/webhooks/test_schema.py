@@ -99,6 +99,7 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     from jsonschema.exceptions import ValidationError
     from openapi_schema_validator import OAS30Validator
 
+    from accounts.disconnect import account_disconnect
     from accounts.services import account_event_data
     from platforms.base import PublishResult
     from posts.pipeline import first_comment, lateness
@@ -130,6 +131,8 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     for name, event_data in data.items():
         emit_event(workspace_id=workspace.id, name=name, data=event_data)
     failing = WebhookFactory(workspace=workspace, consecutive_failures=15, last_failure_at=timezone.now())
+    # account.disconnected as the disconnect emits it (this account's platform has no revoke call).
+    account_disconnect(workspace_id=workspace.id, account_id=account(workspace, "TELEGRAM").id)
     for name in ("webhook.failing", "webhook.disabled"):
         emit_webhook_notice(
             workspace_id=workspace.id, name=name, data=notice_data(failing), about_webhook_id=failing.id

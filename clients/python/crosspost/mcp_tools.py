@@ -20,6 +20,14 @@ class ToolSpec:
 
 TOOLS: list[ToolSpec] = [
     ToolSpec("list_accounts", "list_accounts", "The connected social accounts (ids to aim posts at)."),
+    ToolSpec("get_account", "get_account", "One social account by id, disconnected ones included."),
+    ToolSpec(
+        "disconnect_account",
+        "disconnect_account",
+        "Disconnect a social account: its token is revoked and dropped, its posts not yet sent fail with "
+        "account_disconnected, its series pause; its history stays. Ask the person first: it cannot be undone "
+        "but by connecting the account again.",
+    ),
     ToolSpec("validate_post", "validate_post", "Check a post against every target platform's rules; creates nothing."),
     ToolSpec(
         "create_post",
@@ -50,6 +58,17 @@ TOOLS: list[ToolSpec] = [
         "create_connect_link",
         "A link (valid 24 h) for a person to open in a browser and connect a social account; append "
         "/<PLATFORM> (e.g. /BLUESKY) to open one platform's page directly.",
+    ),
+    ToolSpec(
+        "get_connect_branding",
+        "get_connect_branding",
+        "How the connect pages look: name, logo, accent colour, support link, platforms offered.",
+    ),
+    ToolSpec(
+        "set_connect_branding",
+        "set_connect_branding",
+        "Replace the connect pages' branding whole (fields left out go back to their defaults): displayName, "
+        "logoUrl (a publicUrl from upload_media), accentColor (#rrggbb), supportUrl (https), platforms.",
     ),
     ToolSpec("get_account_queue", "get_account_queue", "An account's posting queue: its weekly slots and timezone."),
     ToolSpec(

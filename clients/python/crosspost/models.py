@@ -134,6 +134,25 @@ class Account(TypedDict):
     connectedAt: str
 
 
+class AccountDetail(Account):
+    """``SocialAccountDetailOutput`` of the description: GET and DELETE /social-accounts/{id}."""
+
+    disconnectedAt: str | None
+    tokenRevocation: str | None
+    tokenRevocationErrorCode: str | None
+
+
+class ConnectBranding(TypedDict):
+    """``ConnectBrandingOutput`` of the description."""
+
+    displayName: str | None
+    logoUrl: str | None
+    accentColor: str | None
+    supportUrl: str | None
+    platforms: list[str]
+    updatedAt: str | None
+
+
 class UploadUrl(TypedDict):
     """``UploadUrlItemOutput`` of the description."""
 

@@ -32,6 +32,8 @@ OPERATIONS: dict[str, Operation] = {
     "list_workspaces": Operation("GET", "/workspaces"),
     # accounts and connect links
     "list_accounts": Operation("GET", "/social-accounts"),
+    "get_account": Operation("GET", "/social-accounts/{id}"),
+    "disconnect_account": Operation("DELETE", "/social-accounts/{id}"),
     "check_account": Operation("POST", "/social-accounts/{id}/check"),
     "search_instagram_audio": Operation("GET", "/social-accounts/{id}/instagram-audio"),
     "list_pinterest_boards": Operation("GET", "/social-accounts/{id}/pinterest-boards"),
@@ -41,6 +43,8 @@ OPERATIONS: dict[str, Operation] = {
     "list_platforms": Operation("GET", "/platforms"),
     "create_connect_link": Operation("POST", "/connect-links"),
     "delete_connect_link": Operation("DELETE", "/connect-links/{token}"),
+    "get_connect_branding": Operation("GET", "/connect-branding"),
+    "set_connect_branding": Operation("PUT", "/connect-branding"),
     # posts
     "list_posts": Operation("GET", "/social-posts"),
     "create_post": Operation("POST", "/social-posts"),
@@ -138,6 +142,15 @@ class Operations(Generic[R]):
     def list_accounts(self) -> R:
         return self._call("list_accounts")
 
+    def get_account(self, account_id: str) -> R:
+        """One account, whatever its status (``disconnected`` included)."""
+        return self._call("get_account", path={"id": account_id})
+
+    def disconnect_account(self, account_id: str) -> R:
+        """Disconnect the account: its tokens are revoked and dropped, its unsent entries fail
+        (``account_disconnected``), its history stays. Answers the account; a repeat answers the same."""
+        return self._call("disconnect_account", path={"id": account_id})
+
     def check_account(self, account_id: str) -> R:
         return self._call("check_account", path={"id": account_id})
 
@@ -166,6 +179,14 @@ class Operations(Generic[R]):
 
     def delete_connect_link(self, token: str) -> R:
         return self._call("delete_connect_link", path={"token": token})
+
+    def get_connect_branding(self) -> R:
+        return self._call("get_connect_branding")
+
+    def set_connect_branding(self, body: Body = None, **fields: Any) -> R:
+        """Replace the connect pages' branding whole: ``display_name``, ``logo_url`` (a ``publicUrl``
+        of an upload), ``accent_color`` (``#rrggbb``), ``support_url`` (https), ``platforms``."""
+        return self._send("set_connect_branding", None, body, fields)
 
     # posts ---------------------------------------------------------------------------------
     def list_posts(self, **params: Any) -> R:

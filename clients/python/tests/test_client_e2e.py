@@ -288,7 +288,7 @@ def test_mcp_tools_for_links_queues_webhooks_and_events(
         seen = anyio.run(session_run)
     finally:
         receiver.close()
-    assert seen["tools"] >= NEW_TOOLS and len(seen["tools"]) == 26
+    assert seen["tools"] >= NEW_TOOLS and len(seen["tools"]) == 30
 
     platforms = {p["platform"]: p for p in seen["platforms"]["platforms"]}
     assert len(platforms) == 12 and platforms["TWITTER"]["text"]["limit"] == 280
@@ -305,6 +305,79 @@ def test_mcp_tools_for_links_queues_webhooks_and_events(
     assert seen["events"][0]["data"]["post"]["scheduledAt"].startswith(later[:-1])
     assert seen["post_deleted"] == {"deleted": True}
     assert seen["post_gone"]["statusCode"] == 404
+
+
+def test_branding_and_disconnect_through_the_sdk_the_cli_and_mcp(
+    stack: E2EStack, sdk: Client, base_url: str, cli_env: dict[str, str]
+) -> None:
+    """Issue 31: brand the connect pages (a logo uploaded from a file), make a link that offers
+    some platforms, read and disconnect an account (the CLI asks first), the same through MCP."""
+    try:
+        runner = CliRunner()
+
+        def run(*args: str, stdin: str | None = None) -> Any:
+            return runner.invoke(app, list(args), env=cli_env, input=stdin)
+
+        branded = run(
+            "branding", "set", "--name", "Acme", "--logo", str(FIXTURES / "sample.png"), "--accent", "#FA0",
+            "--platform", "MASTODON", "--platform", "BLUESKY", "--json",
+        )  # fmt: skip
+        assert branded.exit_code == 0, branded.output
+        body = json.loads(branded.stdout)
+        assert (body["displayName"], body["accentColor"], body["platforms"]) == (
+            "Acme",
+            "#ffaa00",
+            ["BLUESKY", "MASTODON"],
+        )
+        assert body["logoUrl"].startswith(stack.web_url)
+        kept = run("branding", "set", "--support-url", "https://help.acme.example/", "--json")
+        assert json.loads(kept.stdout) | {"updatedAt": None} == body | {
+            "supportUrl": "https://help.acme.example/",
+            "updatedAt": None,
+        }
+        assert sdk.get_connect_branding() == json.loads(kept.stdout)
+        link = sdk.create_connect_link(platforms=["MASTODON"])
+        assert link["platforms"] == ["MASTODON"] and link["redirectUrl"] is None
+
+        account = stack.connect_account("MASTODON")
+        assert sdk.get_account(account["id"])["status"] == "active"
+        declined = run("accounts", "disconnect", account["id"], stdin="n\n")
+        assert declined.exit_code == 1 and sdk.get_account(account["id"])["status"] == "active"
+        gone = runner.invoke(app, ["accounts", "disconnect", account["id"], "--json"], env=cli_env, input="y\n")
+        assert gone.exit_code == 0, gone.output
+        record = json.loads(gone.stdout[gone.stdout.index("{") :])
+        assert record["status"] == "disconnected" and record["disconnectedAt"]
+        again = run("accounts", "get", account["id"], "--json")
+        assert json.loads(again.stdout) == record
+        assert sdk.disconnect_account(account["id"]) == record  # a repeat answers the same
+        assert account["id"] not in {a["id"] for a in sdk.list_accounts()["accounts"]}
+
+        other = stack.connect_account("BLUESKY")
+        params = _mcp_server({"CROSSPOST_API_KEY": stack.api_key, "CROSSPOST_BASE_URL": base_url})
+
+        async def session_run() -> dict[str, Any]:
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+
+                async def call(name: str, arguments: dict[str, Any]) -> Any:
+                    result = await session.call_tool(name, arguments)
+                    block = result.content[0]
+                    assert isinstance(block, TextContent) and not result.is_error, (name, block)
+                    return json.loads(block.text)
+
+                return {
+                    "branding": await call("set_connect_branding", {"displayName": "Acme by MCP"}),
+                    "read": await call("get_connect_branding", {}),
+                    "account": await call("get_account", {"id": other["id"]}),
+                    "disconnected": await call("disconnect_account", {"id": other["id"]}),
+                }
+
+        seen = anyio.run(session_run)
+        assert seen["branding"] == seen["read"] and seen["read"]["displayName"] == "Acme by MCP"
+        assert seen["read"]["logoUrl"] is None  # PUT replaces whole
+        assert seen["account"]["status"] == "active" and seen["disconnected"]["status"] == "disconnected"
+    finally:  # the other tests of this module share the stack: back to the default pages
+        sdk.set_connect_branding({})
 
 
 def _no_json(text: str) -> None:

@@ -15,6 +15,8 @@ COMPONENTS = {
     models.PostResult: "PostResultOutput",
     models.PostResults: "PostResultsOutput",
     models.Account: "SocialAccountOutput",
+    models.AccountDetail: "SocialAccountDetailOutput",
+    models.ConnectBranding: "ConnectBrandingOutput",
     models.UploadUrl: "UploadUrlItemOutput",
     models.Webhook: "WebhookOutput",
     models.WebhookCreated: "WebhookCreatedOutput",

@@ -15,7 +15,7 @@ from crosspost import __version__, config
 from crosspost.cli.common import EXIT_AUTH, App, JsonOption, api, console, errors, hint, show
 from crosspost.cli.insights import ai, analytics
 from crosspost.cli.posts import app as posts
-from crosspost.cli.resources import accounts, media, recurring, webhooks
+from crosspost.cli.resources import accounts, branding, media, recurring, webhooks
 from crosspost.client import Client
 from crosspost.errors import AuthenticationError, CrosspostError, TransportError
 
@@ -23,6 +23,7 @@ app = App(help="Crosspost from the command line.", pretty_exceptions_enable=Fals
 auth = App(help="Credentials.")
 app.add_typer(auth, name="auth")
 app.add_typer(accounts, name="accounts")
+app.add_typer(branding, name="branding")
 app.add_typer(posts, name="posts")
 app.add_typer(media, name="media")
 app.add_typer(webhooks, name="webhooks")

@@ -11,11 +11,13 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TransferS
 from crosspost.cli.common import App, JsonOption, api, console, print_json, read_body, show
 
 accounts = App(help="Connected social accounts.")
+branding = App(help="How the hosted connect pages look.")
 media = App(help="Media files.")
 webhooks = App(help="Webhook endpoints and their deliveries.")
 recurring = App(help="Recurring post series.")
 
 ACCOUNT_COLUMNS = ("id", "platform", "displayName", "username", "status")
+BRANDING_FIELDS = ("displayName", "logoUrl", "accentColor", "supportUrl", "platforms")
 WEBHOOK_COLUMNS = ("id", "url", "active", "lastSuccessAt", "lastFailureAt")
 
 
@@ -27,14 +29,42 @@ def accounts_list(as_json: JsonOption = False) -> None:
         show(client.list_accounts(), as_json, rows="accounts", columns=ACCOUNT_COLUMNS)
 
 
+@accounts.command("get")
+def accounts_get(account_id: str, as_json: JsonOption = False) -> None:
+    """One account, disconnected ones included."""
+    with api(as_json) as client:
+        show(client.get_account(account_id), as_json, title="account")
+
+
+@accounts.command("disconnect")
+def accounts_disconnect(
+    account_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Disconnect an account: its token is revoked and dropped, its unsent posts fail; history stays."""
+    if not yes:
+        typer.confirm(
+            f"Disconnect {account_id}? Its scheduled posts to it fail and its series pause; "
+            "connecting it again is the only way back",
+            abort=True,
+            err=True,
+        )
+    with api(as_json) as client:
+        show(client.disconnect_account(account_id), as_json, title="account")
+
+
 @accounts.command("connect")
 def accounts_connect(
     platform: Annotated[str | None, typer.Argument(help="e.g. BLUESKY; omitted: a page to pick from.")] = None,
+    redirect_url: Annotated[
+        str | None, typer.Option("--redirect-url", help="Where the browser goes afterwards, with the outcome.")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """A connect link (valid 24 h) to open in a browser."""
     with api(as_json) as client:
-        link = client.create_connect_link()
+        link = client.create_connect_link(redirect_url=redirect_url)
         if platform:
             link = {**link, "url": f"{link['url']}/{platform.upper()}"}
         if as_json:
@@ -49,6 +79,43 @@ def accounts_check(account_id: str, as_json: JsonOption = False) -> None:
     """Check an account's token with its platform now."""
     with api(as_json) as client:
         show(client.check_account(account_id), as_json, title="account")
+
+
+# branding ----------------------------------------------------------------------------------
+@branding.command("get")
+def branding_get(as_json: JsonOption = False) -> None:
+    """The connect pages' branding."""
+    with api(as_json) as client:
+        show(client.get_connect_branding(), as_json, title="branding")
+
+
+@branding.command("set")
+def branding_set(
+    name: Annotated[str | None, typer.Option("--name", help="The name on the pages.")] = None,
+    logo: Annotated[
+        str | None, typer.Option("--logo", help="A PNG, JPEG or WebP file to upload, or the publicUrl of an upload.")
+    ] = None,
+    accent: Annotated[str | None, typer.Option("--accent", help="An accent colour, #rrggbb.")] = None,
+    support_url: Annotated[str | None, typer.Option("--support-url", help="An https help link.")] = None,
+    platforms: Annotated[
+        list[str] | None, typer.Option("--platform", help="A platform to offer (repeat it); omitted: unchanged.")
+    ] = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Start from the defaults instead of the current branding.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Change the branding: the options given, the rest kept (or reset with --replace)."""
+    with api(as_json) as client:
+        current = {} if replace else client.get_connect_branding()
+        body = {field: current.get(field) for field in BRANDING_FIELDS}
+        if logo is not None and logo and not logo.startswith(("http://", "https://")):
+            logo = client.upload(Path(logo))
+        changes = {"displayName": name, "logoUrl": logo, "accentColor": accent, "supportUrl": support_url}
+        body.update({field: value or None for field, value in changes.items() if value is not None})
+        if platforms:
+            body["platforms"] = [p.upper() for p in platforms]
+        show(client.set_connect_branding(body), as_json, title="branding")
 
 
 # media -------------------------------------------------------------------------------------
