@@ -45,6 +45,7 @@ from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
 from posts.recurrence.services import series_account_removed
 from webhooks.events import emit_event
+from workspaces.plans import CONNECTED_ACCOUNTS, require_within
 
 logger = logging.getLogger(__name__)
 
@@ -278,7 +279,9 @@ def accounts_connect(
     """Create or reconnect one account per identity (same workspace, platform and external
     id = the same account: it keeps its id and its ``connectedAt``, gets the new tokens, and
     loses any unauthorized mark). After commit, each account's 180-day history import is queued
-    (``analytics.import_account_history``, idempotent on the analytics side)."""
+    (``analytics.import_account_history``, idempotent on the analytics side). A new account past
+    the organization plan's connected-account limit: 403 ``subscription_required`` (nothing of
+    this call is kept)."""
     platform = Platform(platform)
     saved: list[SocialAccount] = []
     for identity in identities:
@@ -286,6 +289,7 @@ def accounts_connect(
         lookup = {"workspace_id": workspace_id, "platform": platform.value, "external_id": external_id}
         account = SocialAccount.objects.select_for_update().filter(**lookup).first()
         if account is None:
+            require_within(CONNECTED_ACCOUNTS, workspace_id=workspace_id)
             account = SocialAccount(**lookup)
             _fill(account, identity)
             try:
@@ -310,6 +314,38 @@ def account_disconnect(*, workspace_id: str, account_id: str) -> None:
     # Recurring series publishing to this account pause themselves (CONNECTION_REMOVED).
     series_account_removed(workspace_id=workspace_id, account_id=account.id)
     account.delete()
+
+
+DISCONNECTED_BY_DELETION = "Disconnected: the workspace was deleted. Connect the account again to publish."
+
+
+@transaction.atomic
+def workspace_accounts_disconnect(*, workspace_id: str) -> int:
+    """Disconnect every account of a workspace being deleted: its stored tokens are dropped and it
+    is marked unauthorized (with the reason), so nothing can publish with it; the rows, their
+    history and their analytics stay until the workspace is purged. Revoking the tokens at the
+    platforms and the ``account.disconnected`` event come with the full disconnect
+    (``DELETE /social-accounts/{id}``), which this minimal one is to defer to. Idempotent: an
+    account without tokens is left as it is. Returns how many were disconnected by this call."""
+    accounts = list(SocialAccount.objects.select_for_update().filter(workspace_id=workspace_id).order_by("id"))
+    disconnected = 0
+    for account in accounts:
+        if not account.access_token and not account.refresh_token:
+            continue
+        account.access_token, account.refresh_token, account.token_expires_at = "", "", None
+        account.status, account.unauthorized_reason = AccountStatus.UNAUTHORIZED, DISCONNECTED_BY_DELETION
+        account.save(
+            update_fields=[
+                "access_token",
+                "refresh_token",
+                "token_expires_at",
+                "status",
+                "unauthorized_reason",
+                "updated_at",
+            ]
+        )
+        disconnected += 1
+    return disconnected
 
 
 # --- platform helpers --------------------------------------------------------------------
