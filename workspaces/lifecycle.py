@@ -141,6 +141,7 @@ def workspace_delete(*, organization: Organization, workspace_id: str, actor: Ac
         organization=organization,
         workspace=workspace,
         workspace_ref=workspace.id,
+        requested_at=now,
         purge_after=now + dt.timedelta(days=settings.WORKSPACE_DELETION_GRACE_DAYS),
     )
     Workspace.objects.filter(pk=workspace.pk).update(deleted_at=now)

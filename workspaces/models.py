@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from core.ids import id_factory
 from workspaces.roles import ORGANIZATION_PERMISSIONS, Role
@@ -218,7 +219,7 @@ class WorkspaceDeletion(models.Model):
     workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="deletions")
     workspace_ref = models.CharField(max_length=40, help_text="The workspace's id (kept after the purge).")
     status = models.CharField(max_length=20, choices=DeletionStatus.choices, default=DeletionStatus.PENDING)
-    requested_at = models.DateTimeField(auto_now_add=True)
+    requested_at = models.DateTimeField(default=timezone.now)
     deactivated_at = models.DateTimeField(null=True, blank=True)
     purge_after = models.DateTimeField()
     restored_at = models.DateTimeField(null=True, blank=True)

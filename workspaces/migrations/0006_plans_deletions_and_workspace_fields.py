@@ -2,6 +2,7 @@
 
 import core.ids
 import django.db.models.deletion
+import django.utils.timezone
 from django.db import migrations, models
 
 
@@ -47,7 +48,7 @@ class Migration(migrations.Migration):
                 ('id', models.CharField(default=core.ids._IdFactory('wsdel'), editable=False, max_length=40, primary_key=True, serialize=False)),
                 ('workspace_ref', models.CharField(help_text="The workspace's id (kept after the purge).", max_length=40)),
                 ('status', models.CharField(choices=[('pending', 'Pending'), ('deactivated', 'Deactivated'), ('restored', 'Restored'), ('purged', 'Purged')], default='pending', max_length=20)),
-                ('requested_at', models.DateTimeField(auto_now_add=True)),
+                ('requested_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('deactivated_at', models.DateTimeField(blank=True, null=True)),
                 ('purge_after', models.DateTimeField()),
                 ('restored_at', models.DateTimeField(blank=True, null=True)),
