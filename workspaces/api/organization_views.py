@@ -105,9 +105,9 @@ class WorkspaceDetailView(APIView):
         description="Deleted workspaces are found too until they are purged, with their open deletion job.",
         responses={200: WorkspaceOutput, 404: NOT_FOUND},
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
+    def get(self, request: Request, id: str) -> Response:
         organization = organization_access_of(request).organization
-        workspace = lifecycle.workspace_of(organization=organization, workspace_id=workspace_id)
+        workspace = lifecycle.workspace_of(organization=organization, workspace_id=id)
         return Response(workspace_body(workspace, selectors.open_deletion(workspace_id=workspace.id)))
 
     @extend_schema(
@@ -117,14 +117,14 @@ class WorkspaceDetailView(APIView):
         request=WorkspaceUpdateInput,
         responses={200: WorkspaceOutput, 404: NOT_FOUND, 409: WORKSPACE_CONFLICT},
     )
-    def patch(self, request: Request, workspace_id: str) -> Response:
+    def patch(self, request: Request, id: str) -> Response:
         data = WorkspaceUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         names = {"name": "name", "externalId": "external_id", "metadata": "metadata"}
         changes = {names[key]: value for key, value in data.validated_data.items()}
         workspace = lifecycle.workspace_update(
             organization=organization_access_of(request).organization,
-            workspace_id=workspace_id,
+            workspace_id=id,
             changes=changes,
             actor=actor_of_request(request),
         )
@@ -142,10 +142,10 @@ class WorkspaceDetailView(APIView):
         request=None,
         responses={202: WorkspaceDeletionOutput, 404: NOT_FOUND},
     )
-    def delete(self, request: Request, workspace_id: str) -> Response:
+    def delete(self, request: Request, id: str) -> Response:
         deletion = lifecycle.workspace_delete(
             organization=organization_access_of(request).organization,
-            workspace_id=workspace_id,
+            workspace_id=id,
             actor=actor_of_request(request),
         )
         body = deletion_body(deletion)
@@ -173,10 +173,10 @@ class WorkspaceRestoreView(APIView):
         },
     )
     @idempotent
-    def post(self, request: Request, workspace_id: str) -> Response:
+    def post(self, request: Request, id: str) -> Response:
         workspace = lifecycle.workspace_restore(
             organization=organization_access_of(request).organization,
-            workspace_id=workspace_id,
+            workspace_id=id,
             actor=actor_of_request(request),
         )
         return Response(workspace_body(workspace, None))
@@ -192,9 +192,9 @@ class WorkspaceDeletionView(APIView):
         summary="Follow a workspace deletion job",
         responses={200: WorkspaceDeletionOutput, 404: OpenApiResponse(description="No such job in the organization.")},
     )
-    def get(self, request: Request, deletion_id: str) -> Response:
+    def get(self, request: Request, id: str) -> Response:
         organization = organization_access_of(request).organization
-        deletion = selectors.deletion_get(organization_id=organization.id, deletion_id=deletion_id)
+        deletion = selectors.deletion_get(organization_id=organization.id, deletion_id=id)
         return Response(deletion_body(deletion))
 
 
@@ -209,9 +209,9 @@ class WorkspaceKeysView(APIView):
         description="Newest first, revoked and expired ones too; never a secret.",
         responses={200: ApiKeyListOutput, 404: NOT_FOUND},
     )
-    def get(self, request: Request, workspace_id: str) -> Response:
+    def get(self, request: Request, id: str) -> Response:
         organization = organization_access_of(request).organization
-        workspace = lifecycle.workspace_of(organization=organization, workspace_id=workspace_id)
+        workspace = lifecycle.workspace_of(organization=organization, workspace_id=id)
         keys = selectors.workspace_keys(workspace=workspace)
         return Response({"apiKeys": [key_body(k) for k in keys]})
 
@@ -229,14 +229,14 @@ class WorkspaceKeysView(APIView):
         },
     )
     @idempotent
-    def post(self, request: Request, workspace_id: str) -> Response:
+    def post(self, request: Request, id: str) -> Response:
         data = ApiKeyCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         expires_at = data.validated_data["expiresAt"]
         if expires_at is not None and expires_at <= timezone.now():
             raise ValidationFailed(["expiresAt must be in the future"])
         access = organization_access_of(request)
-        workspace = lifecycle.workspace_of(organization=access.organization, workspace_id=workspace_id)
+        workspace = lifecycle.workspace_of(organization=access.organization, workspace_id=id)
         lifecycle.require_active(workspace)
         assert access.principal.api_key is not None, "an organization access is an organization key's"
         issued = services.workspace_key_issue(
@@ -262,8 +262,8 @@ class WorkspaceKeyView(APIView):
         "again (its first revocation time kept).",
         responses={200: ApiKeyOutput, 404: OpenApiResponse(description="No such key or workspace.")},
     )
-    def delete(self, request: Request, workspace_id: str, key_id: str) -> Response:
+    def delete(self, request: Request, id: str, keyId: str) -> Response:
         organization = organization_access_of(request).organization
-        workspace = lifecycle.workspace_of(organization=organization, workspace_id=workspace_id)
-        api_key = services.workspace_key_revoke(workspace=workspace, key_id=key_id, actor=actor_of_request(request))
+        workspace = lifecycle.workspace_of(organization=organization, workspace_id=id)
+        api_key = services.workspace_key_revoke(workspace=workspace, key_id=keyId, actor=actor_of_request(request))
         return Response(key_body(api_key))

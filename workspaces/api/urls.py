@@ -16,10 +16,10 @@ ID = r"[^/\x00]+"
 urlpatterns = [
     path("me", MeView.as_view()),
     path("workspaces", WorkspaceListView.as_view()),
-    re_path(rf"^workspaces/(?P<workspace_id>{ID})$", WorkspaceDetailView.as_view()),
-    re_path(rf"^workspaces/(?P<workspace_id>{ID})/restore$", WorkspaceRestoreView.as_view()),
-    re_path(rf"^workspaces/(?P<workspace_id>{ID})/api-keys$", WorkspaceKeysView.as_view()),
-    re_path(rf"^workspaces/(?P<workspace_id>{ID})/api-keys/(?P<key_id>{ID})$", WorkspaceKeyView.as_view()),
-    re_path(rf"^workspace-deletions/(?P<deletion_id>{ID})$", WorkspaceDeletionView.as_view()),
+    re_path(rf"^workspaces/(?P<id>{ID})$", WorkspaceDetailView.as_view()),
+    re_path(rf"^workspaces/(?P<id>{ID})/restore$", WorkspaceRestoreView.as_view()),
+    re_path(rf"^workspaces/(?P<id>{ID})/api-keys$", WorkspaceKeysView.as_view()),
+    re_path(rf"^workspaces/(?P<id>{ID})/api-keys/(?P<keyId>{ID})$", WorkspaceKeyView.as_view()),
+    re_path(rf"^workspace-deletions/(?P<id>{ID})$", WorkspaceDeletionView.as_view()),
     path("usage", UsageView.as_view()),
 ]
