@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 
 from accounts.models import SocialAccount
 from core.fields import format_instant
@@ -70,3 +70,51 @@ def usage_report(*, organization: Organization, workspace: Workspace | None = No
         "usage": totals,
         "workspaces": items,
     }
+
+
+DASHBOARD_ORGANIZATIONS = 50
+
+
+def _by_organization(rows: Any) -> dict[str, int]:
+    return {row["workspace__organization_id"]: int(row["n"] or 0) for row in rows}
+
+
+def organizations_usage(*, limit: int = DASHBOARD_ORGANIZATIONS) -> list[dict[str, Any]]:
+    """For the staff dashboard: each organization (the ``limit`` with most active workspaces) with
+    its plan, and its counts of this month against the plan's limits, in five queries."""
+    month = month_start()
+    organizations = list(
+        Organization.objects.select_related("plan")
+        .annotate(active=Count("workspaces", filter=Q(workspaces__deleted_at__isnull=True)))
+        .order_by("-active", "name")[:limit]
+    )
+    ids = [o.id for o in organizations]
+    active = {"workspace__organization_id__in": ids, "workspace__deleted_at__isnull": True}
+    group = ("workspace__organization_id",)
+    accounts = _by_organization(SocialAccount.objects.filter(**active).values(*group).annotate(n=Count("id")))
+    posts = _by_organization(MonthlyUsage.objects.filter(**active, month=month).values(*group).annotate(n=Sum("posts")))
+    generations = _by_organization(
+        AiUsage.objects.filter(**active, month=month).values(*group).annotate(n=Sum("calls"))
+    )
+    default = None
+    rows = []
+    for organization in organizations:
+        if organization.plan is None and default is None:
+            default = plan_of(organization)
+        plan = organization.plan or default
+        assert plan is not None
+        used = {
+            "workspaces": int(getattr(organization, "active", 0)),
+            "connectedAccounts": accounts.get(organization.id, 0),
+            "postsPerMonth": posts.get(organization.id, 0),
+            "aiGenerationsPerMonth": generations.get(organization.id, 0),
+        }
+        rows.append(
+            {
+                "organization": organization,
+                "plan": plan,
+                "figures": [(limit.key, used[limit.key], limit_value(plan, limit)) for limit in LIMITS if limit.key in used],
+
+            }
+        )
+    return rows

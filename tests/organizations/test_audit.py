@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -125,3 +126,34 @@ def test_prune_keeps_a_year_and_run_twice_deletes_nothing_more(organization: Org
     assert audit_events_prune() == 1
     assert audit_events_prune() == 0
     assert list(AuditEvent.objects.filter(action="plan.update").values_list("pk", flat=True)) == [new.pk]
+
+
+def test_staff_plan_edits_are_recorded_for_each_organization_on_the_plan_and_the_log_is_read_only(
+    client: Any, django_user_model: Any
+) -> None:
+    from workspaces.models import Plan
+
+    plan = Plan.objects.create(name="Starter")
+    first, second = OrganizationFactory(plan=plan), OrganizationFactory(plan=plan)
+    staff = django_user_model.objects.create_superuser("staff", "staff@example.com", "pw-for-tests-only")
+    client.force_login(staff)
+    changed = client.post(
+        f"/admin/workspaces/plan/{plan.pk}/change/",
+        {
+            "name": "Starter",
+            "max_workspaces": "3",
+            "max_connected_accounts": "",
+            "max_posts_per_month": "",
+            "max_ai_generations_per_month": "",
+            "max_webhooks_per_workspace": "",
+        },
+    )
+    assert changed.status_code == 302, changed.content.decode()[:500]
+    events = AuditEvent.objects.filter(action="plan.update")
+    assert {e.organization_id for e in events} == {first.id, second.id}
+    assert all((e.actor_type, e.actor_id, e.changes["max_workspaces"]) == ("staff", str(staff.pk), 3) for e in events)
+    page = client.get(f"/admin/audit/auditevent/{events[0].pk}/change/")
+    assert page.status_code == 200 and b'name="_save"' not in page.content
+    assert client.get("/admin/audit/auditevent/add/").status_code == 403
+    dashboard = client.get("/admin/dashboard/").content.decode()
+    assert f'data-organization="{first.id}"' in dashboard and "Starter" in dashboard
