@@ -113,8 +113,9 @@ def organizations_usage(*, limit: int = DASHBOARD_ORGANIZATIONS) -> list[dict[st
             {
                 "organization": organization,
                 "plan": plan,
-                "figures": [(limit.key, used[limit.key], limit_value(plan, limit)) for limit in LIMITS if limit.key in used],
-
+                "figures": [
+                    (limit.key, used[limit.key], limit_value(plan, limit)) for limit in LIMITS if limit.key in used
+                ],
             }
         )
     return rows

@@ -64,11 +64,12 @@ def workspaces_update(
     as_json: JsonOption = False,
 ) -> None:
     """Change a workspace's name, external id or metadata."""
-    fields = {"name": name, "external_id": external_id, "metadata": _metadata(metadata)}
-    if all(value is None for value in fields.values()):
+    given = {"name": name, "externalId": external_id, "metadata": _metadata(metadata)}
+    body = {key: value for key, value in given.items() if value is not None}
+    if not body:
         raise usage_error("give --name, --external-id or --metadata")
     with api(as_json) as client:
-        show(client.update_workspace(workspace_id, **fields), as_json, title="workspace")
+        show(client.update_workspace(workspace_id, body), as_json, title="workspace")
 
 
 @workspaces.command("delete")
