@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from accounts import services
 from accounts.disconnect import account_disconnect
 from accounts.models import ConnectLink, PostingQueue, QueueSlot, SocialAccount
+from audit.actors import staff_actor
 from core.errors import ApplicationError
 from platforms.base import PlatformError
 
@@ -64,7 +65,7 @@ class SocialAccountAdmin(admin.ModelAdmin):
     def disconnect(self, request: HttpRequest, queryset: QuerySet[SocialAccount]) -> None:
         count = 0
         for account in queryset:
-            account_disconnect(workspace_id=account.workspace_id, account_id=account.id)
+            account_disconnect(workspace_id=account.workspace_id, account_id=account.id, actor=staff_actor(request))
             count += 1
         self.message_user(request, f"Disconnected {count} account(s).", messages.SUCCESS)
 

@@ -25,11 +25,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import ConnectBranding
+from audit.actors import Actor
+from audit.services import record
 from core.errors import ValidationFailed
 from media.models import MediaFile
 from media.services import media_keep_until, media_resolve
 from platforms.base import Platform
 from webhooks.url_safety import UnsafeUrl, check_url
+from workspaces.models import Workspace
 
 ALL_PLATFORMS: tuple[str, ...] = tuple(p.value for p in Platform)
 LOGO_MIME_TYPES = ("image/png", "image/jpeg", "image/webp")
@@ -84,6 +87,7 @@ def branding_set(
     accent_color: str | None,
     support_url: str | None,
     platforms: list[str] | None,
+    actor: Actor,
 ) -> Branding:
     """Replace the branding whole (a None field goes back to its default). Every problem is
     reported at once (400, each message naming its field; ``media_not_found`` when the logo is
@@ -127,7 +131,15 @@ def branding_set(
             "platforms": [] if set(offered) == set(ALL_PLATFORMS) else list(_in_order(offered)),
         },
     )
-    # audit: connect branding changed
+    record(
+        actor=actor,
+        action="connect_branding.update",
+        organization_id=Workspace.objects.values_list("organization_id", flat=True).get(id=workspace_id),
+        workspace_id=workspace_id,
+        target_type="connect_branding",
+        target_id=workspace_id,
+        changes={"displayName": name, "logoUrl": logo_url, "accentColor": accent, "supportUrl": support},
+    )
     if logo_url:
         media_keep_until(workspace_id=workspace_id, urls=[logo_url], until=KEEP_AS_LOGO)
     if previous_logo and previous_logo != logo_url:

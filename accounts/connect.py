@@ -30,6 +30,7 @@ from accounts.errors import ConnectLinkNotFound
 from accounts.models import ConnectAttempt, ConnectLink, SocialAccount
 from accounts.selectors import connect_link_by_token, token_hash
 from accounts.services import accounts_connect
+from core.errors import SubscriptionRequired
 from platforms.base import AuthError, ConnectedIdentity, NotSupported, Permanent, Platform, PlatformError
 from platforms.registry import get_client
 
@@ -186,9 +187,12 @@ def _finish(link: ConnectLink, platform: Platform, identities: list[ConnectedIde
         raise ConnectPageError(
             400, "No account found", f"{platform.value} did not give access to any account we can publish to."
         )
-    with transaction.atomic():
-        accounts = accounts_connect(workspace_id=link.workspace_id, platform=platform, identities=identities)
-        ConnectLink.objects.filter(id=link.id).update(connections=F("connections") + len(accounts))
+    try:
+        with transaction.atomic():
+            accounts = accounts_connect(workspace_id=link.workspace_id, platform=platform, identities=identities)
+            ConnectLink.objects.filter(id=link.id).update(connections=F("connections") + len(accounts))
+    except SubscriptionRequired as exc:  # the organization's plan allows no more connected accounts
+        raise ConnectPageError(403, "Account limit reached", str(exc.message)) from exc
     return ConnectOutcome(platform=platform, accounts=accounts, token=token, redirect_url=link.redirect_url)
 
 

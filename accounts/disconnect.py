@@ -26,6 +26,7 @@ A second call finds the account disconnected and answers the same record without
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -33,6 +34,8 @@ from django.utils import timezone
 from accounts.models import AccountStatus, PostingQueue, SocialAccount, TokenRevocation
 from accounts.selectors import account_get_any
 from accounts.services import account_event_data
+from audit.actors import Actor
+from audit.services import record
 from platforms.base import Credentials, NotSupported, PlatformError
 from platforms.registry import get_client
 from posts.recurrence.services import series_account_removed
@@ -51,26 +54,45 @@ def disconnected_event_data(account: SocialAccount) -> dict[str, object]:
     return data
 
 
-def account_disconnect(*, workspace_id: str, account_id: str) -> SocialAccount:
+def account_disconnect(*, workspace_id: str, account_id: str, actor: Actor) -> SocialAccount:
     """Disconnect the account (404 when not in this workspace) as the module docstring says and
     return it. Idempotent: an account already disconnected is returned as it is."""
     account = account_get_any(workspace_id=workspace_id, account_id=account_id)
     if account.status == AccountStatus.DISCONNECTED:
         return account
-    creds = _disconnect_locked(account_id=account.id)
+    creds = _disconnect_locked(account_id=account.id, actor=actor)
     if creds is not None:
-        outcome, error_code = _revoke(account.platform, account.id, creds)
-        SocialAccount.objects.filter(id=account.id, token_revocation=TokenRevocation.PENDING).update(
-            token_revocation=outcome, token_revocation_error=error_code
-        )
+        _revoke_and_record(account.platform, account.id, creds)
     return SocialAccount.objects.get(id=account.id)
 
 
+def workspace_accounts_disconnect(*, workspace_id: str, actor: Actor) -> int:
+    """Disconnect every account of a workspace being deleted, as ``DELETE /social-accounts/{id}``
+    does: step 1 for each in the caller's transaction, the revocations once it commits. Idempotent
+    (a disconnected account is left as it is). Returns how many this call disconnected."""
+    disconnected = 0
+    accounts = SocialAccount.objects.filter(workspace_id=workspace_id).exclude(status=AccountStatus.DISCONNECTED)
+    for account_id, platform in accounts.order_by("id").values_list("id", "platform"):
+        creds = _disconnect_locked(account_id=account_id, actor=actor)
+        if creds is not None:
+            disconnected += 1
+            transaction.on_commit(partial(_revoke_and_record, platform, account_id, creds), robust=True)
+    return disconnected
+
+
+def _revoke_and_record(platform: str, account_id: str, creds: Credentials) -> None:
+    """Steps 2 and 3."""
+    outcome, error_code = _revoke(platform, account_id, creds)
+    SocialAccount.objects.filter(id=account_id, token_revocation=TokenRevocation.PENDING).update(
+        token_revocation=outcome, token_revocation_error=error_code
+    )
+
+
 @transaction.atomic
-def _disconnect_locked(*, account_id: str) -> Credentials | None:
+def _disconnect_locked(*, account_id: str, actor: Actor) -> Credentials | None:
     """Step 1. Returns the credentials to revoke, or None when another call disconnected the
     account first."""
-    account = SocialAccount.objects.select_for_update().get(id=account_id)
+    account = SocialAccount.objects.select_related("workspace").select_for_update(of=("self",)).get(id=account_id)
     if account.status == AccountStatus.DISCONNECTED:
         return None
     creds = account.credentials()
@@ -97,7 +119,15 @@ def _disconnect_locked(*, account_id: str) -> Credentials | None:
         ]
     )
     emit_event(workspace_id=account.workspace_id, name="account.disconnected", data=disconnected_event_data(account))
-    # audit: account disconnected
+    record(
+        actor=actor,
+        action="account.disconnect",
+        organization_id=account.workspace.organization_id,
+        workspace_id=account.workspace_id,
+        target_type="social_account",
+        target_id=account.id,
+        changes={"platform": account.platform, "failedEntries": len(failed)},
+    )
     logger.info("account %s (%s) disconnected; %d unsent entries failed", account.id, account.platform, len(failed))
     return creds
 

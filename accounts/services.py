@@ -45,6 +45,7 @@ from platforms.base import (
 from platforms.capabilities import CAPABILITIES
 from platforms.registry import get_client
 from webhooks.events import emit_event
+from workspaces.plans import CONNECTED_ACCOUNTS, require_within
 
 logger = logging.getLogger(__name__)
 
@@ -285,7 +286,9 @@ def accounts_connect(
     """Create or reconnect one account per identity (same workspace, platform and external
     id = the same account: it keeps its id and its ``connectedAt``, gets the new tokens, and
     loses any unauthorized or disconnected mark). After commit, each account's 180-day history import is queued
-    (``analytics.import_account_history``, idempotent on the analytics side)."""
+    (``analytics.import_account_history``, idempotent on the analytics side). A new account past
+    the organization plan's connected-account limit: 403 ``subscription_required`` (nothing of
+    this call is kept)."""
     platform = Platform(platform)
     saved: list[SocialAccount] = []
     for identity in identities:
@@ -293,6 +296,7 @@ def accounts_connect(
         lookup = {"workspace_id": workspace_id, "platform": platform.value, "external_id": external_id}
         account = SocialAccount.objects.select_for_update().filter(**lookup).first()
         if account is None:
+            require_within(CONNECTED_ACCOUNTS, workspace_id=workspace_id)
             account = SocialAccount(**lookup)
             _fill(account, identity)
             try:

@@ -27,7 +27,7 @@ QUEUE_BY_APP = {
     "analytics": "analytics",
 }
 QUEUES = ("publish", "webhooks", "analytics", "default")
-SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics")
+SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics", "audit")
 
 
 def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str]:

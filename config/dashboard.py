@@ -29,6 +29,7 @@ from core import health
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from webhooks.models import Delivery, DeliveryStatus, Webhook
 from workspaces.models import ApiKey, Workspace
+from workspaces.usage import organizations_usage
 
 LIST_LIMIT = 10
 TOP_ERROR_CODES = 3
@@ -195,6 +196,7 @@ def dashboard_context(workspace_id: str | None) -> dict[str, Any]:
         "queues": health.queue_depths(),
         "beat_age_seconds": health.beat_age_seconds(),
         "chart": chart_geometry(bars),
+        "organizations": organizations_usage() if workspace_id is None else [],
     }
 
 

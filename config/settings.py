@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "webhooks",
     "posts",
     "analytics",
+    "audit",
 ]
 
 # The principal and the rate limiter come before the request guard, so that its 413 and 400
@@ -414,6 +415,10 @@ WEBHOOK_FAILING_AFTER_FAILURES = 15
 # How far back GET /events serves the outbox (days); webhooks.prune_events deletes older events
 # (with their deliveries) hourly, so the feed's window is the outbox's.
 EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
+# Organizations (issue 31): a deleted workspace is restorable this long, then its data is removed;
+# the audit log keeps this long.
+WORKSPACE_DELETION_GRACE_DAYS = env.int("WORKSPACE_DELETION_GRACE_DAYS", default=30)
+AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=365)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------
 # One configuration for every process: Django applies it in web and `manage.py`, the Celery worker

@@ -83,6 +83,26 @@ class WorkspaceRequired(ApplicationError):
     )
 
 
+class WorkspaceInactive(ApplicationError):
+    """The workspace's deletion was requested: nothing acts in it until it is restored."""
+
+    status_code = 403
+    code = "workspace_inactive"
+    default_message = (
+        "This workspace was deleted; its organization can restore it until the grace period ends "
+        "(POST /workspaces/{id}/restore)"
+    )
+
+
+class SubscriptionRequired(ApplicationError):
+    """The organization's plan does not allow this: a limit of the plan is reached. The body names
+    the limit (``limit``), the plan (``plan``), the limit's value (``max``) and the count (``used``)."""
+
+    status_code = 403
+    code = "subscription_required"
+    default_message = "Your organization's plan does not include this operation"
+
+
 class NotFound(ApplicationError):
     status_code = 404
     code = "not_found"

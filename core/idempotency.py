@@ -132,11 +132,12 @@ def _json_ready(data: Any) -> Any:
 
 
 def _workspace_id(request: Request) -> str:
-    """The workspace an authenticated request acts in: the principal the authentication put in
-    ``request.auth`` (the workspaces app's ``Access``) carries it."""
-    workspace = getattr(request.auth, "workspace", None)
-    assert workspace is not None, "view reached without authentication"
-    return str(workspace.id)
+    """Where the keys of an authenticated request are kept apart: the workspace it acts in (the
+    workspaces app's ``Access`` in ``request.auth`` carries it), or for an organization key on an
+    organization operation its organization (ids of the two never collide: their prefixes differ)."""
+    scope = getattr(request.auth, "workspace", None) or getattr(request.auth, "organization", None)
+    assert scope is not None, "view reached without authentication"
+    return str(scope.id)
 
 
 def idempotent(view_method: Callable[..., Response]) -> Callable[..., Response]:

@@ -32,6 +32,20 @@ ERROR_SCHEMA = {
             "description": "On permission_denied: the permission needed.",
         },
         "role": {"type": "string", "description": "On permission_denied: the caller's role key."},
+        "limit": {
+            "type": "string",
+            "enum": [
+                "workspaces",
+                "connectedAccounts",
+                "postsPerMonth",
+                "aiGenerationsPerMonth",
+                "webhooksPerWorkspace",
+            ],
+            "description": "On subscription_required: the limit of the organization's plan that was reached.",
+        },
+        "plan": {"type": "string", "description": "On subscription_required: the name of the organization's plan."},
+        "max": {"type": "integer", "description": "On subscription_required: the plan's value of that limit."},
+        "used": {"type": "integer", "description": "On subscription_required: how much of it is used now."},
         "tokenType": {
             "type": "string",
             "enum": ["api_token", "oauth"],
@@ -54,8 +68,10 @@ SHARED_ERRORS = {
     "beyond 32 levels) is refused with `code: malformed_body`, `message` naming the problem (the key). "
     "An organization key (`cpo_…`) that names no workspace in X-Workspace-Id gets `code: workspace_required`.",
     "401": "API key is invalid or missing (`code: unauthorized`).",
-    "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), or the "
-    "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`).",
+    "403": "The key lacks the permission (`code: permission_denied`, `requiredPermission`), the "
+    "workspace named by X-Workspace-Id is unreachable (`code: workspace_access_denied`) or deleted "
+    "(`code: workspace_inactive`), or the organization's plan does not allow this "
+    "(`code: subscription_required`, naming `limit` and `plan`).",
     "404": "Not found in this workspace.",
     "409": "Conflict with the resource's current state, or a request with the same Idempotency-Key is still "
     "running (`code: idempotency_in_progress`).",

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from audit.actors import staff_actor
 from core.errors import ApplicationError
 from core.fields import format_instant
 from webhooks.models import Attempt, Delivery, Webhook
@@ -97,7 +98,7 @@ class WebhookAdmin(admin.ModelAdmin):
     def reenable(self, request: HttpRequest, queryset: QuerySet[Webhook]) -> None:
         count = 0
         for webhook in queryset.select_related("workspace"):
-            webhook_update(workspace=webhook.workspace, webhook_id=webhook.pk, active=True)
+            webhook_update(workspace=webhook.workspace, webhook_id=webhook.pk, active=True, actor=staff_actor(request))
             count += 1
         self.message_user(request, f"Re-enabled {count} webhook(s).", messages.SUCCESS)
 

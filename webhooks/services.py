@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from audit.actors import Actor, system_actor
+from audit.services import record
 from core.errors import BadRequest, Conflict, ValidationFailed
 from core.ids import new_id
 from webhooks.delivery.engine import drop_pending_deliveries
@@ -22,6 +24,7 @@ from webhooks.models import Delivery, DeliveryStatus, Event, Webhook
 from webhooks.selectors import delivery_get, webhook_get
 from webhooks.url_safety import UnsafeUrl, check_url
 from workspaces.models import Workspace
+from workspaces.plans import WEBHOOKS_PER_WORKSPACE, require_within
 
 PRUNE_BATCH = 1000
 PRUNE_MAX_BATCHES = 50
@@ -38,6 +41,22 @@ class _Unset(enum.Enum):
 
 UNSET = _Unset.UNSET
 DUPLICATE_MESSAGE = "A webhook with this URL already exists in this workspace"
+UNNAMED_CALLER = "service call"
+
+
+def _audit(
+    webhook: Webhook, workspace: Workspace, action: str, actor: Actor | None, changes: dict[str, object]
+) -> None:
+    """The webhook change's audit event, in its transaction (never the secret: only that it changed)."""
+    record(
+        actor=actor or system_actor(UNNAMED_CALLER),
+        action=action,
+        organization_id=workspace.organization_id,
+        workspace_id=workspace.pk,
+        target_type="webhook",
+        target_id=webhook.pk,
+        changes=changes,
+    )
 
 
 SEAL_BATCH = 1000  # events numbered per GET /events at most (the rest by the next ones)
@@ -68,11 +87,14 @@ def _ensure_unique(*, workspace: Workspace, normalized_url: str, exclude_id: str
         raise Conflict(DUPLICATE_MESSAGE)
 
 
-def webhook_create(*, workspace: Workspace, url: str, events: list[str] | None = None) -> Webhook:
+def webhook_create(
+    *, workspace: Workspace, url: str, events: list[str] | None = None, actor: Actor | None = None
+) -> Webhook:
     """Register a webhook; the returned instance carries the plaintext ``secret`` (stored
     encrypted, shown only now). ``events`` subscribes it to those event names only (None: every
     event). At most WEBHOOK_MAX_PER_WORKSPACE per workspace, exact under concurrency; 409 when
-    the normalized URL is already registered here."""
+    the normalized URL is already registered here; 403 ``subscription_required`` past the
+    organization plan's webhook limit. Recorded in the audit log (``actor``)."""
     normalized = _checked_url(url)
     limit = settings.WEBHOOK_MAX_PER_WORKSPACE
     try:
@@ -84,9 +106,12 @@ def webhook_create(*, workspace: Workspace, url: str, events: list[str] | None =
                     f"Webhook limit reached: a workspace can have at most {limit} webhooks",
                     code="webhook_limit_reached",
                 )
-            return Webhook.objects.create(
+            require_within(WEBHOOKS_PER_WORKSPACE, workspace_id=workspace.pk)
+            webhook = Webhook.objects.create(
                 workspace=workspace, url=url, normalized_url=normalized, secret=new_secret(), events=events
             )
+            _audit(webhook, workspace, "webhook.create", actor, {"url": url, "events": events})
+            return webhook
     except IntegrityError:
         raise Conflict(DUPLICATE_MESSAGE)
 
@@ -98,6 +123,7 @@ def webhook_update(
     url: str | None = None,
     active: bool | None = None,
     events: list[str] | _Unset | None = UNSET,
+    actor: Actor | None = None,
 ) -> Webhook:
     """Change the URL, the active flag and/or the ``events`` filter (None: every event again;
     it applies to events emitted from now on). ``active: true`` re-enables, clears ``disabled_at``
@@ -121,19 +147,27 @@ def webhook_update(
                 webhook.active = False
                 drop_pending_deliveries(webhook_id=webhook.pk)
             webhook.save()
+            changed: dict[str, object] = {"url": url, "active": active}
+            if not isinstance(events, _Unset):
+                changed["events"] = events
+            _audit(webhook, workspace, "webhook.update", actor, {k: v for k, v in changed.items() if v is not None})
             return webhook
     except IntegrityError:
         raise Conflict(DUPLICATE_MESSAGE)
 
 
-def webhook_delete(*, workspace: Workspace, webhook_id: str) -> None:
-    """Delete a webhook with its deliveries; queued tasks for them then find nothing to do."""
+def webhook_delete(*, workspace: Workspace, webhook_id: str, actor: Actor | None = None) -> None:
+    """Delete a webhook with its deliveries; queued tasks for them then find nothing to do.
+    Recorded in the audit log."""
     with transaction.atomic():
         webhook = webhook_get(workspace=workspace, webhook_id=webhook_id, for_update=True)
+        _audit(webhook, workspace, "webhook.delete", actor, {"url": webhook.url})
         webhook.delete()
 
 
-def webhook_rotate_secret(*, workspace: Workspace, webhook_id: str, grace_seconds: int) -> Webhook:
+def webhook_rotate_secret(
+    *, workspace: Workspace, webhook_id: str, grace_seconds: int, actor: Actor | None = None
+) -> Webhook:
     """Give the webhook a new secret; the returned instance carries it in plain text (stored
     encrypted, shown only now). For ``grace_seconds`` every delivery is signed with both the new
     and the old secret, so receivers swap secrets without a window of failed signatures; 0 ends
@@ -147,6 +181,7 @@ def webhook_rotate_secret(*, workspace: Workspace, webhook_id: str, grace_second
         webhook.previous_secret_expires_at = now + dt.timedelta(seconds=grace_seconds) if grace_seconds > 0 else None
         webhook.secret = new_secret()
         webhook.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at", "updated_at"])
+        _audit(webhook, workspace, "webhook.rotate_secret", actor, {"graceSeconds": grace_seconds})
         return webhook
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import PermissionDenied, WorkspaceAccessDenied
+from core.errors import PermissionDenied, WorkspaceAccessDenied, WorkspaceInactive
 from workspaces.models import Organization, Workspace
 from workspaces.principal import Principal
 from workspaces.roles import ROLE_PERMISSIONS
@@ -25,7 +25,18 @@ class Scope:
 
 
 def scope_of(view: Any) -> str:
-    return str(getattr(view, "access_scope", Scope.WORKSPACE))
+    """The view's ``access_scope``: one scope, or a mapping of actions (on a viewset) or lower-case
+    HTTP methods to scopes, for a path whose methods stand in different places (``GET
+    /workspaces`` describes any caller, ``POST /workspaces`` is an organization operation)."""
+    scope = getattr(view, "access_scope", Scope.WORKSPACE)
+    if isinstance(scope, dict):
+        request = getattr(view, "request", None)
+        method = (getattr(request, "method", None) or "get").lower()
+        for key in (getattr(view, "action", None), method, "*"):
+            if key is not None and key in scope:
+                return str(scope[key])
+        return Scope.WORKSPACE
+    return str(scope)
 
 
 def _refuse(permission: str, *, role: str, token_type: str) -> PermissionDenied:
@@ -84,6 +95,13 @@ class OrganizationAccess:
             raise _refuse(permission, role=self.role, token_type=self.principal.token_type)
 
 
+def _require_active(workspace: Workspace) -> None:
+    """A workspace whose deletion was requested answers every call with 403 ``workspace_inactive``
+    (its keys included) until it is restored, so that a caller learns why at once."""
+    if workspace.deleted_at is not None:
+        raise WorkspaceInactive()
+
+
 def resolve_access(
     principal: Principal, requested_workspace_id: str | None, *, scope: str = Scope.WORKSPACE
 ) -> Access | OrganizationAccess:
@@ -101,12 +119,14 @@ def resolve_access(
         workspace = organization_workspace(organization_id=organization.id, workspace_id=requested)
         if workspace is None:
             raise WorkspaceAccessDenied()
+        _require_active(workspace)
         workspace.organization = organization
         return Access(principal=principal, workspace=workspace, role=key.role)
     if key is not None:
         # A key without an organization has a workspace (the table's constraint).
         if key.workspace is None or (requested is not None and requested != key.workspace_id):
             raise WorkspaceAccessDenied()
+        _require_active(key.workspace)
         return Access(principal=principal, workspace=key.workspace, role=key.role)
     memberships = principal.memberships
     if requested is not None:
@@ -117,4 +137,5 @@ def resolve_access(
         )
     if chosen is None:
         raise WorkspaceAccessDenied()
+    _require_active(chosen.workspace)
     return Access(principal=principal, workspace=chosen.workspace, role=chosen.role)

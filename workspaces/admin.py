@@ -16,9 +16,17 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from workspaces.models import ApiKey, Membership, Organization, Workspace
+from audit.actors import staff_actor
+from audit.services import record
+from workspaces.models import ApiKey, Membership, Organization, Plan, Workspace
 from workspaces.roles import ORGANIZATION_PERMISSIONS
-from workspaces.services import api_key_create, api_keys_revoke, organization_key_create, split_key
+from workspaces.services import (
+    api_key_create,
+    api_keys_revoke,
+    organization_key_create,
+    record_key_change,
+    split_key,
+)
 
 
 class MembershipInline(admin.TabularInline):
@@ -57,12 +65,66 @@ class OrganizationKeyInline(ApiKeyInline):
     verbose_name_plural = "organization keys"
 
 
+PLAN_LIMIT_FIELDS = [
+    "max_workspaces",
+    "max_connected_accounts",
+    "max_posts_per_month",
+    "max_ai_generations_per_month",
+    "max_webhooks_per_workspace",
+]
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    """Plans and their limits (empty: no limit); every change is recorded in the audit log of each
+    organization on the plan, in the same transaction."""
+
+    list_display = ["name", *PLAN_LIMIT_FIELDS, "organization_count", "updated_at"]
+    search_fields = ["name", "id"]
+    readonly_fields = ["id", "created_at", "updated_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Plan]:
+        return super().get_queryset(request).annotate(_organizations=Count("organizations"))
+
+    @admin.display(description="organizations", ordering="_organizations")
+    def organization_count(self, obj: Any) -> int:
+        return int(getattr(obj, "_organizations", 0))
+
+    def save_model(self, request: HttpRequest, obj: Plan, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        changes = {name: form.cleaned_data.get(name) for name in form.changed_data}
+        for organization_id in Organization.objects.filter(plan=obj).values_list("id", flat=True):
+            record(
+                actor=staff_actor(request),
+                action="plan.update",
+                organization_id=organization_id,
+                target_type="plan",
+                target_id=obj.pk,
+                changes={"plan": obj.name, **changes},
+            )
+
+
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    list_display = ["name", "id", "created_at"]
+    list_display = ["name", "id", "plan", "created_at"]
+    list_filter = ["plan"]
     search_fields = ["name", "id"]
     ordering = ["name", "id"]
+    fields = ["name", "plan"]
     inlines = [OrganizationWorkspaceInline, OrganizationKeyInline]
+    list_select_related = ["plan"]
+
+    def save_model(self, request: HttpRequest, obj: Organization, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if "plan" in form.changed_data:
+            record(
+                actor=staff_actor(request),
+                action="organization.plan_change",
+                organization_id=obj.pk,
+                target_type="organization",
+                target_id=obj.pk,
+                changes={"plan": obj.plan.name if obj.plan else None},
+            )
 
 
 @admin.register(Workspace)
@@ -227,6 +289,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: ApiKey, form: Any, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
+            record_key_change(api_key=obj, action="api_key.update", actor=staff_actor(request))
             return
         created_by_id = getattr(request.user, "pk", None)
         if obj.organization is not None:
@@ -238,6 +301,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 created_by_id=created_by_id,
                 expires_at=obj.expires_at,
                 rate_limit=obj.rate_limit,
+                actor=staff_actor(request),
             )
         else:
             assert obj.workspace is not None, "ApiKeyForm asks for a workspace or an organization"
@@ -248,6 +312,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 created_by_id=created_by_id,
                 expires_at=obj.expires_at,
                 rate_limit=obj.rate_limit,
+                actor=staff_actor(request),
             )
         obj.pk = issued.api_key.pk
         obj.lookup = issued.api_key.lookup
@@ -271,5 +336,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke selected keys")
     def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        count = api_keys_revoke(ids=list(queryset.values_list("pk", flat=True)))
+        count = api_keys_revoke(ids=list(queryset.values_list("pk", flat=True)), actor=staff_actor(request))
         messages.success(request, f"Revoked {count} key(s).")

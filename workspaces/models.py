@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from core.ids import id_factory
 from workspaces.roles import ORGANIZATION_PERMISSIONS, Role
@@ -14,12 +15,52 @@ WORKSPACE_KEY_PREFIX = "cpk"
 ORGANIZATION_KEY_PREFIX = "cpo"
 
 
+class Plan(models.Model):
+    """What an organization may use: each limit is a number, or empty for no limit. Staff edit
+    plans in the admin; every organization has one (the default plan when none was chosen)."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("plan"), editable=False)
+    name = models.CharField(max_length=100, unique=True)
+    max_workspaces = models.PositiveIntegerField(null=True, blank=True, help_text="Active workspaces; empty: no limit.")
+    max_connected_accounts = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Connected accounts over every workspace; empty: no limit."
+    )
+    max_posts_per_month = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Posts created per calendar month (UTC); empty: no limit."
+    )
+    max_ai_generations_per_month = models.PositiveIntegerField(
+        null=True, blank=True, help_text="AI captions and images per calendar month (UTC); empty: no limit."
+    )
+    max_webhooks_per_workspace = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Webhooks of one workspace; empty: the service's own limit only."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+DEFAULT_PLAN_NAME = "Default"
+
+
 class Organization(models.Model):
     """The customer above workspaces: a builder's product, each of whose customers is a workspace.
     Its keys (``cpo_``) act in any of its workspaces."""
 
     id = models.CharField(primary_key=True, max_length=40, default=id_factory("org"), editable=False)
     name = models.CharField(max_length=200, unique=True)
+    plan = models.ForeignKey(
+        Plan,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="organizations",
+        help_text="Empty: the default plan (no limits unless staff set some on it).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -31,18 +72,43 @@ class Organization(models.Model):
 
 class Workspace(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=id_factory("ws"), editable=False)
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200)
     organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="workspaces")
+    external_id = models.CharField(
+        max_length=200,
+        null=True,
+        blank=True,
+        help_text="The builder's own id of its customer; unique per organization.",
+    )
+    metadata = models.JSONField(default=dict, blank=True, help_text="The builder's own small JSON object.")
+    deleted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Deletion requested: inactive (its keys refused) until restored or purged."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
         # The staff dashboard (config/dashboard.py) shows every workspace's posts, errors and
         # queues: staff see it only with this permission (superusers have every permission).
         permissions = [("view_dashboard", "Can view the operations dashboard")]
+        constraints = [
+            # Names were unique over the whole service before organizations made workspaces through
+            # the API: unique per organization now, so one organization learns nothing of another's.
+            models.UniqueConstraint(fields=["organization", "name"], name="workspace_unique_name_per_organization"),
+            models.UniqueConstraint(
+                fields=["organization", "external_id"],
+                condition=Q(external_id__isnull=False),
+                name="workspace_unique_external_id_per_organization",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.deleted_at is None
 
 
 class Membership(models.Model):
@@ -132,3 +198,67 @@ class ApiKey(models.Model):
     def public_part(self) -> str:
         prefix = ORGANIZATION_KEY_PREFIX if self.is_organization_key else WORKSPACE_KEY_PREFIX
         return f"{prefix}_{self.lookup}"
+
+
+class DeletionStatus(models.TextChoices):
+    PENDING = "pending", "Pending"  # requested; step one (disconnect, cancel, stop) queued
+    DEACTIVATED = "deactivated", "Deactivated"  # step one done; purged when the grace period ends
+    RESTORED = "restored", "Restored"
+    PURGED = "purged", "Purged"
+
+
+class WorkspaceDeletion(models.Model):
+    """A workspace's deletion, a two-step job: step one (``workspaces.deletion_deactivate``)
+    disconnects its accounts, cancels its scheduled posts and stops its series; step two
+    (``workspaces.deletions_purge``, beat) removes its data once ``purge_after`` has passed,
+    unless it was restored before. Kept after the purge (the workspace's id as text), so that the
+    job's status stays readable."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("wsdel"), editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="workspace_deletions")
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.SET_NULL, related_name="deletions")
+    workspace_ref = models.CharField(max_length=40, help_text="The workspace's id (kept after the purge).")
+    status = models.CharField(max_length=20, choices=DeletionStatus.choices, default=DeletionStatus.PENDING)
+    requested_at = models.DateTimeField(default=timezone.now)
+    deactivated_at = models.DateTimeField(null=True, blank=True)
+    purge_after = models.DateTimeField()
+    restored_at = models.DateTimeField(null=True, blank=True)
+    purged_at = models.DateTimeField(null=True, blank=True)
+    accounts_disconnected = models.PositiveIntegerField(default=0)
+    posts_cancelled = models.PositiveIntegerField(default=0)
+    series_stopped = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-requested_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=DeletionStatus.values), name="workspacedeletion_status_valid"
+            ),
+            # At most one deletion in progress per workspace.
+            models.UniqueConstraint(
+                fields=["workspace_ref"],
+                condition=Q(status__in=["pending", "deactivated"]),
+                name="workspacedeletion_one_open_per_workspace",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "purge_after"])]
+
+    def __str__(self) -> str:
+        return f"deletion of {self.workspace_ref} ({self.status})"
+
+
+class MonthlyUsage(models.Model):
+    """What a workspace used of its organization's plan in one calendar month (UTC) that no table
+    keeps a count of by itself: posts created (a deleted post stays counted)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="monthly_usage")
+    month = models.DateField(help_text="First day of the calendar month (UTC)")
+    posts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "monthly usage"
+        ordering = ["-month", "workspace_id"]
+        constraints = [models.UniqueConstraint(fields=["workspace", "month"], name="monthlyusage_unique_month")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace_id} {self.month:%Y-%m}: {self.posts} posts"

@@ -17,6 +17,9 @@ class Permission:
     WEBHOOKS_MANAGE = "webhooks.manage"
     ANALYTICS_READ = "analytics.read"
     AI_GENERATE = "ai.generate"
+    # The organization permission of the same name, held by a workspace's admins for their own
+    # workspace (GET /usage answers its usage only).
+    USAGE_READ = "usage.read"
 
 
 ALL_PERMISSIONS: tuple[str, ...] = (
@@ -31,6 +34,7 @@ ALL_PERMISSIONS: tuple[str, ...] = (
     Permission.WEBHOOKS_MANAGE,
     Permission.ANALYTICS_READ,
     Permission.AI_GENERATE,
+    Permission.USAGE_READ,
 )
 
 
@@ -119,6 +123,7 @@ _ABILITIES: dict[str, tuple[str, str]] = {
     Permission.WEBHOOKS_MANAGE: ("webhooks", "manage"),
     Permission.ANALYTICS_READ: ("analytics", "read"),
     Permission.AI_GENERATE: ("AI images", "generate"),
+    Permission.USAGE_READ: ("plan usage", "read"),
 }
 
 

@@ -4,7 +4,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from workspaces.models import ApiKey, Membership, Organization, Workspace
+from core.errors import NotFound
+from workspaces.models import ApiKey, DeletionStatus, Membership, Organization, Workspace, WorkspaceDeletion
 
 if TYPE_CHECKING:  # access → principal → this module: the type only
     from workspaces.access import Access, OrganizationAccess
@@ -16,8 +17,29 @@ def organization_workspace(*, organization_id: str, workspace_id: str) -> Worksp
     return Workspace.objects.filter(pk=workspace_id, organization_id=organization_id).first()
 
 
+def open_deletion(*, workspace_id: str) -> WorkspaceDeletion | None:
+    """The workspace's deletion job still pending or restorable, if any."""
+    return WorkspaceDeletion.objects.filter(
+        workspace_ref=workspace_id, status__in=[DeletionStatus.PENDING, DeletionStatus.DEACTIVATED]
+    ).first()
+
+
+def deletion_get(*, organization_id: str, deletion_id: str) -> WorkspaceDeletion:
+    """A deletion job of the organization; 404 otherwise."""
+    deletion = WorkspaceDeletion.objects.filter(pk=deletion_id, organization_id=organization_id).first()
+    if deletion is None:
+        raise NotFound("Workspace deletion not found")
+    return deletion
+
+
+def workspace_keys(*, workspace: Workspace) -> list[ApiKey]:
+    """The workspace's keys, newest first."""
+    return list(ApiKey.objects.filter(workspace=workspace).order_by("-created_at", "-id"))
+
+
 def organization_workspaces(*, organization: Organization) -> list[Workspace]:
-    """Every workspace of ``organization``, by name (each with the organization attached)."""
+    """Every workspace of ``organization``, by name (each with the organization attached), deleted
+    ones too until they are purged."""
     workspaces = list(Workspace.objects.filter(organization_id=organization.id).order_by("name", "id"))
     for workspace in workspaces:
         workspace.organization = organization
@@ -43,6 +65,15 @@ def issuer_role(*, access: Access) -> str | None:
         Membership.objects.filter(user_id=api_key.created_by_id, workspace_id=access.workspace.id)
         .values_list("role", flat=True)
         .first()
+    )
+
+
+def _converted(model: Any, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The values of a raw row as the ORM would give them: each field's own conversion from the
+    database applied (a JSON column arrives as its text)."""
+    return tuple(
+        field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
+        for field, value in zip(model._meta.concrete_fields, values, strict=True)
     )
 
 
@@ -87,6 +118,7 @@ def api_key_from_row(row: tuple[Any, ...]) -> ApiKey:
     if api_key.is_organization_key:
         api_key.organization = organization
     else:
-        api_key.workspace = Workspace.from_db(connection.alias, _WORKSPACE_FIELDS, row[key_end:workspace_end])
+        workspace_values = _converted(Workspace, row[key_end:workspace_end])
+        api_key.workspace = Workspace.from_db(connection.alias, _WORKSPACE_FIELDS, workspace_values)
         api_key.workspace.organization = organization
     return api_key

@@ -13,10 +13,15 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from audit.actors import Actor, system_actor
+from audit.services import record
 from core.errors import NotFound, PermissionDenied
 from workspaces import key_cache
 from workspaces.models import ORGANIZATION_KEY_PREFIX, WORKSPACE_KEY_PREFIX, ApiKey, Organization, Workspace
-from workspaces.roles import ORGANIZATION_PERMISSIONS, OrganizationPermission, Role
+from workspaces.roles import ORGANIZATION_PERMISSIONS, ROLE_PERMISSIONS, OrganizationPermission, Role, permissions_of
+
+# Whoever calls a service without saying who acts (tests, seeding): still recorded, as the system.
+UNNAMED_CALLER = "service call"
 
 KEY_PREFIX = WORKSPACE_KEY_PREFIX
 # A new secret is letters and digits only: a key is redacted (by our CLI, and by tools that keep
@@ -42,23 +47,69 @@ def organization_get_or_create(*, name: str) -> Organization:
 
 
 @transaction.atomic
-def workspace_get_or_create(*, name: str, organization: Organization | None = None) -> Workspace:
-    """The workspace of ``name``; created when missing, in ``organization`` or else in an
-    organization of its own of the same name (as the migration gave every older workspace)."""
+def workspace_get_or_create(
+    *, name: str, organization: Organization | None = None, actor: Actor | None = None
+) -> Workspace:
+    """The workspace of ``name``; created when missing (and recorded in the audit log), in
+    ``organization`` or else in an organization of its own of the same name (as the migration
+    gave every older workspace)."""
     found = Workspace.objects.filter(name=name).first()
     if found is not None:
         return found
     if organization is None:
         organization = organization_get_or_create(name=name)
-    workspace, _ = Workspace.objects.get_or_create(name=name, defaults={"organization": organization})
+    workspace, created = Workspace.objects.get_or_create(name=name, defaults={"organization": organization})
+    if created:
+        record(
+            actor=actor or system_actor(UNNAMED_CALLER),
+            action="workspace.create",
+            organization_id=organization.id,
+            workspace_id=workspace.id,
+            target_type="workspace",
+            target_id=workspace.id,
+            changes={"name": name},
+        )
     return workspace
 
 
-def _mint(**row: object) -> IssuedKey:
-    """The one place a key's secret is made and hashed, for either kind of key."""
+def key_audit_changes(api_key: ApiKey) -> dict[str, object]:
+    """What the audit log keeps of a key: never its secret nor its hash."""
+    return {
+        "name": api_key.name,
+        "publicPart": api_key.public_part,
+        "role": api_key.role,
+        "organizationPermissions": list(api_key.organization_permissions),
+        "expiresAt": api_key.expires_at.isoformat() if api_key.expires_at else None,
+        "rateLimit": api_key.rate_limit,
+    }
+
+
+def _organization_id_of(api_key: ApiKey) -> str:
+    if api_key.organization_id is not None:
+        return str(api_key.organization_id)
+    return str(Workspace.objects.filter(pk=api_key.workspace_id).values_list("organization_id", flat=True).get())
+
+
+def record_key_change(*, api_key: ApiKey, action: str, actor: Actor | None) -> None:
+    """An audit event of ``api_key`` (create, update, revoke) in the caller's transaction."""
+    record(
+        actor=actor or system_actor(UNNAMED_CALLER),
+        action=action,
+        organization_id=_organization_id_of(api_key),
+        workspace_id=api_key.workspace_id,
+        target_type="api_key",
+        target_id=api_key.id,
+        changes=key_audit_changes(api_key),
+    )
+
+
+def _mint(*, actor: Actor | None, **row: object) -> IssuedKey:
+    """The one place a key's secret is made and hashed, for either kind of key; recorded in the
+    audit log in the same transaction."""
     lookup = secrets.token_hex(8)
     secret = "".join(secrets.choice(SECRET_ALPHABET) for _ in range(SECRET_LENGTH))
     api_key = ApiKey.objects.create(lookup=lookup, secret_hash=hash_secret(secret), **row)
+    record_key_change(api_key=api_key, action="api_key.create", actor=actor)
     return IssuedKey(api_key=api_key, plaintext=f"{api_key.public_part}_{secret}")
 
 
@@ -71,12 +122,14 @@ def api_key_create(
     created_by_id: int | None = None,
     expires_at: dt.datetime | None = None,
     rate_limit: int | None = None,
+    actor: Actor | None = None,
 ) -> IssuedKey:
     """Create a workspace key (``cpk_``). The plaintext is returned once and never stored; only
-    its hash is."""
+    its hash is. Recorded in the audit log (``actor``: who made it; none given, the system)."""
     if role not in Role.values:
         raise ValueError(f"unknown role {role!r}")
     return _mint(
+        actor=actor,
         workspace=workspace,
         name=name,
         role=role,
@@ -97,6 +150,7 @@ def organization_key_create(
     created_by_id: int | None = None,
     expires_at: dt.datetime | None = None,
     rate_limit: int | None = None,
+    actor: Actor | None = None,
 ) -> IssuedKey:
     """Create an organization key (``cpo_``): it acts in any workspace of ``organization`` with
     ``role`` and holds ``permissions`` (organization permissions) there. Made by staff
@@ -112,6 +166,7 @@ def organization_key_create(
         _require_issuer(issued_by, organization=organization, permissions=permissions)
         created_by_id = issued_by.created_by_id
     return _mint(
+        actor=actor,
         organization=organization,
         name=name,
         role=role,
@@ -155,22 +210,84 @@ def split_key(raw: str) -> tuple[str, str] | None:
     return match["lookup"], match["secret"] or ""
 
 
-def api_key_revoke(*, key_or_public_part: str) -> ApiKey:
-    """Revoke by the whole key or its public part. Idempotent: a second revoke keeps the first time."""
-    parsed = split_key(key_or_public_part)
-    api_key = ApiKey.objects.filter(lookup=parsed[0]).first() if parsed else None
-    if api_key is None:
-        raise NotFound("API key not found")
-    if api_key.revoked_at is None:
-        ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+@transaction.atomic
+def _revoke(api_key: ApiKey, *, actor: Actor | None) -> ApiKey:
+    """Revoke one key (recorded once, by the call that revoked it); a second revoke keeps the first
+    time. Every process stops accepting it at once (``key_cache.keys_changed``)."""
+    if ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        api_key.refresh_from_db(fields=["revoked_at"])
+        record_key_change(api_key=api_key, action="api_key.revoke", actor=actor)
+    else:
         api_key.refresh_from_db(fields=["revoked_at"])
     key_cache.keys_changed()  # again on a repeat: one made while Redis was down may not have reached it
     return api_key
 
 
-def api_keys_revoke(*, ids: list[str]) -> int:
+def api_key_revoke(*, key_or_public_part: str, actor: Actor | None = None) -> ApiKey:
+    """Revoke by the whole key or its public part. Idempotent: a second revoke keeps the first time."""
+    parsed = split_key(key_or_public_part)
+    api_key = ApiKey.objects.filter(lookup=parsed[0]).first() if parsed else None
+    if api_key is None:
+        raise NotFound("API key not found")
+    return _revoke(api_key, actor=actor)
+
+
+def api_keys_revoke(*, ids: list[str], actor: Actor | None = None) -> int:
     """Revoke the given keys (staff bulk action); already revoked ones keep their first time.
     Returns how many were revoked by this call."""
-    revoked = ApiKey.objects.filter(pk__in=ids, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    key_cache.keys_changed()
+    revoked = 0
+    with transaction.atomic():
+        for api_key in ApiKey.objects.filter(pk__in=ids, revoked_at__isnull=True).order_by("pk"):
+            if ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+                api_key.refresh_from_db(fields=["revoked_at"])
+                record_key_change(api_key=api_key, action="api_key.revoke", actor=actor)
+                revoked += 1
+        key_cache.keys_changed()
     return revoked
+
+
+# --- workspace keys through the API (an organization key holding keys.manage) ----------------
+
+
+def _require_role_within(*, role: str, issuer: ApiKey) -> None:
+    """A key never grants more than its issuer holds: the new key's role may not have a
+    permission the issuing organization key's role lacks (403 naming the first one)."""
+    held = ROLE_PERMISSIONS[issuer.role]
+    for permission in permissions_of(role):
+        if permission not in held:
+            raise PermissionDenied(
+                f"A key with the {issuer.role} role cannot create a key with the {role} role",
+                extra={"requiredPermission": permission, "role": issuer.role, "tokenType": "api_token"},
+            )
+
+
+@transaction.atomic
+def workspace_key_issue(
+    *,
+    workspace: Workspace,
+    issuer: ApiKey,
+    name: str,
+    role: str,
+    expires_at: dt.datetime | None,
+    actor: Actor,
+) -> IssuedKey:
+    """A workspace key of ``workspace`` made by the organization key ``issuer`` (``keys.manage``,
+    checked by the view), with a role within the issuer's own (403 otherwise). The plaintext is
+    returned once; only its hash is stored, and the audit event is written with it."""
+    _require_role_within(role=role, issuer=issuer)
+    return api_key_create(
+        workspace=workspace,
+        name=name,
+        role=role,
+        created_by_id=issuer.created_by_id,
+        expires_at=expires_at,
+        actor=actor,
+    )
+
+
+def workspace_key_revoke(*, workspace: Workspace, key_id: str, actor: Actor) -> ApiKey:
+    """Revoke a key of ``workspace`` (404 when it is not one of its keys). Idempotent."""
+    api_key = ApiKey.objects.filter(pk=key_id, workspace=workspace).first()
+    if api_key is None:
+        raise NotFound("API key not found")
+    return _revoke(api_key, actor=actor)

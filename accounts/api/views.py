@@ -31,6 +31,7 @@ from accounts.branding import Branding, branding_get, branding_set
 from accounts.connect import connect_link_create, connect_link_delete
 from accounts.disconnect import account_disconnect
 from accounts.selectors import account_get_any, account_list
+from audit.actors import actor_of_request
 from core.idempotency import idempotent
 from core.query import UNKNOWN_PARAMETER, parse_query
 from workspaces.authentication import access_of
@@ -102,7 +103,9 @@ class SocialAccountViewSet(viewsets.GenericViewSet):
         responses={200: SocialAccountDetailOutput},
     )
     def destroy(self, request: Request, pk: str) -> Response:
-        account = account_disconnect(workspace_id=access_of(request).workspace.id, account_id=pk)
+        account = account_disconnect(
+            workspace_id=access_of(request).workspace.id, account_id=pk, actor=actor_of_request(request)
+        )
         return Response(SocialAccountDetailOutput(account).data)
 
     @extend_schema(
@@ -272,5 +275,6 @@ class ConnectBrandingView(APIView):
             accent_color=values.get("accentColor"),
             support_url=values.get("supportUrl"),
             platforms=values.get("platforms"),
+            actor=actor_of_request(request),
         )
         return Response(_branding_body(branding))

@@ -17,6 +17,7 @@ from django.utils import timezone
 from media.ai.errors import AiQuotaExhausted
 from media.models import AiUsage, AiUsageKind
 from workspaces.models import Workspace
+from workspaces.plans import AI_GENERATIONS_PER_MONTH, require_within
 from workspaces.principal import Principal
 
 UNITS: dict[str, int] = {AiUsageKind.CAPTION: 2, AiUsageKind.IMAGE: 2}
@@ -62,7 +63,8 @@ def usage_charge(*, workspace_id: str, member: UsageMember, kind: str) -> Charge
     """Count one call of ``kind`` and its units for the member in this month. With
     ``AI_MONTHLY_UNITS`` set, raises 402 ``ai_quota_exhausted`` instead when the charge would
     take the workspace past it; concurrent charges of one workspace queue on its row lock, so
-    the limit is exact. Joins the caller's transaction when there is one."""
+    the limit is exact. Past the organization plan's monthly AI generation limit: 403
+    ``subscription_required`` (nothing charged). Joins the caller's transaction when there is one."""
     units = UNITS[kind]
     month = month_of(timezone.now())
     limit = settings.AI_MONTHLY_UNITS
@@ -74,6 +76,7 @@ def usage_charge(*, workspace_id: str, member: UsageMember, kind: str) -> Charge
                 f"This workspace has used {used} of its {limit} AI units this month; "
                 f"this generation needs {units}. The quota renews on the first day of next month (UTC)."
             )
+    require_within(AI_GENERATIONS_PER_MONTH, workspace_id=workspace_id)
     row, _ = AiUsage.objects.get_or_create(
         workspace_id=workspace_id,
         month=month,

@@ -9,6 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from audit.actors import actor_of_request
 from core.exception_handler import flatten_validation_detail
 from core.idempotency import idempotent
 from core.pagination import OFFSET_PAGINATION
@@ -241,7 +242,7 @@ class PostViewSet(viewsets.GenericViewSet):
         responses={200: PostDeleteOutput},
     )
     def destroy(self, request: Request, id: str) -> Response:
-        post_delete(workspace_id=access_of(request).workspace.id, post_id=id)
+        post_delete(workspace_id=access_of(request).workspace.id, post_id=id, actor=actor_of_request(request))
         return Response({"deleted": True})
 
     @extend_schema(

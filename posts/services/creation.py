@@ -20,6 +20,7 @@ from posts.rendering import post_record
 from posts.validation import Issue, PostPlan, TargetPlan, build_plan
 from webhooks.events import emit_event
 from workspaces.access import Access
+from workspaces.plans import post_counted
 from workspaces.roles import Permission
 
 DRAFT, SCHEDULED, NOW = "draft", "scheduled", "now"
@@ -77,13 +78,20 @@ def go_live(post: Post, *, timing: str, target_ids: list[str]) -> None:
 
 @transaction.atomic
 def post_create(
-    *, workspace_id: str, plan: PostPlan, now: dt.datetime | None = None, user_id: int | None = None
+    *,
+    workspace_id: str,
+    plan: PostPlan,
+    now: dt.datetime | None = None,
+    user_id: int | None = None,
+    counted: bool = True,
 ) -> Post:
     """Create the post (``user_id``: the member creating it, also of its series) and its targets
     from a valid plan (400 otherwise) in one transaction. A queued plan (``queue: true``) is
     scheduled at its accounts' earliest free queue slot, claimed under their queue locks:
     DRAFT (a dated draft keeps a future ``scheduledAt``), SCHEDULED (post.scheduled emitted in
-    the same transaction) or PENDING (targets queued after commit). Media is marked referenced."""
+    the same transaction) or PENDING (targets queued after commit). Media is marked referenced.
+    The post counts toward the organization plan's monthly post limit (403
+    ``subscription_required`` past it, nothing created); a dry run passes ``counted=False``."""
     plan.raise_if_invalid()
     now = now or timezone.now()
     if plan.queue:
@@ -114,6 +122,9 @@ def post_create(
     if plan.recurrence:
         _start_series(post, plan)
     go_live(post, timing=timing, target_ids=[t.id for t in targets])
+    # Last, so that the organization's row (locked when its plan limits posts) is held briefly.
+    if counted:
+        post_counted(workspace_id=workspace_id)
     return post
 
 
@@ -131,7 +142,7 @@ def post_validate(*, workspace_id: str, data: dict[str, Any]) -> PostPlan:
         return plan
     try:
         with transaction.atomic():
-            post_create(workspace_id=workspace_id, plan=plan)
+            post_create(workspace_id=workspace_id, plan=plan, counted=False)
             raise _DryRunDone
     except _DryRunDone:
         pass

@@ -11,6 +11,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from audit.actors import Actor, system_actor
+from audit.services import record
 from core.errors import BadRequest, Conflict
 from core.fields import format_instant
 from platforms.base import Platform
@@ -30,19 +32,30 @@ from posts.services.creation import (
 )
 from posts.validation import PostPlan, build_plan
 from workspaces.access import Access
+from workspaces.models import Workspace
 
 
 @transaction.atomic
-def post_delete(*, workspace_id: str, post_id: str) -> None:
+def post_delete(*, workspace_id: str, post_id: str, actor: Actor | None = None) -> None:
     """Delete the post (404 when not in this workspace); 409 ``conflict`` while it or any of its
     entries is being published. Deleting the upcoming post of a series tells the recurrence
-    engine first (``posts.recurrence.services.upcoming_post_deleted``)."""
+    engine first (``posts.recurrence.services.upcoming_post_deleted``). Recorded in the audit log
+    (``actor``) in the same transaction."""
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
     publishing = PostTarget.objects.filter(post=post, status=TargetStatus.PUBLISHING).exists()
     if publishing or post.status == PostStatus.PUBLISHING:
         raise Conflict("Post is being published and cannot be deleted now")
     if post.recurring_post_id:
         upcoming_post_deleted(post=post)
+    record(
+        actor=actor or system_actor("service call"),
+        action="post.delete",
+        organization_id=str(Workspace.objects.filter(pk=workspace_id).values_list("organization_id", flat=True).get()),
+        workspace_id=workspace_id,
+        target_type="post",
+        target_id=post.id,
+        changes={"status": post.status, "scheduledAt": format_instant(post.scheduled_at)},
+    )
     post.delete()
 
 

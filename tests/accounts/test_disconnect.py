@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from accounts.disconnect import account_disconnect
 from accounts.models import PostingQueue, QueueSlot, SocialAccount
 from accounts.services import account_mark_unauthorized, accounts_connect
+from audit.actors import system_actor
 from platforms.base import Credentials, NotSupported, Platform, Transient
 from posts.models import Post, PostStatus, PostTarget, RecurringPost, TargetStatus
 from posts.pipeline import outcomes, publisher
@@ -29,6 +30,8 @@ from tests.pipeline.helpers import connect_account, make_post, sandbox_publishes
 from tests.platforms.conftest import connect_sandbox_account
 from webhooks.models import Event
 from workspaces.models import Workspace
+
+TEST_ACTOR = system_actor("tests")
 
 API = "/api/v1/social-accounts"
 
@@ -343,7 +346,7 @@ def test_a_claimed_entry_not_yet_sending_fails_and_its_worker_sends_nothing(
     original = publisher.claim_started_sending
 
     def disconnect_first(claim_: Any) -> bool:
-        account_disconnect(workspace_id=workspace.id, account_id=account.id)
+        account_disconnect(workspace_id=workspace.id, account_id=account.id, actor=TEST_ACTOR)
         return original(claim_)
 
     monkeypatch.setattr(publisher, "claim_started_sending", disconnect_first)
@@ -369,7 +372,7 @@ def test_an_entry_already_sending_is_left_to_its_worker(sandbox: str, workspace:
     [claim] = claim_targets([target.id], now=timezone.now(), lease=dt.timedelta(seconds=180))
     assert claim_started_sending(claim)
 
-    account_disconnect(workspace_id=workspace.id, account_id=account.id)
+    account_disconnect(workspace_id=workspace.id, account_id=account.id, actor=TEST_ACTOR)
 
     target.refresh_from_db()
     assert (target.status, target.lease_until) == ("PUBLISHING", claim.lease_until)
@@ -384,7 +387,7 @@ def test_an_entry_already_sending_is_left_to_its_worker(sandbox: str, workspace:
 def test_reconnecting_brings_the_same_account_back(sandbox: str, workspace: Workspace) -> None:
     identities = connect_sandbox_account(Platform.MASTODON)
     [account] = accounts_connect(workspace_id=workspace.id, platform=Platform.MASTODON, identities=identities[:1])
-    done = account_disconnect(workspace_id=workspace.id, account_id=account.id)
+    done = account_disconnect(workspace_id=workspace.id, account_id=account.id, actor=TEST_ACTOR)
     assert done.status == "disconnected" and done.token_revocation in {"revoked", "not_supported"}
 
     [again] = accounts_connect(workspace_id=workspace.id, platform=Platform.MASTODON, identities=identities[:1])
@@ -403,7 +406,7 @@ def test_checks_and_credentials_skip_a_disconnected_account(workspace: Workspace
 
     revoker(NotSupported())
     page = SocialAccountFactory(workspace=workspace, platform="FACEBOOK", page_id="61", external_id="61")
-    account_disconnect(workspace_id=workspace.id, account_id=page.id)
+    account_disconnect(workspace_id=workspace.id, account_id=page.id, actor=TEST_ACTOR)
     page.refresh_from_db()
     with pytest.raises(AccountNotFound):
         account_verify(account_id=page.id)

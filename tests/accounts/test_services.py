@@ -13,10 +13,13 @@ from accounts.errors import AccountNotFound
 from accounts.models import SocialAccount
 from accounts.selectors import account_by_page_id, account_get, account_list, accounts_by_ids
 from accounts.services import account_mark_unauthorized, accounts_connect
+from audit.actors import system_actor
 from platforms.base import AccountProfile, ConnectedIdentity, Credentials
 from tests.accounts.conftest import unauthorized_events
 from tests.factories.accounts import SocialAccountFactory
 from workspaces.models import Workspace
+
+TEST_ACTOR = system_actor("tests")
 
 
 def _identity(external_id: str, name: str = "Page", token: str = "tok") -> ConnectedIdentity:
@@ -116,8 +119,8 @@ def test_selectors_and_disconnect_are_scoped_to_the_workspace(workspace: Workspa
     assert account_by_page_id(workspace_id=workspace.id, page_id="62") is None
 
     with pytest.raises(AccountNotFound):
-        account_disconnect(workspace_id=workspace.id, account_id=theirs.id)
-    account_disconnect(workspace_id=workspace.id, account_id=mine.id)
+        account_disconnect(workspace_id=workspace.id, account_id=theirs.id, actor=TEST_ACTOR)
+    account_disconnect(workspace_id=workspace.id, account_id=mine.id, actor=TEST_ACTOR)
     # The row stays (history), out of every selector but account_get_any.
     assert SocialAccount.objects.get(id=mine.id).status == "disconnected"
     assert list(account_list(workspace_id=workspace.id)) == []

@@ -12,11 +12,14 @@ from accounts.disconnect import account_disconnect
 from accounts.services import accounts_connect
 from analytics import services
 from analytics.models import AccountSyncState, FollowerSnapshot, TrackedPost
+from audit.actors import system_actor
 from core.fields import format_instant as iso
 from platforms.base import MediaItem, Platform, PublishRequest
 from platforms.registry import get_client
 from posts.models import Post, PostTarget
 from tests.platforms.conftest import connect_sandbox_account
+
+TEST_ACTOR = system_actor("tests")
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -198,7 +201,7 @@ def test_disconnect_keeps_the_accounts_analytics(pinterest, workspace, api):
     assert tracked >= 3
     before = api.get(f"/api/v1/analytics/overview?{window}").json()
     assert before["postsCount"]["value"] >= 3 and before["followers"]["value"] is not None
-    account_disconnect(workspace_id=workspace.id, account_id=account.id)
+    account_disconnect(workspace_id=workspace.id, account_id=account.id, actor=TEST_ACTOR)
     assert TrackedPost.objects.filter(account_id=account.id).count() == tracked
     assert FollowerSnapshot.objects.filter(account_id=account.id).exists()
     after = api.get(f"/api/v1/analytics/overview?{window}").json()

@@ -19,9 +19,12 @@ from PIL import Image
 
 from accounts.branding import branding_set
 from accounts.connect import connect_link_create
+from audit.actors import system_actor
 from media.services import UploadRequest, upload_urls_create
 from tests.browser.test_connect_page import CHROMIUM, CHROMIUM_ARGS
 from workspaces.models import Workspace
+
+TEST_ACTOR = system_actor("tests")
 
 AXE = Path(__file__).parent / "vendor" / "axe-core-4.14.1" / "axe.min.js"
 AXE_SRI = "sha256-KTSJmUUM3yhJqOcLeRL8LahahJ2jnA0NU5T1HUqe2Vw="  # axe-core 4.14.1's sri-history.json
@@ -72,6 +75,7 @@ def test_the_branded_pages_show_the_branding_and_pass_axe(
     settings.MEDIA_ROOT = str(tmp_path / "media")
     logo_url = _uploaded_logo(workspace)
     branding_set(
+        actor=TEST_ACTOR,
         workspace_id=workspace.id,
         display_name="Acme Scheduler",
         logo_url=logo_url,

@@ -33,7 +33,15 @@ import pytest
 from django.apps import apps
 from rest_framework.test import APIClient
 
-from tests.contract.test_response_shapes import API, CASES, Ctx, _seed, operations, shapes_settings
+from tests.contract.test_response_shapes import (
+    API,
+    CASES,
+    ORGANIZATION_OPERATIONS,
+    Ctx,
+    _seed,
+    operations,
+    shapes_settings,
+)
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from workspaces.models import Workspace
 from workspaces.roles import ORGANIZATION_PERMISSIONS
@@ -41,7 +49,7 @@ from workspaces.services import api_key_create, organization_key_create
 
 __all__ = ["shapes_settings"]  # a fixture of test_response_shapes, used here too
 
-DESCRIBE_THE_CALLER = {"getMe", "listWorkspaces"}
+DESCRIBE_THE_CALLER = {"getMe", "listWorkspaces", "getUsage"}
 _ID = re.compile(r"\b[a-z]+_[0-9a-f]{12,}\b")
 
 
@@ -77,7 +85,7 @@ def test_every_operation_of_the_description_is_covered(db: Any) -> None:
     assert set(operations()) == set(CASES)
 
 
-@pytest.mark.parametrize("operation_id", sorted(CASES))
+@pytest.mark.parametrize("operation_id", sorted(set(CASES) - ORGANIZATION_OPERATIONS))
 def test_nobody_outside_a_workspace_reaches_it(
     operation_id: str, client_for: Callable[..., APIClient], shapes_settings: None
 ) -> None:
@@ -130,7 +138,9 @@ def test_nobody_outside_a_workspace_reaches_it(
             )
         bare = _send(no_workspace, call)
         if operation_id in DESCRIBE_THE_CALLER:
-            assert bare.status_code == 200 and not set(_ID.findall(bare.content.decode())) & records
+            # Its own answer (a 400 for a request that is wrong whoever sends it), nothing of the victim's.
+            assert bare.status_code in (200, 400) and bare.json().get("code") != "workspace_required", bare.content
+            assert not set(_ID.findall(bare.content.decode())) & records
         else:
             assert (bare.status_code, bare.json().get("code")) == (400, "workspace_required"), (operation_id, path)
         mine = _send(owner, call)
@@ -138,4 +148,54 @@ def test_nobody_outside_a_workspace_reaches_it(
         if "{" in template and any(r in path for r in named) and 200 <= mine.status_code < 300:
             # What its owner reaches, an intruder is told does not exist.
             assert set(intruder_statuses.values()) == {404}, (operation_id, path, intruder_statuses)
+    assert 200 <= owner_statuses[0] < 300, (operation_id, owner_statuses)
+
+
+@pytest.mark.parametrize("operation_id", sorted(ORGANIZATION_OPERATIONS))
+def test_nobody_outside_an_organization_reaches_it(
+    operation_id: str, client_for: Callable[..., APIClient], shapes_settings: None
+) -> None:
+    """An organization operation, made by organization A's own organization key: a workspace key
+    (of A's or of another organization) is refused (403 ``permission_denied``), and organization
+    B's key, naming a workspace of its own or A's, reaches nothing of A's: a path naming A's
+    records answers 404 where A's key succeeds, and no answer mentions A's records."""
+    organization = OrganizationFactory()
+    victim = WorkspaceFactory(organization=organization)
+    ctx = Ctx(workspace=victim, api=client_for("admin", victim), accounts=_seed(victim, operation_id))
+    owner = ctx.org
+    calls = CASES[operation_id](ctx)
+    records = _records_of(victim) | {organization.id}
+    stranger_org = OrganizationFactory()
+    stranger = WorkspaceFactory(organization=stranger_org)
+    org_key = organization_key_create(
+        organization=stranger_org, name="intruder", role="admin", permissions=list(ORGANIZATION_PERMISSIONS)
+    ).plaintext
+    refused = [
+        _client(
+            api_key_create(workspace=WorkspaceFactory(organization=organization), name="s", role="admin").plaintext
+        ),
+        _client(api_key_create(workspace=stranger, name="o", role="admin").plaintext),
+    ]
+    owner_statuses = []
+    for call in calls:
+        path, body = call[1], call[2]
+        named = {r for r in records if r in path or r in json.dumps(body)}
+        for client in refused:
+            response = _send(client, call)
+            assert (response.status_code, response.json().get("code")) == (403, "permission_denied"), (
+                operation_id,
+                path,
+                response.content,
+            )
+        intruder_statuses = set()
+        for workspace_id in (None, stranger.id, victim.id):
+            response = _send(_client(org_key), call, workspace_id)
+            text = response.content.decode()
+            assert response.status_code < 500, (operation_id, path, text)
+            assert not set(_ID.findall(text)) & (records - named), (operation_id, path, text)
+            intruder_statuses.add(response.status_code)
+        mine = _send(owner, call)
+        owner_statuses.append(mine.status_code)
+        if named and 200 <= mine.status_code < 300:
+            assert intruder_statuses == {404}, (operation_id, path, intruder_statuses)
     assert 200 <= owner_statuses[0] < 300, (operation_id, owner_statuses)

@@ -24,6 +24,7 @@ from django.utils import timezone
 from jsonschema import Draft4Validator
 from rest_framework.test import APIClient
 
+from audit.actors import system_actor
 from core.fields import format_instant
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from tests.factories.accounts import SocialAccountFactory
@@ -33,8 +34,10 @@ from tests.factories.webhooks import WebhookFactory
 from tests.pipeline.helpers import connect_account
 from webhooks.events import emit_event
 from webhooks.models import Delivery, Event
+from workspaces.lifecycle import workspace_delete
 from workspaces.models import Workspace
-from workspaces.roles import ROLE_PERMISSIONS
+from workspaces.roles import ORGANIZATION_PERMISSIONS, ROLE_PERMISSIONS
+from workspaces.services import api_key_create, organization_key_create
 
 API = "/api/v1"
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -94,6 +97,32 @@ class Ctx:
     workspace: Workspace
     api: APIClient
     accounts: dict[str, str] = field(default_factory=dict)
+    _org: APIClient | None = None
+
+    @property
+    def org(self) -> APIClient:
+        """An organization key of the workspace's organization (admin role, every organization
+        permission): the caller of the organization operations."""
+        if self._org is None:
+            key = organization_key_create(
+                organization=self.workspace.organization,
+                name="shapes org",
+                role="admin",
+                permissions=list(ORGANIZATION_PERMISSIONS),
+            ).plaintext
+            self._org = APIClient()
+            self._org.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+        return self._org
+
+    def deletion(self) -> str:
+        return str(
+            workspace_delete(
+                organization=self.workspace.organization, workspace_id=self.workspace.id, actor=system_actor("t")
+            ).id
+        )
+
+    def workspace_key(self) -> str:
+        return str(api_key_create(workspace=self.workspace, name="listed", role="viewer").api_key.id)
 
     def post_body(self, **extra: Any) -> dict[str, Any]:
         return {
@@ -378,6 +407,44 @@ CASES: dict[str, Cases] = {
         ("get", f"/social-accounts/{c.accounts['MASTODON']}/queue/next?count=0", None),
     ],
     "listPlatforms": lambda c: [("get", "/platforms", None), ("get", "/platforms?x=1", None)],
+    "getUsage": lambda c: [("get", "/usage", None), ("get", "/usage?x=1", None)],
+    # Organization operations (ORGANIZATION_OPERATIONS: sent by an organization key of the workspace's own).
+    "createWorkspace": lambda c: [
+        ("post", "/workspaces", {"name": "Shapes customer", "externalId": "acme-42", "metadata": {"tier": "gold"}}),
+        ("post", "/workspaces", {"name": "Shapes customer"}),  # 409: the name is taken
+        ("post", "/workspaces", {"name": 5}),
+    ],
+    "getWorkspace": lambda c: [("get", f"/workspaces/{c.workspace.id}", None)],
+    "updateWorkspace": lambda c: [
+        ("patch", f"/workspaces/{c.workspace.id}", {"externalId": "cust-1", "metadata": {"n": 1}}),
+        ("patch", f"/workspaces/{c.workspace.id}", {"metadata": [1]}),
+    ],
+    "deleteWorkspace": lambda c: [("delete", f"/workspaces/{c.workspace.id}", None)],
+    "restoreWorkspace": lambda c: [c.deletion() and ("post", f"/workspaces/{c.workspace.id}/restore", {})],
+    "getWorkspaceDeletion": lambda c: [("get", f"/workspace-deletions/{c.deletion()}", None)],
+    "listWorkspaceApiKeys": lambda c: [c.workspace_key() and ("get", f"/workspaces/{c.workspace.id}/api-keys", None)],
+    "createWorkspaceApiKey": lambda c: [
+        ("post", f"/workspaces/{c.workspace.id}/api-keys", {"name": "made", "role": "editor"}),
+        ("post", f"/workspaces/{c.workspace.id}/api-keys", {"name": "made", "role": "owner"}),
+    ],
+    "revokeWorkspaceApiKey": lambda c: [("delete", f"/workspaces/{c.workspace.id}/api-keys/{c.workspace_key()}", None)],
+    "listAuditEvents": lambda c: [
+        c.workspace_key() and ("get", "/audit-events", None),
+        ("get", "/audit-events?limit=0", None),
+    ],
+}
+# Operations on the organization: only an organization key reaches them.
+ORGANIZATION_OPERATIONS = {
+    "createWorkspace",
+    "getWorkspace",
+    "updateWorkspace",
+    "deleteWorkspace",
+    "restoreWorkspace",
+    "getWorkspaceDeletion",
+    "listWorkspaceApiKeys",
+    "createWorkspaceApiKey",
+    "revokeWorkspaceApiKey",
+    "listAuditEvents",
 }
 
 
@@ -434,10 +501,11 @@ def test_bodies_match_the_description(
 ) -> None:
     method, path, operation = operations()[operation_id]
     ctx = Ctx(workspace=workspace, api=client_for("admin"), accounts=_seed(workspace, operation_id))
-    calls = [(ctx.api, *call) for call in CASES[operation_id](ctx)]
+    caller = ctx.org if operation_id in ORGANIZATION_OPERATIONS else ctx.api
+    calls = [(caller, *call) for call in CASES[operation_id](ctx)]
     calls.append((APIClient(), method, path.replace("{", "").replace("}", ""), None))  # anonymous: 401
     if "{" in path:
-        calls.append((ctx.api, method, _missing(path), {} if method == "post" else None))  # 404
+        calls.append((caller, method, _missing(path), {} if method == "post" else None))  # 404
     permission = operation.get("x-required-permission")
     if permission and permission not in ROLE_PERMISSIONS["viewer"]:
         calls.append((client_for("viewer"), method, _missing(path), {} if method == "post" else None))  # 403

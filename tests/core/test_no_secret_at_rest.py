@@ -26,7 +26,7 @@ from platforms.base import Platform
 from tests.factories import MembershipFactory, UserFactory
 from webhooks.models import Webhook
 from workspaces.models import Workspace
-from workspaces.services import api_key_create
+from workspaces.services import api_key_create, organization_key_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,6 +87,21 @@ def _api_keys(workspace: Workspace) -> Iterator[str]:
     shown = re.search(r'<code id="new-api-key">(cpk_[^<]+)</code>', added.content.decode())
     assert added.status_code == 200 and shown is not None
     yield shown[1]
+
+
+def _organization_made_keys(workspace: Workspace) -> Iterator[str]:
+    """Issue 31: an organization key, and the workspace keys it mints through the API (plain and
+    with an Idempotency-Key, whose stored answer carries the key)."""
+    organization_key = organization_key_create(
+        organization=workspace.organization, name="builder", role="admin", permissions=["keys.manage"]
+    ).plaintext
+    yield organization_key
+    builder = _bearer(organization_key)
+    path = f"/api/v1/workspaces/{workspace.id}/api-keys"
+    for headers in ({}, {"Idempotency-Key": "k1"}):
+        minted = builder.post(path, {"name": "minted", "role": "viewer"}, format="json", headers=headers)
+        assert minted.status_code == 201, minted.json()
+        yield minted.json()["key"]
 
 
 def _webhook_secrets(api: APIClient) -> Iterator[str]:
@@ -215,7 +230,7 @@ def _everything_stored() -> str:
 def test_no_table_holds_a_secret_minted_or_received_by_any_call(
     site: str, workspace: Workspace, public_dns: None
 ) -> None:
-    keys = list(_api_keys(workspace))
+    keys = [*_api_keys(workspace), *_organization_made_keys(workspace)]
     api = _bearer(keys[0])
     secrets = [
         *keys,

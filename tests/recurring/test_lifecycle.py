@@ -12,6 +12,7 @@ import pytest
 import time_machine
 
 from accounts.disconnect import account_disconnect
+from audit.actors import system_actor
 from media.models import MediaFile
 from posts.models import Post, PostStatus, PostTarget, RecurringPost
 from posts.recurrence.occurrences import create_occurrence
@@ -28,6 +29,8 @@ from tests.recurring.conftest import (
     start,
     upcoming,
 )
+
+TEST_ACTOR = system_actor("tests")
 
 
 def utc(*parts: int) -> dt.datetime:
@@ -315,7 +318,7 @@ def test_removing_an_account_pauses_its_series(api: Any, workspace: Any, masto: 
     other = account(workspace, "MASTODON", display_name="Other")
     mine = begin(api, masto, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
     theirs = begin(api, other, utc(2026, 4, 30), utc(2026, 5, 1, 9), {"frequency": "DAILY"})
-    account_disconnect(workspace_id=workspace.id, account_id=masto.id)
+    account_disconnect(workspace_id=workspace.id, account_id=masto.id, actor=TEST_ACTOR)
     mine.refresh_from_db()
     theirs.refresh_from_db()
     assert (mine.status, mine.pause_reason) == ("PAUSED", "CONNECTION_REMOVED")

@@ -12,8 +12,11 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.settings import patched_settings
 from drf_spectacular.validation import validate_schema
 
+from audit.actors import system_actor
 from webhooks.events import EVENT_NAMES, serialize_envelope
 from webhooks.schema import envelope_component
+
+TEST_ACTOR = system_actor("tests")
 
 HOOK = "webhooks.schema.add_event_schemas"
 
@@ -132,7 +135,7 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
         emit_event(workspace_id=workspace.id, name=name, data=event_data)
     failing = WebhookFactory(workspace=workspace, consecutive_failures=15, last_failure_at=timezone.now())
     # account.disconnected as the disconnect emits it (this account's platform has no revoke call).
-    account_disconnect(workspace_id=workspace.id, account_id=account(workspace, "TELEGRAM").id)
+    account_disconnect(workspace_id=workspace.id, account_id=account(workspace, "TELEGRAM", actor=TEST_ACTOR).id)
     for name in ("webhook.failing", "webhook.disabled"):
         emit_webhook_notice(
             workspace_id=workspace.id, name=name, data=notice_data(failing), about_webhook_id=failing.id

@@ -203,6 +203,7 @@ CONTRACT_ROLES = {
         "webhooks.manage",
         "analytics.read",
         "ai.generate",
+        "usage.read",  # issue 31: GET /usage for "a workspace key with usage.read" (its own workspace)
     },
     "editor": {
         "posts.read",

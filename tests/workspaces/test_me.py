@@ -76,6 +76,14 @@ def test_me_names_the_role_of_the_member_who_made_the_key(workspace):
     assert client.get("/api/v1/me").json()["issuerRole"] is None
 
 
+def _issue_31_fields(workspace):
+    """The fields issue 31 added to each item (the older ones unchanged)."""
+    from core.fields import format_instant
+
+    workspace.refresh_from_db()
+    return {"externalId": None, "metadata": {}, "createdAt": format_instant(workspace.created_at), "deletedAt": None}
+
+
 def test_workspaces_of_a_key_is_its_own_workspace_whole(client_for, workspace, other_workspace):
     response = client_for("viewer").get("/api/v1/workspaces")
     assert response.status_code == 200
@@ -89,6 +97,7 @@ def test_workspaces_of_a_key_is_its_own_workspace_whole(client_for, workspace, o
             "isDefault": True,
             "current": True,
             "can": {"draft": False, "schedule": False, "publish": False},
+            **_issue_31_fields(workspace),
         }
     ]
 
@@ -132,6 +141,7 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
             "isDefault": True,
             "current": True,
             "can": {"draft": False, "schedule": False, "publish": False},
+            **_issue_31_fields(home.workspace),
         },
         {
             "id": second.workspace_id,
@@ -142,5 +152,6 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
             "isDefault": False,
             "current": False,
             "can": {"draft": True, "schedule": True, "publish": True},
+            **_issue_31_fields(second.workspace),
         },
     ]

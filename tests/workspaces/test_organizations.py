@@ -17,6 +17,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from core.errors import NotFound, PermissionDenied
+from core.fields import format_instant
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from webhooks.models import Webhook
 from workspaces.models import ApiKey, Organization, Workspace
@@ -110,6 +111,10 @@ def test_an_organization_key_lists_every_workspace_of_its_organization_with_its_
             "isDefault": False,
             "current": current,
             "can": {"draft": False, "schedule": False, "publish": False},
+            "externalId": None,
+            "metadata": {},
+            "createdAt": format_instant(workspace.created_at),
+            "deletedAt": None,
         }
 
     assert _client(key).get("/api/v1/workspaces").json() == {"workspaces": [item(first, False), item(second, False)]}

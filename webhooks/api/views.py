@@ -9,6 +9,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from audit.actors import actor_of_request
 from core.idempotency import idempotent
 from core.pagination import CURSOR_PAGINATION, OFFSET_PAGINATION
 from core.query import parse_query
@@ -83,7 +84,9 @@ class WebhookViewSet(viewsets.ViewSet):
     def create(self, request: Request) -> Response:
         data = WebhookCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        webhook = services.webhook_create(workspace=access_of(request).workspace, **data.validated_data)
+        webhook = services.webhook_create(
+            workspace=access_of(request).workspace, actor=actor_of_request(request), **data.validated_data
+        )
         return Response(WebhookCreatedOutput(webhook).data, status=201)
 
     def retrieve(self, request: Request, pk: str) -> Response:
@@ -102,11 +105,16 @@ class WebhookViewSet(viewsets.ViewSet):
     def partial_update(self, request: Request, pk: str) -> Response:
         data = WebhookUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        webhook = services.webhook_update(workspace=access_of(request).workspace, webhook_id=pk, **data.validated_data)
+        webhook = services.webhook_update(
+            workspace=access_of(request).workspace,
+            webhook_id=pk,
+            actor=actor_of_request(request),
+            **data.validated_data,
+        )
         return Response(webhook_body(webhook))
 
     def destroy(self, request: Request, pk: str) -> Response:
-        services.webhook_delete(workspace=access_of(request).workspace, webhook_id=pk)
+        services.webhook_delete(workspace=access_of(request).workspace, webhook_id=pk, actor=actor_of_request(request))
         return Response({"deleted": True})
 
     @extend_schema(
@@ -173,7 +181,10 @@ class WebhookViewSet(viewsets.ViewSet):
         data = WebhookRotateSecretInput(data=request.data)
         data.is_valid(raise_exception=True)
         webhook = services.webhook_rotate_secret(
-            workspace=access_of(request).workspace, webhook_id=pk, grace_seconds=data.validated_data["graceSeconds"]
+            workspace=access_of(request).workspace,
+            webhook_id=pk,
+            grace_seconds=data.validated_data["graceSeconds"],
+            actor=actor_of_request(request),
         )
         return Response(WebhookSecretRotatedOutput(webhook).data, status=201)
 

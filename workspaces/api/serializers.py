@@ -1,6 +1,14 @@
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
+
+from core import serializers as strict
+from core.fields import InstantField, choice
+from core.schema import MIN_PROPERTIES
+from workspaces.roles import Role
 
 
 class RoleOutput(serializers.Serializer):
@@ -68,7 +76,162 @@ class WorkspaceItemOutput(serializers.Serializer):
     )
     current = serializers.BooleanField(help_text="This call acted here.")
     can = CanOutput(help_text="What the caller may do with posts there.")
+    externalId = serializers.CharField(
+        allow_null=True, help_text="The organization's own id of its customer (null when none was given)."
+    )
+    metadata = serializers.DictField(help_text="The organization's own small JSON object (empty when none).")
+    createdAt = serializers.DateTimeField(help_text="When the workspace was created.")
+    deletedAt = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When its deletion was requested (listed for an organization key until it is purged; inactive "
+        "until restored); null for an active workspace.",
+    )
 
 
 class WorkspaceListOutput(serializers.Serializer):
     workspaces = WorkspaceItemOutput(many=True, help_text="Every workspace the caller can reach.")
+
+
+# --- workspaces through the API (organization keys) -------------------------------------------
+
+METADATA_MAX_KEYS = 50
+METADATA_KEY_MAX = 40
+METADATA_VALUE_MAX = 500
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "maxProperties": METADATA_MAX_KEYS,
+        "additionalProperties": {
+            "nullable": True,
+            "oneOf": [{"type": "string", "maxLength": METADATA_VALUE_MAX}, {"type": "number"}, {"type": "boolean"}],
+        },
+        "description": f"Up to {METADATA_MAX_KEYS} keys of 1 to {METADATA_KEY_MAX} characters, each a string (at most "
+        f"{METADATA_VALUE_MAX} characters), a number, a boolean or null: the organization's own data, kept as "
+        "given and answered back; never read by the service.",
+    }
+)
+class MetadataField(serializers.JSONField):
+    """A bounded flat JSON object (as payment APIs keep ``metadata``); any other JSON is a 400."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        if len(data) > METADATA_MAX_KEYS:
+            raise serializers.ValidationError(f"must have at most {METADATA_MAX_KEYS} keys")
+        for key, value in data.items():
+            if not 1 <= len(key) <= METADATA_KEY_MAX:
+                raise serializers.ValidationError(f"keys must be 1 to {METADATA_KEY_MAX} characters")
+            if isinstance(value, str):
+                if len(value) > METADATA_VALUE_MAX:
+                    raise serializers.ValidationError(f"{key}: at most {METADATA_VALUE_MAX} characters")
+            elif value is not None and not isinstance(value, bool | int | float):
+                raise serializers.ValidationError(f"{key}: must be a string, a number, a boolean or null")
+        return dict(data)
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+def _external_id_field(**kwargs: Any) -> serializers.CharField:
+    return serializers.CharField(
+        max_length=200,
+        allow_null=True,
+        help_text="The organization's own id of its customer (e.g. `acme-42`); unique in the organization "
+        "(409 `conflict` otherwise); null: none.",
+        **kwargs,
+    )
+
+
+class WorkspaceCreateInput(strict.Serializer):
+    name = serializers.CharField(max_length=200, help_text="Unique in the organization (409 `conflict` otherwise).")
+    externalId = _external_id_field(required=False, default=None)
+    metadata = MetadataField(required=False, default=dict)
+
+
+@extend_schema_serializer(extensions={MIN_PROPERTIES: 1})
+class WorkspaceUpdateInput(strict.Serializer):
+    name = serializers.CharField(
+        max_length=200, required=False, help_text="Unique in the organization (409 `conflict` otherwise)."
+    )
+    externalId = _external_id_field(required=False)
+    metadata = MetadataField(required=False, help_text="Replaces the whole object.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("name, externalId or metadata: give at least one")
+        return attrs
+
+
+class WorkspaceDeletionOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The deletion job's id.")
+    workspaceId = serializers.CharField(help_text="The workspace being deleted.")
+    status = choice(
+        ["pending", "deactivated", "restored", "purged"],
+        help_text="pending (its accounts, scheduled posts and series not yet handled), deactivated (accounts "
+        "disconnected, scheduled posts back to drafts, series paused; restorable until purgeAfter), restored, "
+        "or purged (its data removed).",
+    )
+    statusUrl = serializers.CharField(help_text="This job's status: GET it until `status` is deactivated.")
+    requestedAt = serializers.DateTimeField(help_text="When the deletion was requested.")
+    deactivatedAt = serializers.DateTimeField(allow_null=True, help_text="When step one finished.")
+    purgeAfter = serializers.DateTimeField(
+        help_text="The end of the grace period: restorable until then (POST /workspaces/{id}/restore), removed after."
+    )
+    restoredAt = serializers.DateTimeField(allow_null=True, help_text="When the workspace was restored.")
+    purgedAt = serializers.DateTimeField(allow_null=True, help_text="When its data was removed.")
+    accountsDisconnected = serializers.IntegerField(help_text="Accounts disconnected by step one.")
+    postsCancelled = serializers.IntegerField(help_text="Scheduled posts turned back into undated drafts.")
+    seriesStopped = serializers.IntegerField(help_text="Recurring series paused.")
+
+
+class WorkspaceOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The workspace's id (the X-Workspace-Id header takes it).")
+    name = serializers.CharField(help_text="The workspace's name.")
+    externalId = serializers.CharField(allow_null=True, help_text="The organization's own id of its customer.")
+    metadata = serializers.DictField(help_text="The organization's own small JSON object.")
+    organization = OrganizationRefOutput(help_text="The organization the workspace belongs to.")
+    createdAt = serializers.DateTimeField(help_text="When the workspace was created.")
+    updatedAt = serializers.DateTimeField(help_text="When it was last changed.")
+    deletedAt = serializers.DateTimeField(
+        allow_null=True, help_text="When its deletion was requested (inactive until restored); null when active."
+    )
+    deletion = WorkspaceDeletionOutput(
+        allow_null=True, help_text="Its open deletion job (pending or deactivated), or null."
+    )
+
+
+# --- workspace keys through the API -------------------------------------------------------------
+
+
+class ApiKeyCreateInput(strict.Serializer):
+    name = serializers.CharField(max_length=200, help_text="A name to tell the key by.")
+    role = choice(list(Role.values), help_text="Its role in the workspace (at most the calling key's own).")
+    expiresAt = InstantField(
+        required=False, allow_null=True, default=None, help_text="When it stops working (in the future); null: never."
+    )
+
+
+class ApiKeyOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The key's id (DELETE …/api-keys/{keyId} takes it).")
+    name = serializers.CharField(help_text="Its name.")
+    publicPart = serializers.CharField(help_text="The key's start, `cpk_<lookup>`, to recognise it by (no secret).")
+    workspaceId = serializers.CharField(help_text="The workspace it acts in.")
+    role = serializers.CharField(help_text="Its role key: admin, editor, contributor or viewer.")
+    status = choice(["active", "expired", "revoked"], help_text="Whether it works now.")
+    createdAt = serializers.DateTimeField(help_text="When it was created.")
+    expiresAt = serializers.DateTimeField(allow_null=True, help_text="When it stops working; null: never.")
+    lastUsedAt = serializers.DateTimeField(allow_null=True, help_text="Its last use (to the minute); null: never.")
+    revokedAt = serializers.DateTimeField(allow_null=True, help_text="When it was revoked; null: not revoked.")
+
+
+class ApiKeyCreatedOutput(ApiKeyOutput):
+    key = serializers.CharField(
+        help_text="The whole key, `cpk_<lookup>_<secret>`: shown only in this answer (and to a retry with the "
+        "same Idempotency-Key within 24 hours, kept encrypted until then); only its hash is stored."
+    )
+
+
+class ApiKeyListOutput(serializers.Serializer):
+    apiKeys = ApiKeyOutput(many=True, help_text="The workspace's keys, newest first, revoked and expired ones too.")

@@ -2,18 +2,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.actors import actor_of_request
 from core.fields import format_instant
+from core.idempotency import idempotent
 from workspaces.access import Access, Scope
-from workspaces.api.serializers import MeOutput, WorkspaceListOutput
-from workspaces.authentication import any_access_of
+from workspaces.api.organization_views import SUBSCRIPTION, workspace_body
+from workspaces.api.serializers import MeOutput, WorkspaceCreateInput, WorkspaceListOutput, WorkspaceOutput
+from workspaces.authentication import any_access_of, organization_access_of
+from workspaces.lifecycle import workspace_create
 from workspaces.models import Organization, Workspace
 from workspaces.permissions import ANY_VALID_KEY
-from workspaces.roles import ORGANIZATION_PERMISSIONS, Role, capability_flags, permissions_of, permissions_summary
+from workspaces.roles import (
+    ORGANIZATION_PERMISSIONS,
+    OrganizationPermission,
+    Role,
+    capability_flags,
+    permissions_of,
+    permissions_summary,
+)
 from workspaces.selectors import issuer_role, organization_workspaces, reachable_memberships
 
 
@@ -64,9 +75,39 @@ class MeView(APIView):
 
 
 class WorkspaceListView(APIView):
-    required_permissions = {"get": ANY_VALID_KEY}
-    access_scope = Scope.EITHER
+    required_permissions = {"get": ANY_VALID_KEY, "post": OrganizationPermission.WORKSPACES_MANAGE}
+    access_scope = {"get": Scope.EITHER, "post": Scope.ORGANIZATION}
     schema_tags = ["Account"]
+
+    @extend_schema(
+        operation_id="createWorkspace",
+        summary="Create a workspace in the organization",
+        description="For an organization key holding `workspaces.manage`: a workspace for one of the "
+        "organization's customers. Act in it with X-Workspace-Id and this key, or mint it keys of its own "
+        "(POST /workspaces/{id}/api-keys). 409 `conflict` when the name or `externalId` is taken in the "
+        "organization; 403 `subscription_required` past the plan's workspace limit. Recorded in the audit log.",
+        request=WorkspaceCreateInput,
+        responses={
+            201: WorkspaceOutput,
+            403: SUBSCRIPTION,
+            409: OpenApiResponse(
+                description="The name or the externalId is taken in the organization (`code: conflict`)."
+            ),
+        },
+        tags=["Organization"],
+    )
+    @idempotent
+    def post(self, request: Request) -> Response:
+        data = WorkspaceCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = workspace_create(
+            organization=organization_access_of(request).organization,
+            name=data.validated_data["name"],
+            external_id=data.validated_data["externalId"],
+            metadata=data.validated_data["metadata"],
+            actor=actor_of_request(request),
+        )
+        return Response(workspace_body(workspace, None), status=201)
 
     @extend_schema(
         operation_id="listWorkspaces",
@@ -97,6 +138,10 @@ class WorkspaceListView(APIView):
                 "isDefault": is_default,
                 "current": workspace.id == current,
                 "can": capability_flags(role),
+                "externalId": workspace.external_id,
+                "metadata": workspace.metadata,
+                "createdAt": format_instant(workspace.created_at),
+                "deletedAt": format_instant(workspace.deleted_at),
             }
             for workspace, role, is_default in entries
         ]

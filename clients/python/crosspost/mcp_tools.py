@@ -93,6 +93,36 @@ TOOLS: list[ToolSpec] = [
         "list_events",
         "The events feed (what webhooks deliver), oldest first; pass nextCursor back as `after` to continue.",
     ),
+    # organizations (an organization key, cpo_…)
+    ToolSpec(
+        "create_workspace",
+        "create_workspace",
+        "Create a workspace for one of the organization's customers (name, externalId, metadata).",
+    ),
+    ToolSpec("list_workspaces", "list_workspaces", "The workspaces this key reaches (ids for X-Workspace-Id)."),
+    ToolSpec("get_workspace", "get_workspace", "One workspace of the organization, with its open deletion job."),
+    ToolSpec("update_workspace", "update_workspace", "Change a workspace's name, externalId or metadata."),
+    ToolSpec(
+        "delete_workspace",
+        "delete_workspace",
+        "Delete a workspace: inactive at once, its accounts disconnected and scheduled posts cancelled; "
+        "restorable until purgeAfter, then removed.",
+    ),
+    ToolSpec("restore_workspace", "restore_workspace", "Restore a deleted workspace before its grace period ends."),
+    ToolSpec("get_workspace_deletion", "get_workspace_deletion", "The status of a workspace deletion job."),
+    ToolSpec("list_workspace_keys", "list_workspace_keys", "A workspace's API keys (never their secrets)."),
+    ToolSpec(
+        "create_workspace_key",
+        "create_workspace_key",
+        "Create an API key of a workspace (name, role, expiresAt); the whole key is in `key`, shown this once.",
+    ),
+    ToolSpec("revoke_workspace_key", "revoke_workspace_key", "Revoke an API key of a workspace at once."),
+    ToolSpec("get_usage", "get_usage", "What the organization uses of its plan this month, per workspace."),
+    ToolSpec(
+        "list_audit_events",
+        "list_audit_events",
+        "The organization's audit log, newest first; filters workspaceId, actorId, action, since, until.",
+    ),
     ToolSpec("wait_for_post", "", "Wait until a post is COMPLETED, PARTIAL_FAILURE or FAILED; returns the post."),
     ToolSpec("upload_media", "", "Upload a local file (path) or a file fetched from a URL; returns its publicUrl."),
 ]

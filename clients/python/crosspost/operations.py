@@ -30,6 +30,18 @@ OPERATIONS: dict[str, Operation] = {
     # identity
     "get_me": Operation("GET", "/me"),
     "list_workspaces": Operation("GET", "/workspaces"),
+    # organizations (an organization key): workspaces, their keys, usage, audit log
+    "create_workspace": Operation("POST", "/workspaces"),
+    "get_workspace": Operation("GET", "/workspaces/{id}"),
+    "update_workspace": Operation("PATCH", "/workspaces/{id}"),
+    "delete_workspace": Operation("DELETE", "/workspaces/{id}"),
+    "restore_workspace": Operation("POST", "/workspaces/{id}/restore"),
+    "get_workspace_deletion": Operation("GET", "/workspace-deletions/{id}"),
+    "list_workspace_keys": Operation("GET", "/workspaces/{id}/api-keys"),
+    "create_workspace_key": Operation("POST", "/workspaces/{id}/api-keys"),
+    "revoke_workspace_key": Operation("DELETE", "/workspaces/{id}/api-keys/{keyId}"),
+    "get_usage": Operation("GET", "/usage"),
+    "list_audit_events": Operation("GET", "/audit-events"),
     # accounts and connect links
     "list_accounts": Operation("GET", "/social-accounts"),
     "get_account": Operation("GET", "/social-accounts/{id}"),
@@ -137,6 +149,43 @@ class Operations(Generic[R]):
 
     def list_workspaces(self) -> R:
         return self._call("list_workspaces")
+
+    # organizations (an organization key, ``cpo_…``) -------------------------------------------
+    def create_workspace(self, body: Body = None, **fields: Any) -> R:
+        """A workspace for one of the organization's customers: ``name``, ``external_id``, ``metadata``."""
+        return self._send("create_workspace", None, body, fields)
+
+    def get_workspace(self, workspace_id: str) -> R:
+        return self._call("get_workspace", path={"id": workspace_id})
+
+    def update_workspace(self, workspace_id: str, body: Body = None, **fields: Any) -> R:
+        return self._call("update_workspace", path={"id": workspace_id}, json=body_of(body, fields) or {})
+
+    def delete_workspace(self, workspace_id: str) -> R:
+        """Starts the deletion job (202); follow it with :meth:`get_workspace_deletion`."""
+        return self._call("delete_workspace", path={"id": workspace_id})
+
+    def restore_workspace(self, workspace_id: str, *, idempotency_key: str | None = None) -> R:
+        return self._call("restore_workspace", path={"id": workspace_id}, json={}, idempotency_key=idempotency_key)
+
+    def get_workspace_deletion(self, deletion_id: str) -> R:
+        return self._call("get_workspace_deletion", path={"id": deletion_id})
+
+    def list_workspace_keys(self, workspace_id: str) -> R:
+        return self._call("list_workspace_keys", path={"id": workspace_id})
+
+    def create_workspace_key(self, workspace_id: str, body: Body = None, **fields: Any) -> R:
+        """A key of the workspace (``name``, ``role``, ``expires_at``); its secret is in ``key``, once."""
+        return self._send("create_workspace_key", {"id": workspace_id}, body, fields)
+
+    def revoke_workspace_key(self, workspace_id: str, key_id: str) -> R:
+        return self._call("revoke_workspace_key", path={"id": workspace_id, "keyId": key_id})
+
+    def get_usage(self) -> R:
+        return self._call("get_usage")
+
+    def list_audit_events(self, **params: Any) -> R:
+        return self._call("list_audit_events", params=params)
 
     # accounts ------------------------------------------------------------------------------
     def list_accounts(self) -> R:

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.actors import system_actor
 from workspaces.management.key_options import add_limit_arguments, limits_from
 from workspaces.models import Organization, Workspace
 from workspaces.roles import Role
@@ -36,7 +37,9 @@ class Command(BaseCommand):
                 raise CommandError(f"no organization named {options['organization']!r}")
         found: Workspace | None
         if options["create_workspace"]:
-            found = workspace_get_or_create(name=name, organization=organization)
+            found = workspace_get_or_create(
+                name=name, organization=organization, actor=system_actor("manage.py create_api_key")
+            )
         else:
             found = Workspace.objects.filter(name=name).first()
         if found is None:
@@ -48,6 +51,7 @@ class Command(BaseCommand):
             role=options["role"],
             expires_at=expires_at,
             rate_limit=rate_limit,
+            actor=system_actor("manage.py create_api_key"),
         )
         self.stdout.write(f"workspace: {workspace.name} ({workspace.id}), role: {options['role']}")
         self.stdout.write(issued.plaintext)

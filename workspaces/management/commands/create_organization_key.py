@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.actors import system_actor
 from workspaces.management.key_options import add_limit_arguments, limits_from
 from workspaces.models import Organization
 from workspaces.roles import ORGANIZATION_PERMISSIONS, Role
@@ -48,6 +49,7 @@ class Command(BaseCommand):
             permissions=options["permission"],
             expires_at=expires_at,
             rate_limit=rate_limit,
+            actor=system_actor("manage.py create_organization_key"),
         )
         granted = ", ".join(issued.api_key.organization_permissions) or "none"
         self.stdout.write(f"organization: {found.name} ({found.id}), role: {options['role']}, permissions: {granted}")

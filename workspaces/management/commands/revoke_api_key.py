@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.actors import system_actor
 from core.errors import NotFound
 from workspaces.services import api_key_revoke
 
@@ -16,7 +17,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            api_key = api_key_revoke(key_or_public_part=options["key"])
+            api_key = api_key_revoke(key_or_public_part=options["key"], actor=system_actor("manage.py revoke_api_key"))
         except NotFound:
             raise CommandError("no such API key")
         revoked_at = api_key.revoked_at.isoformat() if api_key.revoked_at else "now"
