@@ -40,7 +40,7 @@ from core import work
 from platforms.base import ErrorCode, Platform
 from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
-from posts.pipeline import first_comment, outcomes
+from posts.pipeline import first_comment, outcomes, step
 from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, UNSENDABLE_POST_STATUSES, Claim, started_sending
 from posts.pipeline.enqueue import enqueue_targets, publish_backlog
 
@@ -113,38 +113,30 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
         )
         state: dict[str, Any] = dict(row["remote_state"] or {})
         book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
-        if not started_sending(book.pop(SENDING_KEY, None), claim.lease_until):
-            # Lost before its first create call left: nothing of this attempt reached the platform.
-            if claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
-                interrupted.append(
-                    outcomes.Failed(claim, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE)
-                )
-            elif outcomes.release_for_retry(
-                claim,
-                next_attempt_at=now,
-                remote_state={**state, BOOK_KEY: book} if book else state,
-                message="",
-                error_code="",
-                outcome=outcomes.INTERRUPTED,
-            ):
-                report.requeued.append(claim.target_id)
-            continue
+        sent = started_sending(book.pop(SENDING_KEY, None), claim.lease_until)
         mode = CAPABILITIES[Platform(row["platform"])].idempotent_publish
         if mode == "lookup" and row["post__thread"]:
             mode = "none"  # a thread item (a reply) cannot be found by the lookups: never guess
-        if mode == "none" or claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
+        what = step.recovery(sent=sent, resend_safe=mode == "key", can_lookup=mode == "lookup", attempts=claim.attempts)
+        if what is step.Recovery.NOT_SENT:
+            # Lost before its first create call left, on the last attempt: nothing reached the platform.
+            interrupted.append(
+                outcomes.Failed(claim, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE)
+            )
+            continue
+        if what is step.Recovery.UNKNOWN:
             interrupted.append(
                 outcomes.Failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE)
             )
             continue
-        if mode == "lookup":
+        if what is step.Recovery.LOOKUP:
             book["verify"] = True
         if book:
             state[BOOK_KEY] = book
         if outcomes.release_for_retry(
             claim, next_attempt_at=now, remote_state=state, message="", error_code="", outcome=outcomes.INTERRUPTED
         ):
-            (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
+            (report.to_lookup if what is step.Recovery.LOOKUP else report.requeued).append(claim.target_id)
     failed = outcomes.record(interrupted)
     report.failed.extend(item.claim.target_id for item in interrupted if item.claim.target_id in failed)
     ids = report.requeued + report.to_lookup
