@@ -18,6 +18,9 @@
   multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
   written in one transaction) is finalized.
+- Edits and deletes after publishing (``posts.pipeline.after_publishing.recover``): one lost before
+  its call left, or a delete (safe to send again), is sent again; an edit that may have reached the
+  platform ends FAILED ``unknown_outcome``; a due one whose task was lost is queued again.
 - First comments (``posts.pipeline.first_comment.recover``): one whose worker was lost before its
   call left, or mid-call where the platform dedupes on our key, is sent again, else FAILED
   ``unknown_outcome``; a due one whose task was lost is queued again.
@@ -40,7 +43,7 @@ from core import work
 from platforms.base import ErrorCode, Platform
 from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
-from posts.pipeline import first_comment, outcomes, step
+from posts.pipeline import after_publishing, first_comment, outcomes, step
 from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, UNSENDABLE_POST_STATUSES, Claim, started_sending
 from posts.pipeline.enqueue import enqueue_targets, publish_backlog
 
@@ -62,6 +65,9 @@ class SweepReport:
     comments_requeued: list[str] = field(default_factory=list)
     comments_failed: list[str] = field(default_factory=list)
     comments_lost: list[str] = field(default_factory=list)
+    actions_requeued: list[str] = field(default_factory=list)
+    actions_failed: list[str] = field(default_factory=list)
+    actions_lost: list[str] = field(default_factory=list)
 
 
 def sweep(*, now: dt.datetime | None = None) -> SweepReport:
@@ -75,6 +81,16 @@ def sweep(*, now: dt.datetime | None = None) -> SweepReport:
     report.comments_requeued, report.comments_failed, report.comments_lost = first_comment.recover(
         now=now, limit=SWEEP_LIMIT
     )
+    report.actions_requeued, report.actions_failed, report.actions_lost = after_publishing.recover(
+        now=now, limit=SWEEP_LIMIT
+    )
+    if report.actions_requeued or report.actions_failed or report.actions_lost:
+        logger.info(
+            "sweep: edits and deletes requeued=%d failed=%d lost=%d",
+            len(report.actions_requeued),
+            len(report.actions_failed),
+            len(report.actions_lost),
+        )
     if report.comments_requeued or report.comments_failed or report.comments_lost:
         logger.info(
             "sweep: first comments requeued=%d failed=%d lost=%d",
