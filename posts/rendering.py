@@ -365,22 +365,28 @@ ENTRY_FIRST_COMMENT = Record(
 )
 
 
-class EntryEditOutput(serializers.Serializer):
-    id = serializers.CharField(help_text="The edit's id.")
-    requestId = serializers.CharField(help_text="The PATCH that asked for it (its `post.updated` event names it)")
-    requestedAt = serializers.DateTimeField(help_text="When the edit was asked for.")
-    fields = serializers.ListField(child=choice(["text", "title"]), help_text="What the edit changes.")
-    changes = serializers.DictField(help_text="The new values, by field (null for a SKIPPED edit).")
-    previous = serializers.DictField(help_text="The values they replace, by field.")
-    status = choice(
-        ["PENDING", "SENDING", "DONE", "FAILED", "SKIPPED"],
-        help_text="PENDING/SENDING until the platform answers; DONE, FAILED (errorCode, errorMessage) or SKIPPED "
-        "(never sent: the platform cannot take it, `reason` says why)",
-    )
-    reason = serializers.CharField(allow_null=True, help_text="SKIPPED: why the platform cannot take it")
-    errorCode = serializers.CharField(allow_null=True, help_text="FAILED: the normalized errorCode")
-    errorMessage = serializers.CharField(allow_null=True, help_text="FAILED: the platform's words")
-    finishedAt = serializers.DateTimeField(allow_null=True, help_text="When it ended (null while open).")
+# ``fields`` is the name of a Serializer attribute too: declared with type() (as posts.api.platforms).
+EntryEditOutput = type(
+    "EntryEditOutput",
+    (serializers.Serializer,),
+    {
+        "id": serializers.CharField(help_text="The edit's id."),
+        "requestId": serializers.CharField(help_text="The PATCH that asked for it (its `post.updated` event names it)"),
+        "requestedAt": serializers.DateTimeField(help_text="When the edit was asked for."),
+        "fields": serializers.ListField(child=choice(["text", "title"]), help_text="What the edit changes."),
+        "changes": serializers.DictField(help_text="The new values, by field (null for a SKIPPED edit)."),
+        "previous": serializers.DictField(help_text="The values they replace, by field."),
+        "status": choice(
+            ["PENDING", "SENDING", "DONE", "FAILED", "SKIPPED"],
+            help_text="PENDING/SENDING until the platform answers; DONE, FAILED (errorCode, errorMessage) or SKIPPED "
+            "(never sent: the platform cannot take it, `reason` says why)",
+        ),
+        "reason": serializers.CharField(allow_null=True, help_text="SKIPPED: why the platform cannot take it"),
+        "errorCode": serializers.CharField(allow_null=True, help_text="FAILED: the normalized errorCode"),
+        "errorMessage": serializers.CharField(allow_null=True, help_text="FAILED: the platform's words"),
+        "finishedAt": serializers.DateTimeField(allow_null=True, help_text="When it ended (null while open)."),
+    },
+)
 
 
 class EntryUnpublishOutput(serializers.Serializer):

@@ -214,17 +214,22 @@ class PostValidateOutput(serializers.Serializer):
     skippedPlatforms = SkippedPlatformOutput(many=True, help_text="Targets the create would leave out.")
 
 
-class ActionReportEntryOutput(serializers.Serializer):
-    platformId = serializers.CharField(help_text="The entry's id.")
-    platform = choice(PLATFORM_VALUES, help_text="The entry's platform.")
-    outcome = choice(
-        ["QUEUED", "SKIPPED", "UNCHANGED"],
-        help_text="QUEUED: sent to the platform next (its result in the entry's `edits` / `unpublish` and in the "
-        "request's event); SKIPPED: never sent, `reason` says why; UNCHANGED: nothing to do for this entry (same "
-        "values, or its removal is done or under way)",
-    )
-    fields = serializers.ListField(child=choice(["text", "title"]), help_text="An edit: the fields it changes.")
-    reason = serializers.CharField(allow_null=True, help_text="SKIPPED: why (the platform cannot take it, ...).")
+ActionReportEntryOutput = type(
+    "ActionReportEntryOutput",
+    (serializers.Serializer,),
+    {
+        "platformId": serializers.CharField(help_text="The entry's id."),
+        "platform": choice(PLATFORM_VALUES, help_text="The entry's platform."),
+        "outcome": choice(
+            ["QUEUED", "SKIPPED", "UNCHANGED"],
+            help_text="QUEUED: sent to the platform next (its result in the entry's `edits` / `unpublish` and in the "
+            "request's event); SKIPPED: never sent, `reason` says why; UNCHANGED: nothing to do for this entry (same "
+            "values, or its removal is done or under way)",
+        ),
+        "fields": serializers.ListField(child=choice(["text", "title"]), help_text="An edit: the fields it changes."),
+        "reason": serializers.CharField(allow_null=True, help_text="SKIPPED: why (the platform cannot take it, ...)."),
+    },
+)
 
 
 class ActionReportOutput(serializers.Serializer):

@@ -107,6 +107,8 @@ class _ActionStep:
             id__in=[i for i in ids if i not in owned], status=ActionStatus.PENDING, due_at__gt=now
         ).values_list("id", "due_at")
         for action_id, due_at in early:
+            if due_at is None:
+                continue
             delay = (due_at - now).total_seconds() + 0.05
             if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
                 enqueue_actions([action_id], countdown=delay)
@@ -378,6 +380,8 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
     requeued: list[str] = []
     failed: list[str] = []
     for action_id, kind, lease_until, attempts, marker in expired:
+        if lease_until is None:  # cannot be: the filter asked for an expired lease
+            continue
         claim = step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts)
         what = step.recovery(
             sent=step.started_sending(marker, lease_until),
