@@ -41,6 +41,7 @@ def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
         "analytics": {"metrics": [m for m in METRICS if m in caps.metrics], "followers": caps.followers},
         "thread": {"supported": caps.threads, "maxItems": THREAD_MAX_ITEMS if caps.threads else None},
         "firstComment": {"supported": caps.comment_text_limit is not None, "textLimit": caps.comment_text_limit},
+        "afterPublishing": {"editFields": sorted(caps.edit_fields), "deletable": caps.deletable},
     }
 
 

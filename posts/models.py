@@ -39,6 +39,24 @@ class CommentStatus(models.TextChoices):
     FAILED = "FAILED"
 
 
+class ActionKind(models.TextChoices):
+    """A change to an entry after it was published, on its platform."""
+
+    EDIT = "EDIT"
+    DELETE = "DELETE"
+
+
+class ActionStatus(models.TextChoices):
+    """An action's step: due (PENDING), being sent (SENDING, under a lease), done either way, or
+    SKIPPED: never sent, the entry's platform cannot take it (``reason`` says why)."""
+
+    PENDING = "PENDING"
+    SENDING = "SENDING"
+    DONE = "DONE"
+    FAILED = "FAILED"
+    SKIPPED = "SKIPPED"
+
+
 class LatePolicy(models.TextChoices):
     """What happens to an entry that reaches a worker later than the post's maxLatenessSeconds."""
 
@@ -155,6 +173,9 @@ class Post(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)  # indexed by post_created_status
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    unpublished_at = models.DateTimeField(
+        null=True, blank=True, help_text="When removing the post from its platforms was asked for (null: never)"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -240,6 +261,10 @@ class PostTarget(models.Model):
         help_text="This entry's platformFirstComments text, sent instead of the post's firstComment text (empty: "
         "none given for its platform)",
     )
+    # After publishing: when the entry was removed from its platform (null: it is still there), and
+    # when it was last edited or asked to be removed (null: never; its record then reads no actions).
+    unpublished_at = models.DateTimeField(null=True, blank=True)
+    last_action_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -279,6 +304,51 @@ class PostTarget(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.platform} ({self.status})"
+
+
+class PostTargetAction(models.Model):
+    """One change of a published entry on its platform (an edit, or its removal): the work row of
+    its platform step (claimed with a lease, fenced, retried; ``posts.pipeline.after_publishing``)
+    and, kept after it is done, the entry's history of what was changed, when, and how it ended.
+    The actions of one request (a PATCH, an unpublish) share ``request_id``; an entry's actions run
+    one after the other, in the order they were asked for."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("act"), editable=False)
+    target = models.ForeignKey(PostTarget, on_delete=models.CASCADE, related_name="actions")
+    request_id = models.CharField(max_length=40, help_text="The request (PATCH or unpublish) that asked for it")
+    kind = models.CharField(max_length=10, choices=ActionKind.choices)
+    status = models.CharField(max_length=10, choices=ActionStatus.choices, default=ActionStatus.PENDING)
+    changes = models.JSONField(default=dict, blank=True, help_text="An edit: the new values, {text?, title?}")
+    previous = models.JSONField(default=dict, blank=True, help_text="An edit: the values it replaces")
+    reason = models.TextField(blank=True, default="", help_text="SKIPPED: why the platform cannot take it")
+    error_code = models.CharField(max_length=40, blank=True, default="")
+    error_message = models.TextField(blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    due_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    sending = models.CharField(
+        max_length=40, blank=True, default="", help_text="The lease of the attempt that started sending"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=ActionKind.values), name="action_kind_valid"),
+            models.CheckConstraint(condition=Q(status__in=ActionStatus.values), name="action_status_valid"),
+        ]
+        indexes = [
+            models.Index(fields=["target", "created_at"], name="action_target_created"),
+            models.Index(fields=["request_id"], name="action_request"),
+            models.Index(
+                fields=["status", "due_at"], condition=Q(status__in=["PENDING", "SENDING"]), name="action_open"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.kind} ({self.status})"
 
 
 class PostRecord(models.Model):

@@ -255,6 +255,11 @@ CONFIG_SERIALIZERS: dict[str, type[serializers.Serializer]] = {
 }
 
 
+class PlatformTitleInput(strict.Serializer):
+    platform = choice(PLATFORM_VALUES, help_text="The platform whose entry gets this title.")
+    title = serializers.CharField(max_length=1000, help_text="Its new title (checked against its title limit).")
+
+
 class PlatformTextInput(strict.Serializer):
     platform = choice(PLATFORM_VALUES, help_text="The platform whose entry gets this text.")
     text = serializers.CharField(
@@ -576,10 +581,31 @@ class PostUpdateInput(PostCreateInput):
     queue = None  # type: ignore[assignment]
     thread = None  # type: ignore[assignment]
 
+    title = serializers.CharField(
+        required=False,
+        max_length=1000,
+        help_text="Published posts only: the new title of every entry whose platform's posts have one (a draft's "
+        "titles are in its platform configs)",
+    )
+    platformTitles = serializers.ListField(
+        child=PlatformTitleInput(),
+        required=False,
+        max_length=12,
+        help_text="Published posts only: a new title per platform (wins over title)",
+    )
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for field in self.fields.values():
             field.required = False
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        for name in ("title", "platformTitles"):
+            if name in attrs:
+                raise serializers.ValidationError(
+                    {name: "only for a published post (a draft's titles are in its platform configs)"}
+                )
+        return super().validate(attrs)
 
 
 class BulkItemInput(PostContentInput):

@@ -11,11 +11,11 @@ from typing import Any
 
 from rest_framework import serializers
 
-from core.fields import choice
+from core.fields import choice, format_instant
 from core.records import Key, Reader, Record, column, id_text, instant, listed, text_or_none
 from media.selectors import media_previews
 from platforms.base import Platform
-from posts.models import LatePolicy, Post, PostStatus, TargetStatus
+from posts.models import LatePolicy, Post, PostStatus, PostTargetAction, TargetStatus
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
 # prefix their entry fields carry in the record (``postType`` of INSTAGRAM → ``instagramPostType``).
@@ -111,6 +111,7 @@ POST_FIELDS = (
     "created_by_id",
     "created_at",
     "updated_at",
+    "unpublished_at",
 )
 TARGET_FIELDS = (
     "id",
@@ -134,6 +135,9 @@ TARGET_FIELDS = (
     "first_comment_text",
     "created_at",
     "updated_at",
+    "unpublished_at",
+    "last_action_at",
+    "actions",
 )
 
 
@@ -359,8 +363,115 @@ ENTRY_FIRST_COMMENT = Record(
         )
     }
 )
+
+
+# ``fields`` is the name of a Serializer attribute too: declared with type() (as posts.api.platforms).
+EntryEditOutput = type(
+    "EntryEditOutput",
+    (serializers.Serializer,),
+    {
+        "id": serializers.CharField(help_text="The edit's id."),
+        "requestId": serializers.CharField(help_text="The PATCH that asked for it (its `post.updated` event names it)"),
+        "requestedAt": serializers.DateTimeField(help_text="When the edit was asked for."),
+        "fields": serializers.ListField(child=choice(["text", "title"]), help_text="What the edit changes."),
+        "changes": serializers.DictField(help_text="The new values, by field (null for a SKIPPED edit)."),
+        "previous": serializers.DictField(help_text="The values they replace, by field."),
+        "status": choice(
+            ["PENDING", "SENDING", "DONE", "FAILED", "SKIPPED"],
+            help_text="PENDING/SENDING until the platform answers; DONE, FAILED (errorCode, errorMessage) or SKIPPED "
+            "(never sent: the platform cannot take it, `reason` says why)",
+        ),
+        "reason": serializers.CharField(allow_null=True, help_text="SKIPPED: why the platform cannot take it"),
+        "errorCode": serializers.CharField(allow_null=True, help_text="FAILED: the normalized errorCode"),
+        "errorMessage": serializers.CharField(allow_null=True, help_text="FAILED: the platform's words"),
+        "finishedAt": serializers.DateTimeField(allow_null=True, help_text="When it ended (null while open)."),
+    },
+)
+
+
+class EntryUnpublishOutput(serializers.Serializer):
+    status = choice(
+        ["PENDING", "SENDING", "DONE", "FAILED", "SKIPPED"],
+        help_text="DONE once the platform no longer has the post (one already gone counts); SKIPPED: the platform "
+        "cannot delete through its API (`reason`)",
+    )
+    requestedAt = serializers.DateTimeField(help_text="When removing it was asked for.")
+    reason = serializers.CharField(allow_null=True, help_text="SKIPPED: why the platform cannot delete it")
+    errorCode = serializers.CharField(allow_null=True, help_text="FAILED: the normalized errorCode")
+    errorMessage = serializers.CharField(allow_null=True, help_text="FAILED: the platform's words")
+    finishedAt = serializers.DateTimeField(allow_null=True, help_text="When it ended (null while open).")
+
+
+def _action(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "status": item["status"],
+        "requestedAt": item["requestedAt"],
+        "reason": item.get("reason") or None,
+        "errorCode": item.get("errorCode") or None,
+        "errorMessage": item.get("errorMessage") or None,
+        "finishedAt": item.get("finishedAt"),
+    }
+
+
+def _edits(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": item["id"],
+            "requestId": item["requestId"],
+            "fields": sorted(item.get("changes") or {}),
+            "changes": item.get("changes") or {},
+            "previous": item.get("previous") or {},
+            **_action(item),
+        }
+        for item in row["actions"] or []
+        if item["kind"] == "EDIT"
+    ]
+
+
+def _unpublish(row: dict[str, Any]) -> dict[str, Any] | None:
+    deletes = [item for item in row["actions"] or [] if item["kind"] == "DELETE"]
+    return _action(deletes[-1]) if deletes else None
+
+
+# Entries edited or asked to be removed after publishing only (others answer as they always did).
+ENTRY_AFTER_PUBLISHING = Record(
+    {
+        "edits": Key(
+            serializers.ListField(
+                child=EntryEditOutput(),
+                required=False,
+                help_text="Entries edited after publishing only: every edit asked for, oldest first, with its outcome "
+                "(the entry's history)",
+            ),
+            _edits,
+        ),
+        "unpublish": Key(
+            EntryUnpublishOutput(
+                required=False,
+                allow_null=True,
+                help_text="Entries of a post asked to be removed from its platforms only (else null): the last "
+                "removal asked for and its outcome",
+            ),
+            _unpublish,
+        ),
+        "unpublishedAt": Key(
+            serializers.DateTimeField(
+                required=False,
+                allow_null=True,
+                help_text="Entries edited or asked to be removed only: when the platform's copy was removed (null: "
+                "it is still there). The entry keeps its status and ids",
+            ),
+            instant("unpublished_at"),
+        ),
+    }
+)
 PlatformEntryOutput = ENTRY.serializer(
-    "PlatformEntryOutput", *ENTRY_CONFIG.values(), ENTRY_MEDIA, ENTRY_THREAD, ENTRY_FIRST_COMMENT
+    "PlatformEntryOutput",
+    *ENTRY_CONFIG.values(),
+    ENTRY_MEDIA,
+    ENTRY_THREAD,
+    ENTRY_FIRST_COMMENT,
+    ENTRY_AFTER_PUBLISHING,
 )
 
 
@@ -511,7 +622,22 @@ LATE = Record(
         ),
     }
 )
-PostOutput = POST.serializer("PostOutput", LATE, POST_THREAD, POST_FIRST_COMMENT, POST_PLATFORM_FIRST_COMMENTS)
+# Posts asked to be removed from their platforms only.
+POST_UNPUBLISHED = Record(
+    {
+        "unpublishedAt": Key(
+            serializers.DateTimeField(
+                required=False,
+                help_text="Posts asked to be removed from their platforms only: when (`POST /social-posts/{id}/unpublish`)."
+                " The status stays what publishing made it; each entry's `unpublish` says how its removal went",
+            ),
+            instant("unpublished_at"),
+        )
+    }
+)
+PostOutput = POST.serializer(
+    "PostOutput", LATE, POST_THREAD, POST_FIRST_COMMENT, POST_PLATFORM_FIRST_COMMENTS, POST_UNPUBLISHED
+)
 
 
 def _entry(
@@ -525,6 +651,7 @@ def _entry(
         **ENTRY_MEDIA.render(media),
         **(ENTRY_THREAD.render(row) if thread else {}),
         **(ENTRY_FIRST_COMMENT.render(row) if first_comment else {}),
+        **(ENTRY_AFTER_PUBLISHING.render(row) if row["last_action_at"] else {}),
     }
 
 
@@ -577,11 +704,44 @@ def _post(source: dict[str, Any]) -> dict[str, Any]:
         record.update(POST_FIRST_COMMENT.render(source))
     if source["platform_first_comments"]:
         record.update(POST_PLATFORM_FIRST_COMMENTS.render(source))
+    if source["unpublished_at"]:
+        record.update(POST_UNPUBLISHED.render(source))
     return record
 
 
 def post_record(post: Post) -> dict[str, Any]:
     """The record of one post model instance (its targets read fresh unless prefetched)."""
     rows = [{name: getattr(post, name) for name in POST_FIELDS}]
-    targets = [{name: getattr(target, name) for name in TARGET_FIELDS} for target in post.targets.all()]
+    entries = list(post.targets.all())
+    acted = [target.id for target in entries if target.last_action_at]  # none for a post never edited
+    actions = _actions_of(acted) if acted else {}
+    targets = [
+        {
+            **{name: getattr(target, name) for name in TARGET_FIELDS if name != "actions"},
+            "actions": actions.get(target.id),
+        }
+        for target in entries
+    ]
     return post_records(rows, targets)[0]
+
+
+def _actions_of(target_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The actions of these entries as the selectors' ``actions`` column reads them, one query."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for action in PostTargetAction.objects.filter(target_id__in=target_ids).order_by("created_at", "id"):
+        found.setdefault(action.target_id, []).append(
+            {
+                "id": action.id,
+                "requestId": action.request_id,
+                "kind": action.kind,
+                "status": action.status,
+                "changes": action.changes,
+                "previous": action.previous,
+                "reason": action.reason,
+                "errorCode": action.error_code,
+                "errorMessage": action.error_message,
+                "requestedAt": format_instant(action.created_at),
+                "finishedAt": format_instant(action.finished_at),
+            }
+        )
+    return found

@@ -25,6 +25,14 @@ def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
     return post
 
 
+def post_status(*, workspace_id: str, post_id: str) -> str:
+    """The post's status, or 404 (for posts of other workspaces too)."""
+    status = Post.objects.filter(workspace_id=workspace_id, id=post_id).values_list("status", flat=True).first()
+    if status is None:
+        raise NotFound(POST_NOT_FOUND)
+    return str(status)
+
+
 def _instant(column: str) -> str:
     """SQL of a timestamp column as the API writes it (:func:`core.fields.format_instant`: UTC,
     always milliseconds, ``Z``; NULL stays NULL). PostgreSQL's ``to_char`` costs a fraction of
@@ -53,7 +61,22 @@ _POST_COLUMNS = {
     "created_by_id": "p.created_by_id",
     "created_at": _instant("p.created_at"),
     "updated_at": _instant("p.updated_at"),
+    "unpublished_at": _instant("p.unpublished_at"),
 }
+_ACTION_JSON = (
+    "jsonb_build_object('id', a.id, 'requestId', a.request_id, 'kind', a.kind, 'status', a.status,"
+    " 'changes', a.changes, 'previous', a.previous, 'reason', a.reason, 'errorCode', a.error_code,"
+    " 'errorMessage', a.error_message, 'requestedAt', "
+    + _instant("a.created_at")
+    + ", 'finishedAt', "
+    + _instant("a.finished_at")
+    + ")"
+)
+_ACTIONS_SQL = (
+    "CASE WHEN t.last_action_at IS NULL THEN '[]' ELSE (SELECT coalesce(jsonb_agg("  # noqa: S608 (constant SQL)
+    + _ACTION_JSON
+    + " ORDER BY a.created_at, a.id), '[]') FROM posts_posttargetaction a WHERE a.target_id = t.id)::text END"
+)
 _TARGET_COLUMNS = {
     "id": "t.id",
     "post_id": "t.post_id",
@@ -76,10 +99,14 @@ _TARGET_COLUMNS = {
     "first_comment_text": "t.first_comment_text",
     "created_at": _instant("t.created_at"),
     "updated_at": _instant("t.updated_at"),
+    "unpublished_at": _instant("t.unpublished_at"),
+    "last_action_at": _instant("t.last_action_at"),
+    # An entry's edits and removals after publishing (read only for an entry that has any).
+    "actions": _ACTIONS_SQL,
 }
 assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
 _JSON_FIELDS = frozenset(
-    {"media_urls", "media_alt_texts", "config", "thread", "thread_items", "first_comment"}
+    {"media_urls", "media_alt_texts", "config", "thread", "thread_items", "first_comment", "actions"}
 )  # jsonb: Django's connection reads it as text
 _POST_SQL = ", ".join(_POST_COLUMNS.values())
 _TARGET_SQL = ", ".join(_TARGET_COLUMNS.values())

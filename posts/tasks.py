@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from posts.pipeline.after_publishing import run_actions
 from posts.pipeline.dispatcher import dispatch_due
 from posts.pipeline.first_comment import send_first_comments
 from posts.pipeline.publisher import publish_targets
@@ -29,6 +30,12 @@ def publish_target_task(target_id: str) -> int:
 def send_first_comments_task(target_ids: list[str]) -> int:
     """The first comment of each due entry among ``target_ids``, claimed before it is sent."""
     return send_first_comments(list(target_ids))
+
+
+@shared_task(name="posts.run_platform_actions", ignore_result=True)
+def run_platform_actions_task(action_ids: list[str]) -> int:
+    """Each due edit or delete among ``action_ids`` (after publishing), claimed before it is sent."""
+    return run_actions(list(action_ids))
 
 
 @shared_task(name="posts.dispatch_due", ignore_result=True)

@@ -32,8 +32,10 @@ from posts.queues import missing_queues, queue_missing_message
 
 NO_CONNECTION = "No valid connection found"
 TIKTOK_PRIVACY_REQUIRED = "Privacy level is required for TikTok posts"
-_TITLE_KEYS = {"TIKTOK": "title", "YOUTUBE": "videoTitle", "PINTEREST": "title", "LINKEDIN": "documentTitle"}
-_TITLE_KEYS["FACEBOOK"] = "videoTitle"
+# The config key of each platform whose posts have a title (what a title edit after publishing changes).
+TITLE_KEYS = {"TIKTOK": "title", "YOUTUBE": "videoTitle", "PINTEREST": "title", "LINKEDIN": "documentTitle"}
+TITLE_KEYS["FACEBOOK"] = "videoTitle"
+_TITLE_KEYS = TITLE_KEYS
 # When several issues carry codes, the error answered names the first of these that occurs.
 _CODE_PRIORITY = (
     "connection_not_found",

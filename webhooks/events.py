@@ -24,6 +24,8 @@ EVENT_NAMES = (
     "post.missed",
     "post.first_comment.published",
     "post.first_comment.failed",
+    "post.updated",
+    "post.unpublished",
     "account.unauthorized",
     "account.disconnected",
     "image.completed",

@@ -112,6 +112,40 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             },
         },
     },
+    "WebhookAfterPublishingData": {
+        "type": "object",
+        "required": ["post", "requestId", "entries"],
+        "properties": {
+            "post": {"allOf": [_ref("WebhookPostRecord")], "description": "The post, as it is now."},
+            "requestId": _text("The request (PATCH or unpublish) whose outcomes these are; its answer named it."),
+            "entries": {
+                "type": "array",
+                "description": "Every entry the request concerned, with its outcome.",
+                "items": {
+                    "type": "object",
+                    "required": ["platformId", "platform", "status", "fields", "reason", "errorCode", "errorMessage"],
+                    "properties": {
+                        "platformId": _text("The entry's id."),
+                        "platform": _text("The entry's platform."),
+                        "status": {
+                            "type": "string",
+                            "enum": ["DONE", "FAILED", "SKIPPED"],
+                            "description": "DONE on the platform; FAILED (errorCode, errorMessage; unknown_outcome: "
+                            "check the platform); SKIPPED: never sent, the platform cannot take it (reason).",
+                        },
+                        "fields": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "post.updated: the fields changed (text, title).",
+                        },
+                        "reason": {**_NULLABLE_STRING, "description": "SKIPPED: why."},
+                        "errorCode": {**_NULLABLE_STRING, "description": "FAILED: the normalized errorCode."},
+                        "errorMessage": {**_NULLABLE_STRING, "description": "FAILED: the platform's words."},
+                    },
+                },
+            },
+        },
+    },
     "WebhookFirstCommentData": {
         "type": "object",
         "required": ["post", "platformId", "platform", "firstComment"],
@@ -263,6 +297,18 @@ EVENT_DATA: dict[str, tuple[str, str, str]] = {
         "First comment failed",
         "An entry's firstComment could not be posted (or its outcome is unknown: errorCode unknown_outcome); the "
         "post itself is live.",
+    ),
+    "post.updated": (
+        "WebhookAfterPublishingData",
+        "Published post edited",
+        "Every entry of an edit of a published post (PATCH) has its outcome on its platform: one event per request, "
+        "naming each entry's outcome.",
+    ),
+    "post.unpublished": (
+        "WebhookAfterPublishingData",
+        "Post removed from its platforms",
+        "Every entry of a POST /social-posts/{id}/unpublish has its outcome: one event per request, naming each "
+        "entry's outcome; the record stays.",
     ),
     "account.unauthorized": (
         "WebhookAccountUnauthorizedData",

@@ -182,6 +182,18 @@ class PlatformFirstCommentOutput(serializers.Serializer):
     )
 
 
+class PlatformAfterPublishingOutput(serializers.Serializer):
+    editFields = serializers.ListField(
+        child=choice(["media", "text", "title"]),
+        help_text="What PATCH of a published post can change on this platform (empty: its API edits nothing; the "
+        "entry is answered SKIPPED with the reason)",
+    )
+    deletable = serializers.BooleanField(
+        help_text="POST /social-posts/{id}/unpublish removes the post from this platform (false: SKIPPED, remove "
+        "it in the platform's app)"
+    )
+
+
 class PlatformOutput(serializers.Serializer):
     platform = choice(PLATFORM_VALUES, help_text="The platform.")
     contentTypes = serializers.ListField(child=choice(ContentType.values), help_text="The `contentType`s it publishes.")
@@ -192,6 +204,7 @@ class PlatformOutput(serializers.Serializer):
     analytics = PlatformAnalyticsOutput(help_text="The figures it reports.")
     thread = PlatformThreadOutput(help_text="Whether it publishes threads.")
     firstComment = PlatformFirstCommentOutput(help_text="Whether it posts a first comment, and its comment limit.")
+    afterPublishing = PlatformAfterPublishingOutput(help_text="What can be edited or deleted once it is published.")
 
 
 class PlatformListOutput(serializers.Serializer):
@@ -232,6 +245,7 @@ _EXAMPLE = {
             "analytics": {"metrics": ["likes", "comments", "shares"], "followers": True},
             "thread": {"supported": True, "maxItems": 24},
             "firstComment": {"supported": True, "textLimit": 300},
+            "afterPublishing": {"editFields": [], "deletable": True},
         }
     ]
 }
@@ -259,7 +273,9 @@ class PlatformListView(APIView):
             "`media_aspect_ratio`, `media_resolution`, `media_duration`, `media_frame_rate`, `media_bitrate`, "
             "`media_codec`); what is measured of a file is checked once its upload has been probed (`GET "
             "/media-files`, seconds after it is stored), and a file the probe could not read is refused "
-            "(`media_unusable`) with its reason."
+            "(`media_unusable`) with its reason. `afterPublishing` says what a "
+            "PATCH of a published post can change there and whether `POST /social-posts/{id}/unpublish` deletes "
+            "its copy."
         ),
         responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],

@@ -12,7 +12,7 @@ from core import serializers as strict
 from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
-from posts.payloads import PLATFORM_VALUES, choice
+from posts.payloads import PLATFORM_VALUES, PlatformTextInput, PlatformTitleInput, choice
 from posts.rendering import FirstCommentResultOutput, PostOutput, ThreadItemResultOutput
 
 
@@ -50,6 +50,52 @@ class PostRetryInput(strict.Serializer):
             "The entries to retry: entry ids (`platformId`) or platform names; missing or empty: every failed entry."
         ),
     )
+
+
+class PublishedPostEditInput(strict.Serializer):
+    """PATCH of a COMPLETED or PARTIAL_FAILURE post: what can change on the platforms."""
+
+    text = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100_000,
+        trim_whitespace=False,
+        help_text="The new text of every entry without its own platformTexts item",
+    )
+    platformTexts = serializers.ListField(
+        child=PlatformTextInput(), required=False, max_length=12, help_text="New text per platform (wins over text)"
+    )
+    title = serializers.CharField(
+        required=False,
+        max_length=1000,
+        help_text="The new title of every entry whose platform's posts have one (YOUTUBE, PINTEREST, FACEBOOK video, "
+        "LINKEDIN document, TIKTOK)",
+    )
+    platformTitles = serializers.ListField(
+        child=PlatformTitleInput(), required=False, max_length=12, help_text="New title per platform (wins over title)"
+    )
+
+    def to_internal_value(self, data: Any) -> Any:
+        unknown = sorted(name for name in data if name not in self.fields) if isinstance(data, dict) else []
+        if unknown:
+            raise serializers.ValidationError(
+                {
+                    name: "cannot be changed on a published post (only text, platformTexts, title, platformTitles)"
+                    for name in unknown
+                }
+            )
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError(
+                {"text": "a published post's edit needs text, platformTexts, title or platformTitles"}
+            )
+        for name in ("platformTexts", "platformTitles"):
+            items = attrs.get(name) or []
+            if len({item["platform"] for item in items}) != len(items):
+                raise serializers.ValidationError({name: "must name each platform once"})
+        return attrs
 
 
 # --- outputs ---------------------------------------------------------------------------------
@@ -166,3 +212,49 @@ class PostValidateOutput(serializers.Serializer):
     valid = serializers.BooleanField(help_text="true when a create with this body would be accepted.")
     issues = ValidationIssueOutput(many=True, help_text="Every problem found (empty when valid).")
     skippedPlatforms = SkippedPlatformOutput(many=True, help_text="Targets the create would leave out.")
+
+
+ActionReportEntryOutput = type(
+    "ActionReportEntryOutput",
+    (serializers.Serializer,),
+    {
+        "platformId": serializers.CharField(help_text="The entry's id."),
+        "platform": choice(PLATFORM_VALUES, help_text="The entry's platform."),
+        "outcome": choice(
+            ["QUEUED", "SKIPPED", "UNCHANGED"],
+            help_text="QUEUED: sent to the platform next (its result in the entry's `edits` / `unpublish` and in the "
+            "request's event); SKIPPED: never sent, `reason` says why; UNCHANGED: nothing to do for this entry (same "
+            "values, or its removal is done or under way)",
+        ),
+        "fields": serializers.ListField(child=choice(["text", "title"]), help_text="An edit: the fields it changes."),
+        "reason": serializers.CharField(allow_null=True, help_text="SKIPPED: why (the platform cannot take it, ...)."),
+    },
+)
+
+
+class ActionReportOutput(serializers.Serializer):
+    requestId = serializers.CharField(help_text="Names this request's actions and its event.")
+    entries = ActionReportEntryOutput(many=True, help_text="One item per entry of the post, in entry order.")
+
+
+PostChangeOutput = type(
+    "PostChangeOutput",
+    (PostOutput,),
+    {
+        "editReport": ActionReportOutput(
+            required=False,
+            help_text="Published posts only: per entry, what the edit does on its platform; the outcomes follow in "
+            "`post.updated`",
+        )
+    },
+)
+PostUnpublishOutput = type(
+    "PostUnpublishOutput",
+    (PostOutput,),
+    {
+        "unpublishReport": ActionReportOutput(
+            help_text="Per entry, what removing the post does on its platform; the outcomes follow in "
+            "`post.unpublished`"
+        )
+    },
+)

@@ -18,6 +18,7 @@ from posts import read_model
 from posts.api.serializers import (
     RESULT_FIELDS,
     BulkOutput,
+    PostChangeOutput,
     PostCreateOutput,
     PostDeleteOutput,
     PostListOutput,
@@ -28,11 +29,13 @@ from posts.api.serializers import (
     PostResultsOutput,
     PostRetryInput,
     PostRetryOutput,
+    PostUnpublishOutput,
     PostValidateOutput,
+    PublishedPostEditInput,
 )
 from posts.payloads import TARGETING_DESCRIPTION, BulkBatchInput, PostCreateInput, PostUpdateInput
 from posts.rendering import post_record, post_records
-from posts.selectors import post_page, post_row
+from posts.selectors import post_page, post_row, post_status
 from posts.services import (
     creation_result,
     post_create,
@@ -46,6 +49,7 @@ from posts.services import (
     require_for_timing,
     timing_of,
 )
+from posts.services.after_publishing import EDITABLE_STATUSES, post_edit_published, post_unpublish
 from posts.services.creation import DRAFT
 from posts.validation import Issue, build_plan
 from workspaces.authentication import access_of
@@ -128,6 +132,15 @@ _FIRST_COMMENT_CHANGE_EXAMPLE = OpenApiExample(
     value={"firstComment": {"text": "Details: https://example.com/launch", "delaySeconds": 0}},
 )
 
+_PUBLISHED_EDIT_EXAMPLE = OpenApiExample(
+    "Fix a typo on every platform that edits, and YouTube's title",
+    request_only=True,
+    value={
+        "text": "Our spring collection is here (now with sizes XS to XXL)",
+        "platformTitles": [{"platform": "YOUTUBE", "title": "Spring collection 2026"}],
+    },
+)
+
 
 def _valid(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
     return validated(serializer_class, data, partial=partial)
@@ -145,6 +158,7 @@ class PostViewSet(viewsets.GenericViewSet):
         "create": Permission.POSTS_DRAFT,
         "partial_update": Permission.POSTS_DRAFT,
         "destroy": Permission.POSTS_DRAFT,
+        "unpublish": Permission.POSTS_PUBLISH,
         "publish": Permission.POSTS_DRAFT,
         "unschedule": Permission.POSTS_DRAFT,
         "validate": Permission.POSTS_DRAFT,
@@ -217,26 +231,45 @@ class PostViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         operation_id="updatePost",
-        summary="Change a draft or scheduled post",
-        description="Omitted fields keep their values. Sending `platforms` rebuilds every platform entry and "
-        "config from this request alone; the media are replaced only when `mediaUrls` is sent with it (an "
-        "omitted `mediaUrls` keeps the stored media, `[]` removes them). `mediaUrls` without `platforms` is "
-        "ignored; `mediaAltTexts` labels the media the post will have (the stored ones unless `mediaUrls` "
-        "replaces them), with or without `platforms`: at most one per item (400 otherwise).",
+        summary="Change a draft or scheduled post, or edit a published one on its platforms",
+        description="**Draft or scheduled post**: omitted fields keep their values. Sending `platforms` rebuilds "
+        "every platform entry and config from this request alone; the media are replaced only when `mediaUrls` is "
+        "sent with it (an omitted `mediaUrls` keeps the stored media, `[]` removes them). `mediaUrls` without "
+        "`platforms` is ignored; `mediaAltTexts` labels the media the post will have (the stored ones unless "
+        "`mediaUrls` replaces them), with or without `platforms`: at most one per item (400 otherwise).\n\n"
+        "**COMPLETED or PARTIAL_FAILURE post** (needs posts.publish too): only `text`, `platformTexts`, `title` and "
+        "`platformTitles` (`PublishedPostEditInput`; any other field is a 400 naming it) edit each published entry "
+        "on its platform, where the platform lets its API change that field (`GET /platforms`, `afterPublishing."
+        "editFields`). The new values are checked with the publishing validation first (400 listing every "
+        "problem, nothing sent). The answer is the post with `editReport`: per entry QUEUED, SKIPPED with the "
+        "reason (the platform cannot change that field, the entry is not live, or it was removed) or UNCHANGED. "
+        "Each QUEUED edit is sent once (claimed, fenced, retried on transient errors; an unknown outcome is never "
+        "re-sent and ends FAILED `unknown_outcome`); its outcome lands in the entry's `edits` history and, once "
+        "every entry's is known, in one `post.updated` event. The post's `text` takes the new text now; an entry's "
+        "own text and title when its platform confirms. Other states: 400 `post_not_editable`, as is a post "
+        "removed from its platforms.",
         parameters=[_ID],
         request=PostUpdateInput,
-        responses={200: PostOutput},
-        examples=[_FIRST_COMMENT_CHANGE_EXAMPLE, _PLATFORM_FIRST_COMMENTS_CHANGE_EXAMPLE],
+        responses={200: PostChangeOutput},
+        examples=[_FIRST_COMMENT_CHANGE_EXAMPLE, _PLATFORM_FIRST_COMMENTS_CHANGE_EXAMPLE, _PUBLISHED_EDIT_EXAMPLE],
     )
     def partial_update(self, request: Request, id: str) -> Response:
+        access = access_of(request)
+        if post_status(workspace_id=access.workspace.id, post_id=id) in EDITABLE_STATUSES:
+            access.require(Permission.POSTS_PUBLISH)
+            data = _valid(PublishedPostEditInput, request.data)
+            report = post_edit_published(workspace_id=access.workspace.id, post_id=id, changes=data)
+            return Response({**post_record(report.post), "editReport": report.as_dict()})
         changes = _valid(PostUpdateInput, request.data, partial=True)
-        post = post_update(workspace_id=access_of(request).workspace.id, post_id=id, changes=changes)
+        post = post_update(workspace_id=access.workspace.id, post_id=id, changes=changes)
         return Response(post_record(post))
 
     @extend_schema(
         operation_id="deletePost",
-        summary="Delete a post",
-        description="409 `conflict` while any platform entry is being published.",
+        summary="Delete a post (our record only)",
+        description="Deletes the post and its record here; a post already published stays live on its platforms "
+        "(use `POST /social-posts/{id}/unpublish` to remove it there and keep the record). 409 `conflict` while "
+        "any platform entry is being published, edited or removed.",
         parameters=[_ID],
         request=None,
         responses={200: PostDeleteOutput},
@@ -244,6 +277,29 @@ class PostViewSet(viewsets.GenericViewSet):
     def destroy(self, request: Request, id: str) -> Response:
         post_delete(workspace_id=access_of(request).workspace.id, post_id=id, actor=actor_of_request(request))
         return Response({"deleted": True})
+
+    @extend_schema(
+        operation_id="unpublishPost",
+        summary="Remove a published post from its platforms, keeping the record",
+        description="A COMPLETED or PARTIAL_FAILURE post (else 400 `post_not_published`). Each published entry "
+        "whose platform lets its API delete a post (`GET /platforms`, `afterPublishing.deletable`) is deleted "
+        "there once (claimed, fenced, retried on transient errors; a post the platform no longer has counts as "
+        "deleted, so a delete interrupted mid-call is safely sent again); the others are answered SKIPPED with the "
+        "reason. The post and its entries stay here, with their status, ids and analytics: the post gets "
+        "`unpublishedAt`, each entry `unpublish` (its outcome) and `unpublishedAt` once its copy is gone; the "
+        "outcomes follow in one `post.unpublished` event. Asking again is harmless (UNCHANGED for entries "
+        "removed or being removed). A removed post cannot be edited.",
+        parameters=[_ID, IDEMPOTENCY_HEADER],
+        request=None,
+        responses={200: PostUnpublishOutput},
+    )
+    @action(detail=True, methods=["post"])
+    @idempotent
+    def unpublish(self, request: Request, id: str) -> Response:
+        report = post_unpublish(
+            workspace_id=access_of(request).workspace.id, post_id=id, actor=actor_of_request(request)
+        )
+        return Response({**post_record(report.post), "unpublishReport": report.as_dict()})
 
     @extend_schema(
         operation_id="getPostResults",

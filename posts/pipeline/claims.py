@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.db import connection
 
 from posts.models import LatePolicy, PostStatus, TargetStatus
+from posts.pipeline import step
 
 # A target is only ever sent while its post has left DRAFT/SCHEDULED (claimed, queued or retried).
 UNSENDABLE_POST_STATUSES = [PostStatus.DRAFT.value, PostStatus.SCHEDULED.value]
@@ -138,12 +139,4 @@ def claim_started_sending(claim: Claim) -> bool:
         return cursor.rowcount == 1
 
 
-def started_sending(marker: object, lease_until: dt.datetime) -> bool:
-    """Whether ``marker`` (a ``SENDING_KEY`` value) says that the attempt holding ``lease_until``
-    started sending; a marker of an earlier attempt says nothing about this one."""
-    if not isinstance(marker, str):
-        return False
-    try:
-        return dt.datetime.fromisoformat(marker) == lease_until
-    except ValueError:
-        return False
+started_sending = step.started_sending

@@ -18,6 +18,7 @@ PUBLISH_TARGETS = "posts.publish_targets"
 # The queue config.celery routes this app's tasks to (QUEUE_BY_APP["posts"]).
 PUBLISH_QUEUE = "publish"
 SEND_FIRST_COMMENTS = "posts.send_first_comments"
+RUN_PLATFORM_ACTIONS = "posts.run_platform_actions"
 
 
 def enqueue_targets(target_ids: Iterable[str], *, countdown: float | None = None) -> None:
@@ -37,6 +38,15 @@ def enqueue_first_comments(target_ids: Iterable[str], *, countdown: float | None
     size = settings.PUBLISH_TASK_BATCH
     for start in range(0, len(ids), size):
         app.send_task(SEND_FIRST_COMMENTS, args=[ids[start : start + size]], countdown=_countdown(countdown))
+
+
+def enqueue_actions(action_ids: Iterable[str], *, countdown: float | None = None) -> None:
+    """``posts.run_platform_actions`` tasks (edits and deletes after publishing, batches as
+    :func:`enqueue_targets`): a wake-up call only; the task claims each action before sending it."""
+    ids = list(action_ids)
+    size = settings.PUBLISH_TASK_BATCH
+    for start in range(0, len(ids), size):
+        app.send_task(RUN_PLATFORM_ACTIONS, args=[ids[start : start + size]], countdown=_countdown(countdown))
 
 
 def _countdown(countdown: float | None) -> float | None:

@@ -1,5 +1,5 @@
-"""The first comment of an entry: one more step after the post is live, with the publish attempt's
-rules (DESIGN.md §5) on columns of its own, so that the entry's status and the post's final event
+"""The first comment of an entry: one more platform step (``posts.pipeline.step``) after the post
+is live, on columns of its own (``COLUMNS``), so that the entry's status and the post's final event
 never wait for it.
 
 - Scheduled by the very statement that records the entry PUBLISHED (``outcomes.record``): PENDING,
@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import random
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
@@ -37,11 +36,11 @@ from core import work
 from core.errors import ApplicationError
 from platforms import registry
 from platforms.base import (
-    AuthError,
+    Credentials,
     ErrorCode,
     NotSupported,
-    Permanent,
     Platform,
+    PlatformClient,
     PlatformError,
     PostRef,
     PublishRequest,
@@ -50,9 +49,9 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
-from platforms.http import before_creates
 from posts.models import CommentStatus, Post, PostTarget
-from posts.pipeline.claims import SENDING_KEY, started_sending
+from posts.pipeline import step
+from posts.pipeline.claims import SENDING_KEY
 from posts.pipeline.enqueue import enqueue_first_comments
 from posts.rendering import post_record
 from webhooks.events import emit_event
@@ -61,7 +60,6 @@ logger = logging.getLogger(__name__)
 
 PUBLISHED_EVENT = "post.first_comment.published"
 FAILED_EVENT = "post.first_comment.failed"
-BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
 UNKNOWN_MESSAGE = "The platform did not confirm whether the comment was created ({detail}). Check the post."
 INTERRUPTED_MESSAGE = "Sending the comment was interrupted; check the post for it."
 NOT_SENT_MESSAGE = "Sending the comment was interrupted before anything was sent, on every attempt; retry it."
@@ -72,32 +70,21 @@ def comment_key(target_id: str) -> str:
     return f"{target_id}.comment"
 
 
-@dataclass(frozen=True)
-class CommentClaim:
-    """A comment this worker owns until ``lease_until`` (the fencing token of its writes)."""
+# A comment claimed by this worker until ``lease_until`` (the fencing token of its writes).
+CommentClaim = step.RowClaim
 
-    target_id: str
-    lease_until: dt.datetime
-    attempts: int
-
-
-_CLAIM_SQL = """
-UPDATE posts_posttarget
-SET comment_status = %(sending)s, comment_lease_until = %(lease)s, comment_attempts = comment_attempts + 1
-WHERE id = ANY(%(ids)s) AND comment_status = %(pending)s AND comment_due_at <= %(now)s
-RETURNING id, comment_attempts
-"""
-
-_STARTED_SENDING_SQL = """
-UPDATE posts_posttarget
-SET first_comment = first_comment || jsonb_build_object(%(key)s, %(marker)s::text)
-WHERE id = %(id)s AND comment_status = %(sending)s AND comment_lease_until = %(lease)s
-"""
-
-
-class _NotStarted(Exception):
-    """The comment's call did not leave: its claim was taken over, or recording that it starts
-    sending failed."""
+# The comment's work on the entry's row: its own status, due time, lease and attempts; the start of
+# sending is recorded in ``first_comment`` (under ``SENDING_KEY``).
+COLUMNS = step.StepColumns(
+    table="posts_posttarget",
+    status="comment_status",
+    due="comment_due_at",
+    lease="comment_lease_until",
+    attempts="comment_attempts",
+    pending=CommentStatus.PENDING.value,
+    sending=CommentStatus.SENDING.value,
+    start_expression=f"first_comment = first_comment || jsonb_build_object('{SENDING_KEY}', %(marker)s::text)",
+)
 
 
 def queue_scheduled(scheduled: list[tuple[str, dt.datetime]], *, now: dt.datetime) -> None:
@@ -109,28 +96,64 @@ def queue_scheduled(scheduled: list[tuple[str, dt.datetime]], *, now: dt.datetim
         _queue_at(target_id, max((due_at - now).total_seconds(), 0.0))
 
 
+class _CommentStep:
+    """The first comment as a platform step: each claimed just before its call (one by one), so
+    its lease covers that call alone, never a wait behind the others of the batch."""
+
+    name = "first_comment"
+    one_by_one = True
+
+    def claim(self, ids: list[str], *, now: dt.datetime) -> list[CommentClaim]:
+        return _claim(ids, now=now)
+
+    def requeue_early(self, ids: list[str], claims: list[CommentClaim]) -> None:
+        owned = {claim.target_id for claim in claims}
+        for target_id in ids:
+            if target_id not in owned:
+                _requeue_early(target_id)
+
+    def prepare(self, claims: list[CommentClaim], errors: list[BaseException]) -> list[_Call]:
+        calls = []
+        for claim in claims:
+            try:
+                call = _prepare(claim)
+            except Exception as exc:
+                logger.exception("first comment of %s raised", claim.target_id)
+                errors.append(exc)
+                continue
+            if call is not None:
+                calls.append(call)
+        return calls
+
+    def call(self, call: _Call) -> PublishResult:
+        with step.send(call.sending):
+            return call.client.comment(call.creds, call.request, call.state)
+
+    def write(self, arrived: list[work.Arrived[_Call, PublishResult]], errors: list[BaseException]) -> None:
+        for answer in arrived:
+            try:
+                _finish(answer.item, answer.value, answer.error)
+            except Exception as exc:
+                logger.exception("first comment of %s raised", answer.item.claim.target_id)
+                errors.append(exc)
+
+
+@dataclass
+class _Call:
+    claim: CommentClaim
+    target: PostTarget
+    client: PlatformClient
+    creds: Credentials
+    request: PublishRequest
+    state: dict[str, Any]
+    sending: step.Sending
+
+
 def send_first_comments(target_ids: list[str]) -> int:
-    """Claim each due PENDING comment of ``target_ids`` and send it once. Each is claimed just
-    before its call, so its lease covers that call alone, never a wait behind the others of the
-    batch. Safe to run any number of times: what is not claimed is left alone (one that arrived
-    early is queued again for its time). Returns how many this call attempted."""
-    ids = list(dict.fromkeys(target_ids))
-    errors: list[BaseException] = []
-    attempted = 0
-    for target_id in ids:
-        claims = _claim([target_id], now=timezone.now())
-        if not claims:
-            _requeue_early(target_id)
-            continue
-        attempted += 1
-        try:
-            _attempt(claims[0])
-        except Exception as exc:
-            logger.exception("first comment of %s raised", target_id)
-            errors.append(exc)
-    if errors:
-        raise errors[0]
-    return attempted
+    """Claim each due PENDING comment of ``target_ids`` and send it once (``step.run``). Safe to
+    run any number of times: what is not claimed is left alone (one that arrived early is queued
+    again for its time). Returns how many this call attempted."""
+    return step.run(COMMENT_STEP, list(target_ids), width=1)
 
 
 def _requeue_early(target_id: str) -> None:
@@ -149,92 +172,74 @@ def _requeue_early(target_id: str) -> None:
 
 
 def _claim(target_ids: list[str], *, now: dt.datetime) -> list[CommentClaim]:
-    if not target_ids:
-        return []
-    lease_until = now + dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS)
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            _CLAIM_SQL,
-            {
-                "ids": target_ids,
-                "now": now,
-                "lease": lease_until,
-                "sending": CommentStatus.SENDING.value,
-                "pending": CommentStatus.PENDING.value,
-            },
-        )
-        rows = cursor.fetchall()
-    return [CommentClaim(target_id=row[0], lease_until=lease_until, attempts=row[1]) for row in rows]
+    return step.claim_rows(COLUMNS, target_ids, now=now)
 
 
-def _attempt(claim: CommentClaim) -> None:
-    """One attempt: read, call the platform outside any transaction, write what came back fenced."""
+def _prepare(claim: CommentClaim) -> _Call | None:
+    """Read what the comment's call needs; a comment that cannot be sent is written here (None)."""
     target = PostTarget.objects.select_related("post", "account").filter(id=claim.target_id).first()
     if target is None:
-        return
+        return None
     text = target.first_comment_text or str((target.post.first_comment or {}).get("text") or "")
     state: dict[str, Any] = dict((target.first_comment or {}).get("state") or {})
     account = target.account
     if account is None:
         fail(claim, ErrorCode.INVALID_REQUEST, "The connected account was removed before the comment was sent")
-        return
+        return None
     if account.status == AccountStatus.UNAUTHORIZED:
         fail(claim, ErrorCode.AUTH_EXPIRED, "The account is unauthorized. Reconnect it; the comment was not sent.")
-        return
+        return None
     try:
         creds = account_credentials(account=account)
     except ApplicationError:
         fail(claim, ErrorCode.INVALID_REQUEST, "The connected account was removed before the comment was sent")
-        return
+        return None
     except PlatformError as exc:
         _on_error(claim, target, exc, state)
-        return
+        return None
     on = PostRef(target.platform_post_id, _cid_of(target))
     request = PublishRequest(
         target_id=comment_key(target.id), content_type="TEXT", text=text, reply_to=ReplyTo(root=on, parent=on)
     )
-    client = registry.get_client(target.platform)
-    try:
-        with before_creates(partial(_start_sending, claim)):
-            result = client.comment(creds, request, state)
-    except _NotStarted:
+    sending = step.Sending(claim.lease_until, partial(_record_start, claim), label=f"the comment of {claim.target_id}")
+    return _Call(claim, target, registry.get_client(target.platform), creds, request, state, sending)
+
+
+def _finish(call: _Call, result: PublishResult | None, exc: BaseException | None) -> None:
+    """Every path of one attempt after its call ends in a fenced write."""
+    claim, target, state = call.claim, call.target, call.state
+    if isinstance(exc, step.NotStarted) and exc.taken_over:
+        return  # another holder's now; nothing was sent
+    if isinstance(exc, step.LeaseRunningOut | step.NotStarted):
+        retry(claim, delay=0.0, state=state, count_attempt=False)  # nothing was sent: again, at once
         return
-    except PlatformError as exc:
+    if isinstance(exc, PlatformError):
         _on_error(claim, target, exc, state)
         return
-    except NotSupported:
+    if isinstance(exc, NotSupported):
         fail(claim, ErrorCode.INVALID_REQUEST, f"{target.platform} has no comment API")
         return
-    except Exception as exc:  # a bug or an unreadable answer after sending: the comment may exist
-        logger.exception("first comment of %s raised an unclassified error", claim.target_id)
+    if exc is not None:  # a bug or an unreadable answer after sending: the comment may exist
+        logger.error(
+            "first comment of %s raised an unclassified error",
+            claim.target_id,
+            exc_info=(type(exc), exc, exc.__traceback__),
+        )
         _on_error(claim, target, UnknownOutcome(f"unexpected error: {type(exc).__name__}"), state)
         return
+    assert result is not None
     record_result(claim, result)
+
+
+def _record_start(claim: CommentClaim) -> bool:
+    return step.record_start(COLUMNS, claim)
 
 
 def _start_sending(claim: CommentClaim) -> None:
     """Right before the comment's call leaves: record, fenced, that this attempt starts sending
-    (until then a lost worker has sent nothing). Raises ``_NotStarted`` (the call does not leave)
-    when the claim was taken over or the record could not be written: the sweeper, finding no
-    record once the lease runs out, sends the comment again."""
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _STARTED_SENDING_SQL,
-                {
-                    "key": SENDING_KEY,
-                    "marker": claim.lease_until.isoformat(),
-                    "id": claim.target_id,
-                    "sending": CommentStatus.SENDING.value,
-                    "lease": claim.lease_until,
-                },
-            )
-            recorded = cursor.rowcount == 1
-    except Exception as exc:
-        logger.warning("could not record that the comment of %s starts sending: %s", claim.target_id, exc)
-        raise _NotStarted from exc
-    if not recorded:
-        raise _NotStarted
+    (until then a lost worker has sent nothing). Raises ``step.NotStarted`` (the call does not
+    leave) when the claim was taken over or the record could not be written."""
+    step.Sending(claim.lease_until, partial(_record_start, claim), label=claim.target_id).start()
 
 
 def _cid_of(target: PostTarget) -> str:
@@ -256,30 +261,19 @@ def record_result(claim: CommentClaim, result: PublishResult) -> bool:
 
 
 def _on_error(claim: CommentClaim, target: PostTarget, exc: PlatformError, state: dict[str, Any]) -> None:
-    if isinstance(exc, AuthError):
-        fail(claim, exc.error_code, exc.message)
-        if target.account_id:
-            account_mark_unauthorized(account_id=target.account_id, reason=exc.message)
-    elif isinstance(exc, UnknownOutcome):
+    decision = step.decide(exc, attempts=claim.attempts, unknown_message=UNKNOWN_MESSAGE)
+    if decision.verdict is step.Verdict.UNKNOWN:
         if CAPABILITIES[Platform(target.platform)].idempotent_publish == "key":
-            _retry_or_fail(claim, exc, state)  # re-sent under the same key: the platform dedupes it
+            # re-sent under the same key: the platform dedupes it
+            decision = step.retry_or_fail(exc, attempts=claim.attempts, unknown_message=UNKNOWN_MESSAGE)
         else:
-            fail(claim, ErrorCode.UNKNOWN_OUTCOME, UNKNOWN_MESSAGE.format(detail=exc.message))
-    elif isinstance(exc, Permanent) or type(exc) is PlatformError:
-        fail(claim, exc.error_code, exc.message)
-    else:  # RateLimited, QuotaExhausted, Transient: nothing was created
-        _retry_or_fail(claim, exc, state)
-
-
-def _retry_or_fail(claim: CommentClaim, exc: PlatformError, state: dict[str, Any]) -> None:
-    if claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
-        message = UNKNOWN_MESSAGE.format(detail=exc.message) if isinstance(exc, UnknownOutcome) else exc.message
-        fail(claim, exc.error_code, message)
+            decision = step.Decision(step.Verdict.FAIL, ErrorCode.UNKNOWN_OUTCOME, decision.message)
+    if decision.verdict is step.Verdict.RETRY:
+        retry(claim, delay=decision.delay, state=state, error_code=decision.error_code)
         return
-    delay = work.backoff_seconds(claim.attempts, BACKOFF_SECONDS)
-    if exc.retry_at is not None:
-        delay = max(delay, (exc.retry_at - timezone.now()).total_seconds() + random.uniform(0.0, 1.0))
-    retry(claim, delay=delay, state=state, error_code=exc.error_code)
+    fail(claim, decision.error_code, decision.message)
+    if decision.verdict is step.Verdict.AUTH and target.account_id:
+        account_mark_unauthorized(account_id=target.account_id, reason=exc.message)
 
 
 def fail(claim: CommentClaim, error_code: str, message: str) -> bool:
@@ -318,9 +312,7 @@ def retry(
 
 
 def _fenced(claim: CommentClaim) -> QuerySet[PostTarget]:
-    return PostTarget.objects.filter(
-        id=claim.target_id, comment_status=CommentStatus.SENDING, comment_lease_until=claim.lease_until
-    )
+    return PostTarget.objects.filter(**step.fenced_filter(COLUMNS, claim))
 
 
 def _write(claim: CommentClaim, status: CommentStatus, result: dict[str, Any]) -> bool:
@@ -387,12 +379,16 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
         claim = CommentClaim(target_id=target_id, lease_until=lease_until, attempts=attempts)
         result = result or {}
         state = dict(result.get("state") or {})
-        sent = started_sending(result.get(SENDING_KEY), lease_until)
-        keyed = CAPABILITIES[Platform(platform)].idempotent_publish == "key"
-        if (keyed or not sent) and attempts < settings.PUBLISH_MAX_ATTEMPTS:
+        what = step.recovery(
+            sent=step.started_sending(result.get(SENDING_KEY), lease_until),
+            resend_safe=CAPABILITIES[Platform(platform)].idempotent_publish == "key",
+            can_lookup=False,  # a comment is not found by the publish lookups
+            attempts=attempts,
+        )
+        if what is step.Recovery.RESEND:
             if retry(claim, delay=0.0, state=state):
                 requeued.append(target_id)
-        elif not sent:
+        elif what is step.Recovery.NOT_SENT:
             if fail(claim, ErrorCode.PLATFORM_UNAVAILABLE, NOT_SENT_MESSAGE):
                 failed.append(target_id)
         elif fail(claim, ErrorCode.UNKNOWN_OUTCOME, INTERRUPTED_MESSAGE):
@@ -408,3 +404,6 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
             PostTarget.objects.filter(id__in=lost, comment_status=CommentStatus.PENDING).update(comment_due_at=now)
             transaction.on_commit(partial(enqueue_first_comments, lost), robust=True)
     return requeued, failed, lost
+
+
+COMMENT_STEP = _CommentStep()

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -26,7 +25,6 @@ from platforms.base import (
     ErrorCode,
     MediaItem,
     NotSupported,
-    Permanent,
     Platform,
     PlatformClient,
     PlatformError,
@@ -36,16 +34,14 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
-from platforms.http import before_creates
 from posts.models import Post, PostTarget
-from posts.pipeline import lateness, outcomes, thread_sequence
+from posts.pipeline import lateness, outcomes, step, thread_sequence
 from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, Claim, claim_started_sending, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
 
 logger = logging.getLogger(__name__)
 
-# Waits before each retry (± 20 % jitter): the first retry comes within 30 s (10 s ± 2 s).
-BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
+BACKOFF_SECONDS = step.BACKOFF_SECONDS
 UNKNOWN_OUTCOME_MESSAGE = (
     "The platform did not confirm whether the post was created ({detail}). Check the platform before retrying."
 )
@@ -55,47 +51,37 @@ THREAD_UNKNOWN_MESSAGE = (
 )
 
 
+class _PublishStep:
+    """Publishing a platform entry as a :mod:`posts.pipeline.step`: claimed with the pipeline's
+    one-statement claim (``claims.claim_targets``: the post's status bumped in the same statement),
+    read with its post and account in one query, sent side by side, the successes that arrive
+    together written in one fenced statement and one transaction (``outcomes.record``)."""
+
+    name = "publish"
+    one_by_one = False
+
+    def claim(self, ids: list[str], *, now: dt.datetime) -> list[Claim]:
+        return claim_targets(ids, now=now, lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
+
+    def requeue_early(self, ids: list[str], claims: list[Claim]) -> None:
+        requeue_early(ids, claims)
+
+    def prepare(self, claims: list[Claim], errors: list[BaseException]) -> list[_Call]:
+        return _prepare_calls(lateness.judge(claims), errors)
+
+    def call(self, call: _Call) -> _Outcome:
+        with step.send(call.sending):
+            return _call_platform_now(call)
+
+    def write(self, arrived: list[work.Arrived[_Call, _Outcome]], errors: list[BaseException]) -> None:
+        _write_outcomes(arrived, errors=errors)
+
+
 def publish_targets(target_ids: list[str]) -> int:
     """Claim each due PENDING target of ``target_ids`` (one conditional UPDATE) and run one attempt
     for each claimed. Safe to run any number of times: what is not claimed is left alone.
     Returns how many targets this call attempted."""
-    ids = list(dict.fromkeys(target_ids))
-    claims = claim_targets(ids, now=timezone.now(), lease=dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS))
-    if len(claims) < len(ids):
-        requeue_early(ids, claims)
-    run_attempts(lateness.judge(claims))
-    return len(claims)
-
-
-def run_attempts(claims: list[Claim]) -> None:
-    """Run the attempts of ``claims``: their targets (with post and account) read in one query and
-    each account's credentials once, then the platform calls side by side (``core.work.gather``, up
-    to ``PUBLISH_ATTEMPT_THREADS`` at once, on threads that do nothing but call the platform). What
-    comes back is written on this thread as it arrives: the successes that arrived together in one
-    fenced statement and one transaction (``outcomes.record``, each post finalized once), anything
-    else through the per-target paths below. Each attempt is fenced by its own claim. Every attempt
-    runs even if another raises; the first error is re-raised at the end."""
-    if not claims:
-        return
-    errors: list[BaseException] = []
-    calls = _prepare_calls(claims, errors)
-    work.gather(calls, _call_platform, partial(_write_outcomes, errors=errors), width=settings.PUBLISH_ATTEMPT_THREADS)
-    if errors:
-        raise errors[0]
-
-
-class _LeaseRunningOut(Exception):
-    """The call was about to start after the first tenth of its lease (it waited for a free slot
-    behind the rest of its batch): it is not sent, so no call can outlive its lease."""
-
-
-class _NotStarted(Exception):
-    """The attempt could not record that it starts sending (its claim was taken over, or the write
-    failed): its call did not leave."""
-
-    def __init__(self, *, taken_over: bool) -> None:
-        super().__init__("taken over" if taken_over else "could not record the start")
-        self.taken_over = taken_over
+    return step.run(PUBLISH_STEP, list(target_ids), width=settings.PUBLISH_ATTEMPT_THREADS)
 
 
 class _Unsendable(Exception):
@@ -117,7 +103,12 @@ class _Call:
     creds: Credentials
     request: PublishRequest
     confirmed: list[dict[str, str]]  # a thread: the items the platform confirmed in earlier attempts
-    started: bool = False  # recorded that this attempt started sending (claims.claim_started_sending)
+    sending: step.Sending = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sending = step.Sending(
+            self.claim.lease_until, partial(claim_started_sending, self.claim), label=self.claim.target_id
+        )
 
 
 @dataclass(frozen=True)
@@ -162,34 +153,6 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
         confirmed = [dict(item) for item in target.thread_items or []]
         calls.append(_Call(claim, target, state, book, client, creds, request, confirmed))
     return calls
-
-
-def _call_platform(call: _Call) -> _Outcome:
-    """The platform side of one attempt; never touches the database itself (the record that it
-    starts sending is written on the gathering thread). A call starts only within the first tenth
-    of its lease: the lease is sized for one call from its claim (``PUBLISH_LEASE_SECONDS``), and
-    only a call that starts about then is covered by it."""
-    if call.claim.lease_until - timezone.now() < dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS * 0.9):
-        raise _LeaseRunningOut
-    with before_creates(partial(_start_sending, call)):
-        return _call_platform_now(call)
-
-
-def _start_sending(call: _Call) -> None:
-    """Right before the attempt's first call that may create something leaves: record, fenced,
-    that it starts sending. Until then a lost worker has sent nothing (the sweeper retries the
-    entry); from then on it may have. Raises ``_NotStarted`` (the call does not leave) when the
-    record could not be written."""
-    if call.started:
-        return
-    try:
-        recorded = work.on_caller_thread(partial(claim_started_sending, call.claim))
-    except Exception as exc:
-        logger.warning("could not record that %s starts sending: %s", call.claim.target_id, exc)
-        raise _NotStarted(taken_over=False) from exc
-    if not recorded:
-        raise _NotStarted(taken_over=True)
-    call.started = True
 
 
 def _call_platform_now(call: _Call) -> _Outcome:
@@ -246,9 +209,9 @@ def _finish_attempt(call: _Call, outcome: _Outcome | None, exc: BaseException | 
     """Every path of one attempt after its platform call ends in a fenced write."""
     claim, target, state, book = call.claim, call.target, call.state, call.book
     client, creds, request = call.client, call.creds, call.request
-    if isinstance(exc, _NotStarted) and exc.taken_over:
+    if isinstance(exc, step.NotStarted) and exc.taken_over:
         return  # the entry is another holder's now; nothing was sent, nothing is ours to write
-    if isinstance(exc, _LeaseRunningOut | _NotStarted):
+    if isinstance(exc, step.LeaseRunningOut | step.NotStarted):
         # Nothing was sent: back to PENDING due now, the attempt given back, its last error kept.
         if outcomes.release_for_retry(
             claim,
@@ -422,14 +385,15 @@ def _on_error(
     creds: Credentials | None,
     request: PublishRequest | None,
 ) -> None:
-    if isinstance(exc, AuthError):
+    decision = step.decide(exc, attempts=claim.attempts)
+    if decision.verdict is step.Verdict.AUTH:
         _on_auth_error(claim, target, exc)
-    elif isinstance(exc, UnknownOutcome):
+    elif decision.verdict is step.Verdict.UNKNOWN:
         _on_unknown_outcome(claim, target, exc, state, book, client, creds, request)
-    elif isinstance(exc, Permanent) or type(exc) is PlatformError:
+    elif decision.verdict is step.Verdict.FAIL:
         _record_failed(claim, error_code=exc.error_code, message=exc.message)
-    else:  # RateLimited, QuotaExhausted, Transient
-        _retry_or_fail(claim, exc, state, book)
+    else:
+        _release(claim, decision, state, book)
 
 
 def _on_unknown_outcome(
@@ -489,25 +453,25 @@ def _on_unknown_outcome(
 
 def _retry_or_fail(claim: Claim, exc: PlatformError, state: dict[str, Any], book: dict[str, Any]) -> None:
     """Back to PENDING with backoff and jitter (never before the platform's ``retry_at``), or
-    FAILED with the platform's words once the attempts are used up."""
-    if claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
-        message = exc.message
-        if isinstance(exc, UnknownOutcome):
-            message = UNKNOWN_OUTCOME_MESSAGE.format(detail=exc.message)
-        _record_failed(claim, error_code=exc.error_code, message=message, remote_state=_with_book(state, book))
+    FAILED with the platform's words once the attempts are used up (``step.retry_or_fail``)."""
+    decision = step.retry_or_fail(exc, attempts=claim.attempts, unknown_message=UNKNOWN_OUTCOME_MESSAGE)
+    if decision.verdict is step.Verdict.FAIL:
+        _record_failed(
+            claim, error_code=decision.error_code, message=decision.message, remote_state=_with_book(state, book)
+        )
         return
-    now = timezone.now()
-    delay = work.backoff_seconds(claim.attempts, BACKOFF_SECONDS)
-    if exc.retry_at is not None:
-        delay = max(delay, (exc.retry_at - now).total_seconds() + random.uniform(0.0, 1.0))
+    _release(claim, decision, state, book)
+
+
+def _release(claim: Claim, decision: step.Decision, state: dict[str, Any], book: dict[str, Any]) -> None:
     if outcomes.release_for_retry(
         claim,
-        next_attempt_at=now + dt.timedelta(seconds=delay),
+        next_attempt_at=timezone.now() + dt.timedelta(seconds=decision.delay),
         remote_state=_with_book(state, book),
-        error_code=exc.error_code,
-        message=exc.message,
+        error_code=decision.error_code,
+        message=decision.message,
     ):
-        _requeue(claim.target_id, delay)
+        _requeue(claim.target_id, decision.delay)
 
 
 def _with_book(state: dict[str, Any], book: dict[str, Any]) -> dict[str, Any]:
@@ -538,3 +502,6 @@ def requeue_early(target_ids: list[str], claimed: list[Claim]) -> None:
         delay = (due_at - now).total_seconds() + 0.05
         if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
             enqueue_targets([target_id], countdown=delay)
+
+
+PUBLISH_STEP = _PublishStep()

@@ -18,6 +18,9 @@
   multiplied by re-queuing all of it every few seconds (a flood that only slows the draining).
 - A post whose entries are all terminal but which is not final (cannot normally happen: both are
   written in one transaction) is finalized.
+- Edits and deletes after publishing (``posts.pipeline.after_publishing.recover``): one lost before
+  its call left, or a delete (safe to send again), is sent again; an edit that may have reached the
+  platform ends FAILED ``unknown_outcome``; a due one whose task was lost is queued again.
 - First comments (``posts.pipeline.first_comment.recover``): one whose worker was lost before its
   call left, or mid-call where the platform dedupes on our key, is sent again, else FAILED
   ``unknown_outcome``; a due one whose task was lost is queued again.
@@ -40,7 +43,7 @@ from core import work
 from platforms.base import ErrorCode, Platform
 from platforms.capabilities import CAPABILITIES
 from posts.models import FINAL_POST_STATUSES, Post, PostTarget, TargetStatus
-from posts.pipeline import first_comment, outcomes
+from posts.pipeline import after_publishing, first_comment, outcomes, step
 from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, UNSENDABLE_POST_STATUSES, Claim, started_sending
 from posts.pipeline.enqueue import enqueue_targets, publish_backlog
 
@@ -62,6 +65,9 @@ class SweepReport:
     comments_requeued: list[str] = field(default_factory=list)
     comments_failed: list[str] = field(default_factory=list)
     comments_lost: list[str] = field(default_factory=list)
+    actions_requeued: list[str] = field(default_factory=list)
+    actions_failed: list[str] = field(default_factory=list)
+    actions_lost: list[str] = field(default_factory=list)
 
 
 def sweep(*, now: dt.datetime | None = None) -> SweepReport:
@@ -75,6 +81,16 @@ def sweep(*, now: dt.datetime | None = None) -> SweepReport:
     report.comments_requeued, report.comments_failed, report.comments_lost = first_comment.recover(
         now=now, limit=SWEEP_LIMIT
     )
+    report.actions_requeued, report.actions_failed, report.actions_lost = after_publishing.recover(
+        now=now, limit=SWEEP_LIMIT
+    )
+    if report.actions_requeued or report.actions_failed or report.actions_lost:
+        logger.info(
+            "sweep: edits and deletes requeued=%d failed=%d lost=%d",
+            len(report.actions_requeued),
+            len(report.actions_failed),
+            len(report.actions_lost),
+        )
     if report.comments_requeued or report.comments_failed or report.comments_lost:
         logger.info(
             "sweep: first comments requeued=%d failed=%d lost=%d",
@@ -113,38 +129,30 @@ def _recover_expired_leases(now: dt.datetime, report: SweepReport) -> None:
         )
         state: dict[str, Any] = dict(row["remote_state"] or {})
         book: dict[str, Any] = dict(state.pop(BOOK_KEY, None) or {})
-        if not started_sending(book.pop(SENDING_KEY, None), claim.lease_until):
-            # Lost before its first create call left: nothing of this attempt reached the platform.
-            if claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
-                interrupted.append(
-                    outcomes.Failed(claim, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE)
-                )
-            elif outcomes.release_for_retry(
-                claim,
-                next_attempt_at=now,
-                remote_state={**state, BOOK_KEY: book} if book else state,
-                message="",
-                error_code="",
-                outcome=outcomes.INTERRUPTED,
-            ):
-                report.requeued.append(claim.target_id)
-            continue
+        sent = started_sending(book.pop(SENDING_KEY, None), claim.lease_until)
         mode = CAPABILITIES[Platform(row["platform"])].idempotent_publish
         if mode == "lookup" and row["post__thread"]:
             mode = "none"  # a thread item (a reply) cannot be found by the lookups: never guess
-        if mode == "none" or claim.attempts >= settings.PUBLISH_MAX_ATTEMPTS:
+        what = step.recovery(sent=sent, resend_safe=mode == "key", can_lookup=mode == "lookup", attempts=claim.attempts)
+        if what is step.Recovery.NOT_SENT:
+            # Lost before its first create call left, on the last attempt: nothing reached the platform.
+            interrupted.append(
+                outcomes.Failed(claim, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE)
+            )
+            continue
+        if what is step.Recovery.UNKNOWN:
             interrupted.append(
                 outcomes.Failed(claim, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_MESSAGE)
             )
             continue
-        if mode == "lookup":
+        if what is step.Recovery.LOOKUP:
             book["verify"] = True
         if book:
             state[BOOK_KEY] = book
         if outcomes.release_for_retry(
             claim, next_attempt_at=now, remote_state=state, message="", error_code="", outcome=outcomes.INTERRUPTED
         ):
-            (report.to_lookup if mode == "lookup" else report.requeued).append(claim.target_id)
+            (report.to_lookup if what is step.Recovery.LOOKUP else report.requeued).append(claim.target_id)
     failed = outcomes.record(interrupted)
     report.failed.extend(item.claim.target_id for item in interrupted if item.claim.target_id in failed)
     ids = report.requeued + report.to_lookup

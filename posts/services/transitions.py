@@ -16,7 +16,15 @@ from audit.services import record
 from core.errors import BadRequest, Conflict
 from core.fields import format_instant
 from platforms.base import Platform
-from posts.models import FINAL_POST_STATUSES, Post, PostStatus, PostTarget, TargetStatus
+from posts.models import (
+    FINAL_POST_STATUSES,
+    ActionStatus,
+    Post,
+    PostStatus,
+    PostTarget,
+    PostTargetAction,
+    TargetStatus,
+)
 from posts.pipeline.enqueue import enqueue_targets
 from posts.recurrence.services import upcoming_post_deleted, upcoming_post_sent_now, upcoming_post_unscheduled
 from posts.selectors import post_get_for_update
@@ -38,13 +46,17 @@ from workspaces.models import Workspace
 @transaction.atomic
 def post_delete(*, workspace_id: str, post_id: str, actor: Actor | None = None) -> None:
     """Delete the post (404 when not in this workspace); 409 ``conflict`` while it or any of its
-    entries is being published. Deleting the upcoming post of a series tells the recurrence
-    engine first (``posts.recurrence.services.upcoming_post_deleted``). Recorded in the audit log
-    (``actor``) in the same transaction."""
+    entries is being published, or edited or removed on its platform (after publishing). Our record
+    only: a published post stays live on its platforms (``post_unpublish`` removes it there).
+    Deleting the upcoming post of a series tells the recurrence engine first
+    (``posts.recurrence.services.upcoming_post_deleted``). Recorded in the audit log (``actor``)
+    in the same transaction."""
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
     publishing = PostTarget.objects.filter(post=post, status=TargetStatus.PUBLISHING).exists()
     if publishing or post.status == PostStatus.PUBLISHING:
         raise Conflict("Post is being published and cannot be deleted now")
+    if PostTargetAction.objects.filter(target__post=post, status=ActionStatus.SENDING).exists():
+        raise Conflict("Post is being edited or removed on a platform and cannot be deleted now")
     if post.recurring_post_id:
         upcoming_post_deleted(post=post)
     record(

@@ -167,6 +167,20 @@ class Ctx:
         )
         return str(post.id)
 
+    def published_post(self, platform: str = "INSTAGRAM") -> str:
+        """A COMPLETED post on one platform (INSTAGRAM by default: it neither edits nor deletes, so an edit or an
+        unpublish of it answers at once, never queuing a platform call)."""
+        post = PostFactory(workspace=self.workspace, status=PostStatus.COMPLETED, text="Live")
+        PostTargetFactory(
+            post=post,
+            platform=platform,
+            account_id=self.accounts[platform],
+            status=TargetStatus.PUBLISHED,
+            platform_post_id="remote-1",
+            text="Live",
+        )
+        return str(post.id)
+
     def webhook(self) -> str:
         return str(WebhookFactory(workspace=self.workspace, url="http://127.0.0.1:9/closed").id)
 
@@ -331,6 +345,7 @@ CASES: dict[str, Cases] = {
     "updatePost": lambda c: [
         ("patch", f"/social-posts/{(post := c.created_post(saveAsDraft=True))}", {"text": "Changed"}),
         ("patch", f"/social-posts/{post}", {"text": 5}),
+        ("patch", f"/social-posts/{c.published_post()}", {"text": "Edited"}),  # a published post: editReport
     ],
     "deletePost": lambda c: [("delete", f"/social-posts/{c.created_post(saveAsDraft=True)}", None)],
     "publishPost": lambda c: [
@@ -342,6 +357,10 @@ CASES: dict[str, Cases] = {
     "retryPost": lambda c: [
         ("post", f"/social-posts/{c.failed_post()}/retry", {}),
         ("post", f"/social-posts/{c.failed_post()}/retry", {"platformIds": ["MASTODON"]}),
+    ],
+    "unpublishPost": lambda c: [
+        ("post", f"/social-posts/{c.published_post()}/unpublish", {}),
+        ("post", f"/social-posts/{c.failed_post()}/unpublish", {}),  # never published: 400 post_not_published
     ],
     "unschedulePost": lambda c: [
         ("post", f"/social-posts/{c.created_post(scheduledAt=_later())}/unschedule", {}),

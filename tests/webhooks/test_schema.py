@@ -164,6 +164,14 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
             assert first_comment.record_result(claim, PublishResult(done=True, platform_post_id="c1"))
         else:
             assert first_comment.fail(claim, "unknown_outcome", "timed out")
+    # post.updated / post.unpublished as the services emit them: a request with nothing to send
+    # (every entry SKIPPED) closes at once, with its entries' outcomes and the record's new keys.
+    from posts.services.after_publishing import post_edit_published, post_unpublish
+
+    tiktok = PostFactory(workspace=workspace, status="COMPLETED", text="Live")
+    PostTargetFactory(post=tiktok, platform="TIKTOK", status="PUBLISHED", platform_post_id="t1", text="Live")
+    post_edit_published(workspace_id=workspace.id, post_id=tiktok.id, changes={"text": "Edited"})
+    post_unpublish(workspace_id=workspace.id, post_id=tiktok.id)
     test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
     test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
     bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}

@@ -36,7 +36,19 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec("publish_post", "publish_post", "Publish a draft now, or schedule it with scheduledAt."),
     ToolSpec("update_post", "update_post", "Change a draft or scheduled post (e.g. reschedule it)."),
+    ToolSpec(
+        "edit_post",
+        "update_post",
+        "Edit a published post on its platforms (text, platformTexts, title, platformTitles); answers per platform "
+        "what will be done (QUEUED, SKIPPED with the reason, UNCHANGED).",
+    ),
     ToolSpec("unschedule_post", "unschedule_post", "Turn a scheduled post back into an undated draft."),
+    ToolSpec(
+        "unpublish_post",
+        "unpublish_post",
+        "Remove a published post from its platforms (those whose API can delete), keeping the record; answers per "
+        "platform what will be done. Cannot be undone: confirm with the user first.",
+    ),
     ToolSpec("retry_post", "retry_post", "Retry the failed platforms of a post."),
     ToolSpec("get_post", "get_post", "One post with its per-platform status."),
     ToolSpec("list_posts", "list_posts", "Posts, newest first, filtered by status, platform or dates."),

@@ -67,6 +67,7 @@ OPERATIONS: dict[str, Operation] = {
     "get_post_results": Operation("GET", "/social-posts/{id}/results"),
     "retry_post": Operation("POST", "/social-posts/{id}/retry"),
     "unschedule_post": Operation("POST", "/social-posts/{id}/unschedule"),
+    "unpublish_post": Operation("POST", "/social-posts/{id}/unpublish"),
     "bulk_create_posts": Operation("POST", "/social-posts/bulk"),
     "validate_post": Operation("POST", "/social-posts/validate"),
     # recurring series
@@ -250,8 +251,22 @@ class Operations(Generic[R]):
     def update_post(self, post_id: str, body: Body = None, **fields: Any) -> R:
         return self._call("update_post", path={"id": post_id}, json=body_of(body, fields) or {})
 
+    def edit_post(self, post_id: str, body: Body = None, **fields: Any) -> R:
+        """Edit a published (COMPLETED or PARTIAL_FAILURE) post on its platforms: ``text``,
+        ``platform_texts``, ``title``, ``platform_titles``. The answer is the post with
+        ``editReport`` (per entry QUEUED, SKIPPED with the reason, or UNCHANGED); the outcomes
+        follow in each entry's ``edits`` and in the ``post.updated`` event. (The same PATCH as
+        :meth:`update_post`, which changes drafts and scheduled posts.)"""
+        return self._call("update_post", path={"id": post_id}, json=body_of(body, fields) or {})
+
     def delete_post(self, post_id: str) -> R:
+        """Delete the post's record here (a published post stays live: see :meth:`unpublish_post`)."""
         return self._call("delete_post", path={"id": post_id})
+
+    def unpublish_post(self, post_id: str, **fields: Any) -> R:
+        """Remove a published post from its platforms, keeping the record; the answer is the post
+        with ``unpublishReport``, the outcomes follow in ``post.unpublished``."""
+        return self._send("unpublish_post", {"id": post_id}, None, fields)
 
     def publish_post(self, post_id: str, body: Body = None, **fields: Any) -> R:
         return self._send("publish_post", {"id": post_id}, body, fields)

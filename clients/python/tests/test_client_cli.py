@@ -95,3 +95,23 @@ def test_no_credentials_say_how_to_log_in(tmp_path: Path) -> None:
 )
 def test_cells_read_as_text(value: object, shown: str) -> None:
     assert cell(value) == shown
+
+
+def test_unpublish_asks_before_removing_and_a_no_sends_nothing(tmp_path: Path) -> None:
+    listener = listening_socket()
+    host, port = listener.getsockname()
+    listener.close()  # nothing listens there: a call would fail with exit code 4
+    env = {"CROSSPOST_API_KEY": "cp_any", "CROSSPOST_BASE_URL": f"http://{host}:{port}/api/v1"}
+    env["CROSSPOST_CONFIG_DIR"] = str(tmp_path)
+    refused = runner.invoke(app, ["posts", "unpublish", "post_1"], env=env, input="n\n")
+    assert refused.exit_code == 1, refused.output  # not 4: nothing was sent
+    assert "Remove post post_1 from every platform that can delete it?" in refused.stdout
+    confirmed = runner.invoke(app, ["posts", "unpublish", "post_1", "--yes"], env=env)
+    assert confirmed.exit_code == 4  # --yes sends at once (and meets the closed port)
+
+
+def test_edit_needs_something_to_change_and_names_the_per_platform_form() -> None:
+    nothing = runner.invoke(app, ["posts", "edit", "post_1"])
+    assert nothing.exit_code != 0 and "nothing to change" in nothing.output
+    malformed = runner.invoke(app, ["posts", "edit", "post_1", "--platform-text", "MASTODON"])
+    assert malformed.exit_code != 0 and "PLATFORM=VALUE" in malformed.output

@@ -210,9 +210,68 @@ def update(
         show_post(client.update_post(post_id, body), as_json)
 
 
+def _per_platform(values: list[str] | None, option: str) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values or []:
+        platform, sep, text = value.partition("=")
+        if not sep or not platform:
+            raise usage_error(f"{option} takes PLATFORM=VALUE, got {value!r}")
+        pairs.append((platform.strip().upper(), text))
+    return pairs
+
+
+@app.command()
+def edit(
+    post_id: str,
+    text: Text = None,
+    title: Annotated[str | None, typer.Option("--title", help="New title where the platform's posts have one.")] = None,
+    platform_text: Annotated[
+        list[str] | None, typer.Option("--platform-text", help="PLATFORM=TEXT, a platform's own new text (repeatable).")
+    ] = None,
+    platform_title: Annotated[
+        list[str] | None, typer.Option("--platform-title", help="PLATFORM=TITLE, a platform's own new title.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Edit a published post on its platforms (each platform that can take the change)."""
+    body: dict[str, Any] = {}
+    if text is not None:
+        body["text"] = text
+    if title is not None:
+        body["title"] = title
+    if platform_text:
+        body["platformTexts"] = [{"platform": p, "text": t} for p, t in _per_platform(platform_text, "--platform-text")]
+    if platform_title:
+        body["platformTitles"] = [
+            {"platform": p, "title": t} for p, t in _per_platform(platform_title, "--platform-title")
+        ]
+    if not body:
+        raise usage_error("nothing to change: give --text, --title, --platform-text or --platform-title")
+    with api(as_json) as client:
+        answer = client.edit_post(post_id, body)
+        show(answer if as_json else answer["editReport"], as_json, rows="entries", columns=_REPORT_COLUMNS)
+
+
+_REPORT_COLUMNS = ("platform", "outcome", "fields", "reason")
+
+
+@app.command()
+def unpublish(
+    post_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove a published post from its platforms, keeping its record here."""
+    if not yes and not typer.confirm(f"Remove post {post_id} from every platform that can delete it?"):
+        raise typer.Exit(1)
+    with api(as_json) as client:
+        answer = client.unpublish_post(post_id)
+        show(answer if as_json else answer["unpublishReport"], as_json, rows="entries", columns=_REPORT_COLUMNS)
+
+
 @app.command()
 def delete(post_id: str, as_json: JsonOption = False) -> None:
-    """Delete a post."""
+    """Delete a post's record (a published post stays on its platforms: see unpublish)."""
     with api(as_json) as client:
         show(client.delete_post(post_id), as_json)
 

@@ -1,0 +1,410 @@
+"""Edits and deletes of published entries on their platforms: platform steps
+(``posts.pipeline.step``) on :class:`~posts.models.PostTargetAction` rows.
+
+- An action is claimed with a conditional UPDATE (PENDING and due → SENDING, attempts + 1, lease),
+  and only when no earlier action of its entry is still open: an entry's edits and its delete reach
+  the platform one after the other, in the order they were asked for.
+- Before the call, the attempt records (fenced) that it starts sending: every request of an edit or
+  a delete changes something, so it is recorded before the client is even called.
+- The call runs outside any transaction. Its outcome is written fenced by the lease in one
+  transaction with the post's row lock (post before entries, the pipeline's lock order): the
+  action DONE or FAILED, the entry changed with it (an edit's new text or title, a delete's
+  ``unpublished_at``), and, when it was the last open action of its request, the request's one event
+  (``post.updated`` / ``post.unpublished``) naming every entry's outcome, SKIPPED ones included.
+- Transient errors and rate limits: back to PENDING with backoff. An unknown outcome: a delete is
+  sent again (deleting what is already gone counts as done, so it cannot happen twice); an edit is
+  never re-sent blindly, it ends FAILED ``unknown_outcome`` (no platform offers a lookup of what an
+  edit did).
+- The sweeper (:func:`recover`): an expired lease whose attempt had not started sending is sent
+  again; a delete that had is sent again; an edit that had ends FAILED ``unknown_outcome``. A due
+  action whose task was lost is queued again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import AccountStatus
+from accounts.services import account_credentials, account_mark_unauthorized
+from core import work
+from core.errors import ApplicationError
+from platforms import registry
+from platforms.base import (
+    Credentials,
+    EditRequest,
+    EditResult,
+    ErrorCode,
+    NotSupported,
+    PlatformClient,
+    PlatformError,
+    UnknownOutcome,
+)
+from posts.models import ActionKind, ActionStatus, Post, PostTarget, PostTargetAction
+from posts.pipeline import step
+from posts.pipeline.enqueue import enqueue_actions
+from posts.rendering import post_record
+from posts.validation import TITLE_KEYS
+from webhooks.events import emit_event
+
+logger = logging.getLogger(__name__)
+
+EVENTS = {ActionKind.EDIT: "post.updated", ActionKind.DELETE: "post.unpublished"}
+OPEN = (ActionStatus.PENDING, ActionStatus.SENDING)
+UNKNOWN_EDIT_MESSAGE = (
+    "The platform did not confirm whether the edit was made ({detail}). Check the post on the platform; "
+    "send the edit again to be sure."
+)
+INTERRUPTED_EDIT_MESSAGE = "Sending the edit was interrupted; check the post on the platform."
+NOT_SENT_MESSAGE = "Sending was interrupted before anything was sent, on every attempt; ask again."
+
+COLUMNS = step.StepColumns(
+    table="posts_posttargetaction",
+    status="status",
+    due="due_at",
+    lease="lease_until",
+    attempts="attempts",
+    pending=ActionStatus.PENDING.value,
+    sending=ActionStatus.SENDING.value,
+    start_expression="sending = %(marker)s",
+    claimable=(
+        "NOT EXISTS (SELECT 1 FROM posts_posttargetaction e WHERE e.target_id = r.target_id"
+        " AND e.status IN ('PENDING', 'SENDING') AND (e.created_at, e.id) < (r.created_at, r.id))"
+    ),
+)
+
+
+@dataclass
+class _Call:
+    claim: step.RowClaim
+    action: PostTargetAction
+    client: PlatformClient
+    creds: Credentials
+    sending: step.Sending
+
+
+class _ActionStep:
+    name = "after_publishing"
+    one_by_one = False
+
+    def claim(self, ids: list[str], *, now: dt.datetime) -> list[step.RowClaim]:
+        return step.claim_rows(COLUMNS, ids, now=now)
+
+    def requeue_early(self, ids: list[str], claims: list[step.RowClaim]) -> None:
+        """An action that arrived before its time is queued again for it; one waiting behind an
+        earlier action of its entry is queued when that one ends (:func:`_write`)."""
+        owned = {claim.target_id for claim in claims}
+        now = timezone.now()
+        early = PostTargetAction.objects.filter(
+            id__in=[i for i in ids if i not in owned], status=ActionStatus.PENDING, due_at__gt=now
+        ).values_list("id", "due_at")
+        for action_id, due_at in early:
+            if due_at is None:
+                continue
+            delay = (due_at - now).total_seconds() + 0.05
+            if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
+                enqueue_actions([action_id], countdown=delay)
+
+    def prepare(self, claims: list[step.RowClaim], errors: list[BaseException]) -> list[_Call]:
+        actions = {
+            a.id: a
+            for a in PostTargetAction.objects.select_related("target", "target__post", "target__account").filter(
+                id__in=[c.target_id for c in claims]
+            )
+        }
+        calls: list[_Call] = []
+        for claim in claims:
+            action = actions.get(claim.target_id)
+            if action is None:
+                continue
+            try:
+                call = _prepare(claim, action)
+            except Exception as exc:
+                logger.exception("preparing action %s raised", claim.target_id)
+                errors.append(exc)
+                continue
+            if call is not None:
+                calls.append(call)
+        return calls
+
+    def call(self, call: _Call) -> EditResult | None:
+        with step.send(call.sending):
+            call.sending.start()  # every request of an edit or a delete changes something
+            target = call.action.target
+            if call.action.kind == ActionKind.DELETE:
+                call.client.delete(call.creds, target.platform_post_id)
+                return None
+            return call.client.edit(call.creds, edit_request(call.action))
+
+    def write(self, arrived: list[work.Arrived[_Call, EditResult | None]], errors: list[BaseException]) -> None:
+        for answer in arrived:
+            try:
+                _finish(answer.item, answer.value, answer.error)
+            except Exception as exc:
+                logger.exception("action %s raised", answer.item.claim.target_id)
+                errors.append(exc)
+
+
+ACTION_STEP = _ActionStep()
+
+
+def run_actions(action_ids: list[str]) -> int:
+    """Claim each due PENDING action of ``action_ids`` and send it once (``step.run``). Safe to run
+    any number of times. Returns how many this call attempted."""
+    return step.run(ACTION_STEP, list(action_ids), width=settings.PUBLISH_ATTEMPT_THREADS)
+
+
+def edit_request(action: PostTargetAction) -> EditRequest:
+    """What the platform is asked to change: only the fields the action changes."""
+    target = action.target
+    changes = action.changes or {}
+    items = target.thread_items or []
+    return EditRequest(
+        target_id=target.id,
+        platform_post_id=target.platform_post_id,
+        text=changes.get("text"),
+        title=changes.get("title"),
+        options=dict(target.config or {}),
+        cid=str(items[0].get("cid") or "") if items else "",
+    )
+
+
+def _prepare(claim: step.RowClaim, action: PostTargetAction) -> _Call | None:
+    target = action.target
+    account = target.account
+    if account is None:
+        _write(claim, ActionStatus.FAILED, error_code=ErrorCode.INVALID_REQUEST, message="The account was removed")
+        return None
+    if account.status == AccountStatus.UNAUTHORIZED:
+        _write(
+            claim,
+            ActionStatus.FAILED,
+            error_code=ErrorCode.AUTH_EXPIRED,
+            message="The account is unauthorized. Reconnect it and ask again.",
+        )
+        return None
+    try:
+        creds = account_credentials(account=account)
+    except ApplicationError:
+        _write(claim, ActionStatus.FAILED, error_code=ErrorCode.INVALID_REQUEST, message="The account was removed")
+        return None
+    except PlatformError as exc:
+        _on_error(claim, action, exc)
+        return None
+    sending = step.Sending(
+        claim.lease_until, partial(step.record_start, COLUMNS, claim), label=f"action {claim.target_id}"
+    )
+    return _Call(claim, action, registry.get_client(target.platform), creds, sending)
+
+
+def _finish(call: _Call, result: EditResult | None, exc: BaseException | None) -> None:
+    claim, action = call.claim, call.action
+    if isinstance(exc, step.NotStarted) and exc.taken_over:
+        return
+    if isinstance(exc, step.LeaseRunningOut | step.NotStarted):
+        _release(claim, delay=0.0, count_attempt=False)
+        return
+    if isinstance(exc, PlatformError):
+        _on_error(claim, action, exc)
+        return
+    if isinstance(exc, NotSupported):
+        verb = "edit" if action.kind == ActionKind.EDIT else "delete"
+        message = f"{action.target.platform} cannot {verb} a published post through its API"
+        _write(claim, ActionStatus.FAILED, error_code=ErrorCode.INVALID_REQUEST, message=message)
+        return
+    if exc is not None:
+        logger.error("action %s raised an unclassified error", claim.target_id, exc_info=(type(exc), exc, None))
+        _on_error(claim, action, UnknownOutcome(f"unexpected error: {type(exc).__name__}"))
+        return
+    _write(claim, ActionStatus.DONE, result=result)
+
+
+def _on_error(claim: step.RowClaim, action: PostTargetAction, exc: PlatformError) -> None:
+    decision = step.decide(exc, attempts=claim.attempts, unknown_message=UNKNOWN_EDIT_MESSAGE)
+    if decision.verdict is step.Verdict.UNKNOWN:
+        if action.kind == ActionKind.DELETE:  # deleting what is gone counts as done: safe to send again
+            decision = step.retry_or_fail(exc, attempts=claim.attempts)
+        else:
+            decision = step.Decision(step.Verdict.FAIL, ErrorCode.UNKNOWN_OUTCOME, decision.message)
+    if decision.verdict is step.Verdict.RETRY:
+        _release(claim, delay=decision.delay, error_code=decision.error_code, message=decision.message)
+        return
+    _write(claim, ActionStatus.FAILED, error_code=decision.error_code, message=decision.message)
+    if decision.verdict is step.Verdict.AUTH and action.target.account_id:
+        account_mark_unauthorized(account_id=action.target.account_id, reason=exc.message)
+
+
+def _release(
+    claim: step.RowClaim, *, delay: float, error_code: str = "", message: str = "", count_attempt: bool = True
+) -> bool:
+    """SENDING → PENDING due in ``delay`` seconds, fenced; queued after commit."""
+    now = timezone.now()
+    changes: dict[str, Any] = {
+        "status": ActionStatus.PENDING,
+        "due_at": now + dt.timedelta(seconds=delay),
+        "lease_until": None,
+        "error_code": str(error_code),
+        "error_message": message[:4000],
+        "updated_at": now,
+    }
+    if not count_attempt:
+        changes["attempts"] = F("attempts") - 1
+    with transaction.atomic():
+        if not PostTargetAction.objects.filter(**step.fenced_filter(COLUMNS, claim)).update(**changes):
+            return False
+        _queue([claim.target_id], delay)
+    return True
+
+
+def _write(
+    claim: step.RowClaim,
+    status: ActionStatus,
+    *,
+    result: EditResult | None = None,
+    error_code: str = "",
+    message: str = "",
+) -> bool:
+    """The terminal write of an action, fenced, under its post's row lock: the action, the entry it
+    changed, and, when it closes its request, the request's one event. The next action of the
+    entry (one waiting behind it) is queued after commit. False when taken over."""
+    now = timezone.now()
+    with transaction.atomic():
+        post_id = PostTarget.objects.filter(actions__id=claim.target_id).values_list("post_id", flat=True).first()
+        if post_id is None:
+            return False
+        post = Post.objects.select_for_update(no_key=True).filter(id=post_id).first()
+        if post is None:
+            return False
+        changed = PostTargetAction.objects.filter(**step.fenced_filter(COLUMNS, claim)).update(
+            status=status,
+            lease_until=None,
+            due_at=None,
+            finished_at=now,
+            error_code=str(error_code),
+            error_message=message[:4000],
+            updated_at=now,
+        )
+        if not changed:
+            return False
+        action = PostTargetAction.objects.select_related("target").get(id=claim.target_id)
+        _apply(action, status, result, now)
+        close_request(post, action.request_id, action.kind)
+        following = (
+            PostTargetAction.objects.filter(target_id=action.target_id, status=ActionStatus.PENDING)
+            .order_by("created_at", "id")
+            .values_list("id", flat=True)
+            .first()
+        )
+        if following:
+            _queue([following], 0.0)
+    return True
+
+
+def _apply(action: PostTargetAction, status: ActionStatus, result: EditResult | None, now: dt.datetime) -> None:
+    """The entry as the action left it (its row always written: its record's stamp changes)."""
+    target = action.target
+    fields = ["last_action_at", "updated_at"]
+    target.last_action_at = now
+    if status == ActionStatus.DONE and action.kind == ActionKind.DELETE:
+        target.unpublished_at = now
+        fields.append("unpublished_at")
+    if status == ActionStatus.DONE and action.kind == ActionKind.EDIT:
+        changes = action.changes or {}
+        if "text" in changes:
+            target.text = str(changes["text"])
+            fields.append("text")
+        title_key = TITLE_KEYS.get(target.platform)
+        if "title" in changes and title_key:
+            target.config = {**(target.config or {}), title_key: changes["title"]}
+            fields.append("config")
+        if result is not None and result.url:
+            target.post_url = result.url
+            fields.append("post_url")
+    target.save(update_fields=fields)
+
+
+def close_request(post: Post, request_id: str, kind: str) -> bool:
+    """With ``post`` locked: if no action of the request is open, emit its one event naming every
+    entry's outcome. Only the write that closed the last open action gets here with none open, so
+    the event is emitted once."""
+    actions = list(PostTargetAction.objects.filter(request_id=request_id).select_related("target"))
+    if any(a.status in OPEN for a in actions):
+        return False
+    fresh = Post.objects.prefetch_related("targets").get(id=post.id)
+    emit_event(
+        workspace_id=str(post.workspace_id),
+        name=EVENTS[ActionKind(kind)],
+        data={"post": post_record(fresh), "requestId": request_id, "entries": [outcome_of(a) for a in actions]},
+    )
+    return True
+
+
+def outcome_of(action: PostTargetAction) -> dict[str, Any]:
+    """One entry's outcome in a ``post.updated`` / ``post.unpublished`` event."""
+    return {
+        "platformId": action.target_id,
+        "platform": action.target.platform,
+        "status": action.status,
+        "fields": sorted(action.changes or {}),
+        "reason": action.reason or None,
+        "errorCode": action.error_code or None,
+        "errorMessage": action.error_message or None,
+    }
+
+
+def _queue(action_ids: list[str], delay: float) -> None:
+    if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
+        transaction.on_commit(partial(enqueue_actions, list(action_ids), countdown=delay), robust=True)
+
+
+# --- the sweeper's part ----------------------------------------------------------------------
+
+
+def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list[str]]:
+    """Actions whose worker was lost (lease expired): sent again when nothing had left, or for a
+    delete; an edit that may have reached the platform ends FAILED ``unknown_outcome``. Due
+    PENDING actions whose task was lost are queued again. Returns (re-queued, failed, lost)."""
+    expired = list(
+        PostTargetAction.objects.filter(status=ActionStatus.SENDING, lease_until__lt=now).values_list(
+            "id", "kind", "lease_until", "attempts", "sending"
+        )[:limit]
+    )
+    requeued: list[str] = []
+    failed: list[str] = []
+    for action_id, kind, lease_until, attempts, marker in expired:
+        if lease_until is None:  # cannot be: the filter asked for an expired lease
+            continue
+        claim = step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts)
+        what = step.recovery(
+            sent=step.started_sending(marker, lease_until),
+            resend_safe=kind == ActionKind.DELETE,
+            can_lookup=False,
+            attempts=attempts,
+        )
+        if what is step.Recovery.RESEND:
+            if _release(claim, delay=0.0):
+                requeued.append(action_id)
+        elif what is step.Recovery.NOT_SENT:
+            if _write(claim, ActionStatus.FAILED, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE):
+                failed.append(action_id)
+        elif _write(claim, ActionStatus.FAILED, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_EDIT_MESSAGE):
+            failed.append(action_id)
+    cutoff = now - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS)
+    with transaction.atomic():
+        lost = list(
+            PostTargetAction.objects.filter(status=ActionStatus.PENDING, due_at__lt=cutoff, updated_at__lt=cutoff)
+            .select_for_update(skip_locked=True)
+            .values_list("id", flat=True)[:limit]
+        )
+        if lost:
+            PostTargetAction.objects.filter(id__in=lost).update(updated_at=now)
+            transaction.on_commit(partial(enqueue_actions, lost), robust=True)
+    return requeued, failed, lost

@@ -1,0 +1,326 @@
+"""The platform step: the one shape of every call that changes something on a platform (publish,
+first comment, edit, delete; replies next), on the work engine (``core.work``).
+
+1. **Claim**: a conditional UPDATE moves the step's due PENDING rows to its sending status with
+   attempts + 1 and a lease (``lease_until``); the lease value is the fencing token of every later
+   write of that attempt. Rows another worker holds, or not due yet, are left alone.
+2. **Call** the platform outside any transaction (``core.work.gather``: side by side on the worker's
+   threads, answers written on the caller's thread). Right before the first request that may
+   change something leaves, the attempt records, fenced, that it *started sending*
+   (:func:`send`): a worker lost before that sent nothing; one lost after it may have. A call that
+   would start after the first tenth of its lease is not sent at all (:class:`LeaseRunningOut`).
+3. **Write** what came back, fenced by the lease, together with its event through the outbox, in
+   one transaction; a write whose lease was taken over changes nothing and emits nothing.
+4. **Classify** failures once (:func:`decide`): token rejected, permanent, transient (retry with
+   backoff and jitter, never before the platform's ``retry_at``, at most ``PUBLISH_MAX_ATTEMPTS``),
+   or an unknown outcome, which is never re-sent blindly: only where re-sending cannot do it twice
+   (a key the platform deduplicates on, or a call that is idempotent by nature, as a delete), else
+   looked up where the platform offers a lookup, else FAILED ``unknown_outcome``.
+5. **Recover** (the sweeper, :func:`recovery`): an expired lease whose attempt had not started
+   sending is sent again on every platform; one that had is re-sent only where that is safe,
+   looked up where it can be, else FAILED ``unknown_outcome``.
+
+A kind of step brings its rows (:class:`StepColumns` or, for the publish hot path, its own
+one-statement claim) and its calls; :func:`run` drives every kind the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import logging
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol, TypeVar
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from core import work
+from platforms.base import AuthError, Permanent, PlatformError, UnknownOutcome
+from platforms.http import before_creates
+
+logger = logging.getLogger(__name__)
+
+# Waits before each retry (± 20 % jitter): the first retry comes within 30 s (10 s ± 2 s).
+BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
+
+ClaimT = TypeVar("ClaimT")
+CallT = TypeVar("CallT")
+AnswerT = TypeVar("AnswerT")
+
+
+class StepKind(Protocol[ClaimT, CallT, AnswerT]):
+    """What a kind of step brings: how its rows are claimed, read and written, and its call."""
+
+    name: str
+    # Claim and run each row on its own, one after the other (a step whose calls must each have
+    # their whole lease: a claim taken just before its call), instead of the batch side by side.
+    one_by_one: bool
+
+    def claim(self, ids: list[str], *, now: dt.datetime) -> list[ClaimT]: ...
+
+    def requeue_early(self, ids: list[str], claims: list[ClaimT]) -> None: ...
+
+    def prepare(self, claims: list[ClaimT], errors: list[BaseException]) -> list[CallT]: ...
+
+    def call(self, call: CallT) -> AnswerT: ...
+
+    def write(self, arrived: list[work.Arrived[CallT, AnswerT]], errors: list[BaseException]) -> None: ...
+
+
+def run(kind: StepKind[ClaimT, CallT, AnswerT], ids: list[str], *, width: int) -> int:
+    """Claim the due rows of ``ids`` for ``kind``, call the platform for each claimed one outside
+    any transaction (up to ``width`` at once), write each answer fenced as it arrives. Safe to run
+    any number of times: what is not claimed is left alone, and a row that arrived early is queued
+    again for its time. Every attempt runs even if another raises; the first error is re-raised at
+    the end. Returns how many rows this call attempted."""
+    ids = list(dict.fromkeys(ids))
+    errors: list[BaseException] = []
+    batches = [[one] for one in ids] if kind.one_by_one else [ids]
+    attempted = 0
+    for batch in batches:
+        claims = kind.claim(batch, now=timezone.now())
+        if len(claims) < len(batch):
+            kind.requeue_early(batch, claims)
+        attempted += len(claims)
+        attempt(kind, claims, width=width, errors=errors)
+    if errors:
+        raise errors[0]
+    return attempted
+
+
+def attempt(
+    kind: StepKind[ClaimT, CallT, AnswerT], claims: list[ClaimT], *, width: int, errors: list[BaseException]
+) -> None:
+    """The attempts of ``claims`` already taken: read, call side by side, write as they arrive."""
+    if not claims:
+        return
+    calls = kind.prepare(claims, errors)
+    work.gather(calls, kind.call, partial(kind.write, errors=errors), width=width)
+
+
+# --- sending: the line between "nothing left" and "may have reached the platform" -----------------
+
+
+class LeaseRunningOut(Exception):
+    """The call was about to start after the first tenth of its lease (it waited for a free slot
+    behind the rest of its batch): it is not sent, so no call can outlive its lease."""
+
+
+class NotStarted(Exception):
+    """The attempt could not record that it starts sending (its claim was taken over, or the write
+    failed): its call did not leave."""
+
+    def __init__(self, *, taken_over: bool) -> None:
+        super().__init__("taken over" if taken_over else "could not record the start")
+        self.taken_over = taken_over
+
+
+@dataclass
+class Sending:
+    """One attempt's guard of its first request that may change something on the platform."""
+
+    lease_until: dt.datetime
+    record_start: Callable[[], bool]  # the fenced write "this attempt starts sending"; False: taken over
+    label: str = ""
+    started: bool = False
+
+    def start(self) -> None:
+        """Right before such a request leaves (``platforms.http.before_creates``): record, fenced,
+        on the caller's thread, that this attempt starts sending. Raises :class:`NotStarted` (the
+        request does not leave) when that could not be written."""
+        if self.started:
+            return
+        try:
+            recorded = work.on_caller_thread(self.record_start)
+        except Exception as exc:
+            logger.warning("could not record that %s starts sending: %s", self.label, exc)
+            raise NotStarted(taken_over=False) from exc
+        if not recorded:
+            raise NotStarted(taken_over=True)
+        self.started = True
+
+
+@contextmanager
+def send(sending: Sending) -> Iterator[None]:
+    """The platform call of one attempt runs inside: refused (:class:`LeaseRunningOut`) when it
+    would start after the first tenth of its lease (the lease is sized for one call from its claim,
+    ``PUBLISH_LEASE_SECONDS``), and its first request that may change something is preceded by the
+    fenced record that it starts sending."""
+    if sending.lease_until - timezone.now() < dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS * 0.9):
+        raise LeaseRunningOut
+    with before_creates(sending.start):
+        yield
+
+
+def started_sending(marker: object, lease_until: dt.datetime) -> bool:
+    """Whether ``marker`` (a recorded start) says that the attempt holding ``lease_until`` started
+    sending; a marker of an earlier attempt says nothing about this one."""
+    if not isinstance(marker, str):
+        return False
+    try:
+        return dt.datetime.fromisoformat(marker) == lease_until
+    except ValueError:
+        return False
+
+
+# --- what a failure means -------------------------------------------------------------------------
+
+
+class Verdict(enum.Enum):
+    AUTH = "auth"  # the token was rejected: FAILED, and the account marked unauthorized
+    FAIL = "fail"  # FAILED with the platform's words
+    RETRY = "retry"  # back to PENDING after ``delay``
+    UNKNOWN = "unknown"  # the platform may have acted: re-send only if safe, else look up or FAILED
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    error_code: str
+    message: str
+    delay: float = 0.0
+
+
+def retry_or_fail(exc: PlatformError, *, attempts: int, unknown_message: str = "{detail}") -> Decision:
+    """Back to PENDING with backoff and jitter (never before the platform's ``retry_at``), or
+    FAILED with the platform's words once ``attempts`` reached ``PUBLISH_MAX_ATTEMPTS``."""
+    if attempts >= settings.PUBLISH_MAX_ATTEMPTS:
+        message = unknown_message.format(detail=exc.message) if isinstance(exc, UnknownOutcome) else exc.message
+        return Decision(Verdict.FAIL, str(exc.error_code), message)
+    delay = work.backoff_seconds(attempts, BACKOFF_SECONDS)
+    if exc.retry_at is not None:
+        delay = max(delay, (exc.retry_at - timezone.now()).total_seconds() + random.uniform(0.0, 1.0))
+    return Decision(Verdict.RETRY, str(exc.error_code), exc.message, delay)
+
+
+def decide(exc: PlatformError, *, attempts: int, unknown_message: str = "{detail}") -> Decision:
+    """The one classification of a platform failure for every step."""
+    if isinstance(exc, AuthError):
+        return Decision(Verdict.AUTH, str(exc.error_code), exc.message)
+    if isinstance(exc, UnknownOutcome):
+        return Decision(Verdict.UNKNOWN, str(exc.error_code), unknown_message.format(detail=exc.message))
+    if isinstance(exc, Permanent) or type(exc) is PlatformError:
+        return Decision(Verdict.FAIL, str(exc.error_code), exc.message)
+    return retry_or_fail(exc, attempts=attempts, unknown_message=unknown_message)  # rate limits, quota, transient
+
+
+class Recovery(enum.Enum):
+    RESEND = "resend"  # back to PENDING, sent again
+    LOOKUP = "lookup"  # back to PENDING, looked up on the platform before anything is sent
+    NOT_SENT = "not_sent"  # FAILED: interrupted before sending on every attempt (platform_unavailable)
+    UNKNOWN = "unknown"  # FAILED unknown_outcome: check the platform
+
+
+def recovery(*, sent: bool, resend_safe: bool, can_lookup: bool, attempts: int) -> Recovery:
+    """What the sweeper does with a row whose lease expired (its worker was lost)."""
+    spent = attempts >= settings.PUBLISH_MAX_ATTEMPTS
+    if not sent:
+        return Recovery.NOT_SENT if spent else Recovery.RESEND
+    if spent:
+        return Recovery.UNKNOWN
+    if resend_safe:
+        return Recovery.RESEND
+    return Recovery.LOOKUP if can_lookup else Recovery.UNKNOWN
+
+
+# --- rows of a step on columns of their own ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepColumns:
+    """Where a step keeps its work on a table: the status, due time, lease and attempt columns,
+    the values of its waiting and sending statuses, and the SQL expression that records the start
+    of sending (``%(marker)s`` is the lease as text). Constant identifiers, never from input."""
+
+    table: str
+    status: str
+    due: str
+    lease: str
+    attempts: str
+    pending: str
+    sending: str
+    start_expression: str
+    # More conditions a row must meet to be claimed (constant SQL over the table as ``r``).
+    claimable: str = "TRUE"
+
+
+@dataclass(frozen=True)
+class RowClaim:
+    """A row of a step this worker owns until ``lease_until`` (the fencing token of its writes)."""
+
+    target_id: str  # the row's id (named as the entry's for the first comment, whose row is the entry)
+    lease_until: dt.datetime
+    attempts: int
+
+
+def claim_rows(columns: StepColumns, ids: list[str], *, now: dt.datetime) -> list[RowClaim]:
+    """PENDING and due → sending, attempts + 1, lease set, for the rows of ``ids``; one statement."""
+    if not ids:
+        return []
+    lease_until = now + dt.timedelta(seconds=settings.PUBLISH_LEASE_SECONDS)
+    c = columns
+    sql = (
+        f"UPDATE {c.table} r SET {c.status} = %(sending)s, {c.lease} = %(lease)s, "  # noqa: S608 (constant identifiers)
+        f"{c.attempts} = r.{c.attempts} + 1 "
+        f"WHERE r.id = ANY(%(ids)s) AND r.{c.status} = %(pending)s AND r.{c.due} <= %(now)s AND ({c.claimable}) "
+        f"RETURNING r.id, r.{c.attempts}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"ids": ids, "now": now, "lease": lease_until, "sending": c.sending, "pending": c.pending})
+        rows = cursor.fetchall()
+    return [RowClaim(target_id=row[0], lease_until=lease_until, attempts=row[1]) for row in rows]
+
+
+def record_start(columns: StepColumns, claim: RowClaim) -> bool:
+    """Record, fenced by ``claim``, that its attempt starts sending. False when taken over."""
+    c = columns
+    sql = (
+        f"UPDATE {c.table} SET {c.start_expression} "  # noqa: S608 (constant identifiers)
+        f"WHERE id = %(id)s AND {c.status} = %(sending)s AND {c.lease} = %(lease)s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "marker": claim.lease_until.isoformat(),
+                "id": claim.target_id,
+                "sending": c.sending,
+                "lease": claim.lease_until,
+            },
+        )
+        return cursor.rowcount == 1
+
+
+def fenced_filter(columns: StepColumns, claim: RowClaim) -> dict[str, Any]:
+    """The ORM filter of the row still held by ``claim``."""
+    return {"id": claim.target_id, columns.status: columns.sending, columns.lease: claim.lease_until}
+
+
+__all__ = [
+    "BACKOFF_SECONDS",
+    "Decision",
+    "LeaseRunningOut",
+    "NotStarted",
+    "Recovery",
+    "RowClaim",
+    "Sending",
+    "StepColumns",
+    "StepKind",
+    "Verdict",
+    "attempt",
+    "claim_rows",
+    "decide",
+    "fenced_filter",
+    "record_start",
+    "recovery",
+    "retry_or_fail",
+    "run",
+    "send",
+    "started_sending",
+]

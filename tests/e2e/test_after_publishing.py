@@ -1,0 +1,239 @@
+"""After publishing, end to end with real web, sandbox, worker and beat processes: a post published on
+all twelve platforms (a video on eleven, an image on Google Business, which takes no video) is edited,
+then removed from its platforms, with the worker killed with SIGKILL mid-edit and mid-delete.
+
+Each platform ends in the documented state (docs/contract.md, "After publishing"): the platforms
+whose API edits take the new text (and YouTube and Pinterest the new title), the others are SKIPPED
+with the reason; the platforms whose API deletes no longer have the post, Instagram and TikTok are
+SKIPPED; our record stays with its status. Every simulator saw each edit and each delete once:
+
+- the kill lands mid-call by construction (a ``timeout`` fault holds the simulator's answer after it
+  acted; the test waits until the call is logged and the action is SENDING, then kills);
+- the edit held on MASTODON is never sent again: it ends FAILED ``unknown_outcome`` (no platform lets
+  us look up what an edit did) and the simulator logged it once;
+- the delete held on BLUESKY is sent again after the kill (a post already gone counts as deleted):
+  the simulator deleted it once, and the repeat found it gone.
+
+The events ``post.updated`` and ``post.unpublished`` name every entry's outcome.
+
+This test needs the simulators' edit and delete endpoints (the platform clients' branch of issue
+32): their request-log entries are read as ``{"edit": true | "delete": true, "remoteId", "status"}``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from posts.payloads import CONNECTION_FIELDS
+from tests.e2e.harness import E2EStack, start_stack, wait_for
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+HELD_SECONDS = 30.0
+ENV = {
+    "PLATFORM_HTTP_TIMEOUT": str(HELD_SECONDS),  # the worker is still waiting when it is killed
+    "PUBLISH_LEASE_SECONDS": str(HELD_SECONDS + 5),  # nobody takes the call over before the kill
+    "PUBLISH_LOST_TASK_SECONDS": "5",
+    "PUBLISH_SWEEP_INTERVAL_SECONDS": "2",
+}
+ALL = [
+    "FACEBOOK",
+    "INSTAGRAM",
+    "THREADS",
+    "TIKTOK",
+    "TWITTER",
+    "BLUESKY",
+    "LINKEDIN",
+    "PINTEREST",
+    "YOUTUBE",
+    "MASTODON",
+    "TELEGRAM",
+    "GOOGLE_BUSINESS",
+]
+EDITS = {"MASTODON", "FACEBOOK", "LINKEDIN", "YOUTUBE", "PINTEREST", "TELEGRAM", "GOOGLE_BUSINESS"}
+DELETES = set(ALL) - {"INSTAGRAM", "TIKTOK"}
+HELD_EDIT, HELD_DELETE = "MASTODON", "BLUESKY"
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[E2EStack]:
+    with start_stack(**ENV) as started:
+        yield started
+
+
+def _media(stack: E2EStack) -> dict[str, str]:
+    files = [("sample.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
+    answer = stack.api("POST", "/upload-urls", json={"files": [{"fileName": n, "mimeType": m} for n, m in files]})
+    assert answer.status_code in (200, 201), answer.text
+    urls = {}
+    for (name, mime), item in zip(files, answer.json()["urls"], strict=True):
+        put = requests.put(item["uploadUrl"], data=(FIXTURES / name).read_bytes(), headers={"Content-Type": mime})
+        assert put.status_code in (200, 201, 204), put.text
+        urls[name] = item["publicUrl"]
+    return urls
+
+
+def _publish_everywhere(stack: E2EStack) -> list[str]:
+    accounts = {platform: stack.connect_account(platform) for platform in ALL}
+    media = _media(stack)
+    boards = stack.api("GET", f"/social-accounts/{accounts['PINTEREST']['id']}/pinterest-boards").json()
+    board_id = (boards["boards"] if isinstance(boards, dict) else boards)[0]["id"]
+    video = [p for p in ALL if p != "GOOGLE_BUSINESS"]
+    bodies = [
+        {
+            "platforms": video,
+            **{CONNECTION_FIELDS[p]: [accounts[p]["id"]] for p in video},
+            "contentType": "VIDEO",
+            "text": "After publishing e2e: the first text",
+            "mediaUrls": [media["sample.mp4"]],
+            "pinterestConfigs": [{"connectionId": accounts["PINTEREST"]["id"], "boardId": board_id, "title": "E2E"}],
+            "youtubeConfigs": [
+                {"connectionId": accounts["YOUTUBE"]["id"], "videoTitle": "E2E", "privacyStatus": "private"}
+            ],
+            "instagramConfigs": [{"connectionId": accounts["INSTAGRAM"]["id"], "postType": "REEL"}],
+            "tiktokConfigs": [{"connectionId": accounts["TIKTOK"]["id"], "privacyLevel": "SELF_ONLY"}],
+        },
+        {
+            "platforms": ["GOOGLE_BUSINESS"],
+            CONNECTION_FIELDS["GOOGLE_BUSINESS"]: [accounts["GOOGLE_BUSINESS"]["id"]],
+            "contentType": "IMAGE",
+            "text": "After publishing e2e: the first text",
+            "mediaUrls": [media["sample.jpg"]],
+        },
+    ]
+    post_ids = []
+    for body in bodies:
+        created = stack.api("POST", "/social-posts", json={"timezone": "UTC", **body})
+        assert created.status_code == 201, created.text
+        post_ids.append(str(created.json()["postId"]))
+    for post_id in post_ids:
+        wait_for(lambda post_id=post_id: _post(stack, post_id)["status"] == "COMPLETED", timeout=180, what="published")
+    return post_ids
+
+
+def _post(stack: E2EStack, post_id: str) -> dict[str, Any]:
+    return dict(stack.api("GET", f"/social-posts/{post_id}").json())
+
+
+def _entries(stack: E2EStack, post_ids: list[str]) -> dict[str, dict[str, Any]]:
+    return {entry["platform"]: entry for post_id in post_ids for entry in _post(stack, post_id)["platforms"]}
+
+
+def _calls(stack: E2EStack, platform: str, kind: str) -> list[dict[str, Any]]:
+    return [entry for entry in stack.sandbox_requests(platform) if entry.get(kind)]
+
+
+def _hold(stack: E2EStack, platform: str, method: str) -> None:
+    fault = requests.post(
+        f"{stack.sandbox_url}/sandbox/_control/{platform.lower()}/faults",
+        json={"kind": "timeout", "path": "", "method": method, "seconds": HELD_SECONDS},
+        timeout=30,
+    )
+    assert fault.status_code == 201, fault.text
+
+
+def _action_states(stack: E2EStack, kind: str) -> dict[str, tuple[str, str]]:
+    rows = stack.sql(
+        "SELECT t.platform, a.status, a.sending FROM posts_posttargetaction a "
+        "JOIN posts_posttarget t ON t.id = a.target_id WHERE a.kind = %s",
+        (kind,),
+    )
+    return {str(platform): (str(status), str(sending)) for platform, status, sending in rows}
+
+
+def _kill_while_held(stack: E2EStack, platform: str, kind: str) -> None:
+    """Wait until ``platform``'s call is logged by the simulator (it acted, its answer is held) and
+    its action is SENDING with its start recorded, then kill the worker and start a new one."""
+    log_kind = "edit" if kind == "EDIT" else "delete"
+    wait_for(lambda: _calls(stack, platform, log_kind), timeout=120, what=f"the held {log_kind} on {platform}")
+    status, started = _action_states(stack, kind)[platform]
+    assert status == "SENDING" and started
+    stack.kill_worker()
+    stack.start_worker()
+
+
+def _settled(stack: E2EStack, kind: str) -> dict[str, tuple[str, str]]:
+    def done() -> dict[str, tuple[str, str]] | None:
+        states = _action_states(stack, kind)
+        return states if all(status in ("DONE", "FAILED", "SKIPPED") for status, _ in states.values()) else None
+
+    return dict(wait_for(done, timeout=240, interval=0.5, what=f"every {kind} to settle"))
+
+
+def _events(stack: E2EStack, name: str, post_id: str) -> list[dict[str, Any]]:
+    rows = stack.sql(
+        "SELECT payload FROM webhooks_event WHERE name = %s AND payload::jsonb -> 'data' -> 'post' ->> 'id' = %s",
+        (name, post_id),
+    )
+    return [json.loads(row[0])["data"] for row in rows]
+
+
+def test_a_post_on_twelve_platforms_is_edited_then_unpublished_once_each_despite_kills(stack: E2EStack) -> None:
+    post_ids = _publish_everywhere(stack)
+    before = _entries(stack, post_ids)
+    assert sorted(before) == sorted(ALL)
+
+    # --- edit, the worker killed while MASTODON holds its answer -----------------------------
+    _hold(stack, HELD_EDIT, "PUT")
+    new_text = "After publishing e2e: the corrected text"
+    for post_id in post_ids:
+        edited = stack.api(
+            "PATCH",
+            f"/social-posts/{post_id}",
+            json={"text": new_text, "platformTitles": [{"platform": "YOUTUBE", "title": "E2E, corrected"}]},
+        )
+        assert edited.status_code == 200, edited.text
+        for item in edited.json()["editReport"]["entries"]:
+            assert item["outcome"] == ("QUEUED" if item["platform"] in EDITS else "SKIPPED"), item
+    _kill_while_held(stack, HELD_EDIT, "EDIT")
+    edits = _settled(stack, "EDIT")
+    assert {p: s for p, (s, _) in edits.items()} == {
+        p: ("FAILED" if p == HELD_EDIT else "DONE" if p in EDITS else "SKIPPED") for p in ALL
+    }
+    for platform in ALL:
+        assert len(_calls(stack, platform, "edit")) == (1 if platform in EDITS else 0), platform
+    after_edit = _entries(stack, post_ids)
+    held = after_edit[HELD_EDIT]["edits"][-1]
+    assert (held["status"], held["errorCode"]) == ("FAILED", "unknown_outcome")  # never re-sent
+    for platform in EDITS - {HELD_EDIT}:
+        assert after_edit[platform]["edits"][-1]["status"] == "DONE"
+        assert after_edit[platform]["text"] is None  # the entry now has the post's (new) text
+    assert after_edit["YOUTUBE"]["youtubeVideoTitle"] == "E2E, corrected"
+    for post_id in post_ids:
+        [event] = _events(stack, "post.updated", post_id)
+        assert {e["platform"]: e["status"] for e in event["entries"]} == {
+            entry["platform"]: edits[entry["platform"]][0] for entry in _post(stack, post_id)["platforms"]
+        }
+
+    # --- unpublish, the worker killed while BLUESKY holds its answer --------------------------
+    _hold(stack, HELD_DELETE, "POST")
+    for post_id in post_ids:
+        removed = stack.api("POST", f"/social-posts/{post_id}/unpublish", json={})
+        assert removed.status_code == 200, removed.text
+    _kill_while_held(stack, HELD_DELETE, "DELETE")
+    deletes = _settled(stack, "DELETE")
+    assert {p: s for p, (s, _) in deletes.items()} == {p: ("DONE" if p in DELETES else "SKIPPED") for p in ALL}
+    for platform in ALL:
+        calls = _calls(stack, platform, "delete")
+        done = [c for c in calls if 200 <= int(c.get("status", 0)) < 300 and not c.get("alreadyGone")]
+        assert len(done) == (1 if platform in DELETES else 0), (platform, calls)
+        if platform != HELD_DELETE:
+            assert len(calls) == len(done), (platform, calls)  # sent once
+    final = _entries(stack, post_ids)
+    for platform in ALL:
+        entry = final[platform]
+        assert entry["status"] == "PUBLISHED" and entry["platformPostId"] == before[platform]["platformPostId"]
+        assert bool(entry["unpublishedAt"]) == (platform in DELETES)
+    for post_id in post_ids:
+        record = _post(stack, post_id)
+        assert record["status"] == "COMPLETED" and record["unpublishedAt"]
+        [event] = _events(stack, "post.unpublished", post_id)
+        assert {e["platform"]: e["status"] for e in event["entries"]} == {
+            entry["platform"]: deletes[entry["platform"]][0] for entry in record["platforms"]
+        }

@@ -1,0 +1,265 @@
+"""After publishing, through the API and the work engine: PATCH of a published post edits each entry
+whose platform can take it (the others answered with the reason), POST /unpublish removes the
+platform copies and keeps the record, each as a platform step (claimed once, fenced, retried,
+unknown outcomes never re-sent blindly), with one event per request naming every entry's outcome.
+The platforms are a scripted double of the client interface (the simulators' edit and delete
+endpoints come with the platform clients' branch; the end-to-end test drives those)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from platforms import registry
+from platforms.base import (
+    Credentials,
+    EditRequest,
+    EditResult,
+    Platform,
+    PlatformClient,
+    PublishRequest,
+    PublishResult,
+    Transient,
+    UnknownOutcome,
+)
+from posts.models import ActionStatus, PostTarget, PostTargetAction
+from posts.pipeline import after_publishing
+from posts.pipeline.publisher import publish_targets
+from posts.pipeline.sweeper import sweep
+from tests.pipeline.helpers import events_of, fake_account, make_post, targets_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class AfterClient(PlatformClient):
+    """Publishes at once; ``edit`` and ``delete`` pop scripted steps (an exception to raise) and
+    record every call."""
+
+    def __init__(self) -> None:
+        self.edits: list[EditRequest] = []
+        self.deletes: list[str] = []
+        self.steps: list[BaseException] = []
+        self.gone: set[str] = set()
+
+    def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        return PublishResult(
+            done=True, platform_post_id=f"r-{request.target_id}", url=f"https://x.test/{request.target_id}"
+        )
+
+    def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
+        self.edits.append(request)
+        if self.steps:
+            raise self.steps.pop(0)
+        return EditResult(url=f"https://x.test/{request.target_id}?edited", edited_at=timezone.now())
+
+    def delete(self, creds: Credentials, platform_post_id: str) -> None:
+        self.deletes.append(platform_post_id)
+        if self.steps:
+            raise self.steps.pop(0)
+        self.gone.add(platform_post_id)  # a second delete of a gone post returns normally too
+
+
+@pytest.fixture
+def platform(monkeypatch: pytest.MonkeyPatch) -> AfterClient:
+    client = AfterClient()
+    monkeypatch.setattr(registry, "get_client", lambda name: client)
+    return client
+
+
+def _published(
+    workspace: Any, *platforms: Platform, text: str = "Hello after publishing"
+) -> tuple[str, list[PostTarget]]:
+    accounts = [fake_account(workspace, p, p.value.lower()) for p in platforms]
+    post = make_post(workspace, accounts, text=text)
+    assert publish_targets([t.id for t in targets_of(post)]) == len(platforms)
+    return post.id, targets_of(post)
+
+
+def _open_actions(post_id: str) -> list[str]:
+    return list(
+        PostTargetAction.objects.filter(target__post_id=post_id, status=ActionStatus.PENDING)
+        .order_by("created_at", "id")
+        .values_list("id", flat=True)
+    )
+
+
+def test_an_edit_goes_to_the_entries_that_can_take_it_and_reports_the_others(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON, Platform.TWITTER, Platform.TIKTOK)
+    response = api.patch(f"/api/v1/social-posts/{post_id}", {"text": "Fixed typo"}, format="json")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["text"] == "Fixed typo" and body["status"] == "COMPLETED"
+    report = body["editReport"]
+    assert report["entries"] == [
+        {"platformId": targets[0].id, "platform": "MASTODON", "outcome": "QUEUED", "fields": ["text"], "reason": None},
+        {
+            "platformId": targets[1].id,
+            "platform": "TWITTER",
+            "outcome": "SKIPPED",
+            "fields": ["text"],
+            "reason": "TWITTER does not let its API edit a published post",
+        },
+        {
+            "platformId": targets[2].id,
+            "platform": "TIKTOK",
+            "outcome": "SKIPPED",
+            "fields": ["text"],
+            "reason": "TIKTOK does not let its API edit a published post",
+        },
+    ]
+    [action_id] = _open_actions(post_id)
+    assert events_of(post_id, "post.updated") == []  # not before the queued edit has its outcome
+    assert after_publishing.run_actions([action_id]) == 1
+    assert after_publishing.run_actions([action_id]) == 0  # run twice: no second call
+    assert [(e.platform_post_id, e.text) for e in platform.edits] == [(targets[0].platform_post_id, "Fixed typo")]
+    record = api.get(f"/api/v1/social-posts/{post_id}").json()
+    mastodon, twitter, tiktok = record["platforms"]
+    assert mastodon["text"] is None  # the entry follows the post's new text
+    [edit] = mastodon["edits"]
+    assert (edit["status"], edit["fields"], edit["changes"], edit["previous"]) == (
+        "DONE",
+        ["text"],
+        {"text": "Fixed typo"},
+        {"text": "Hello after publishing"},
+    )
+    assert edit["requestId"] == report["requestId"] and edit["finishedAt"] is not None
+    assert twitter["text"] == "Hello after publishing"  # its platform still shows the old text
+    assert twitter["edits"][0]["status"] == "SKIPPED" and twitter["edits"][0]["reason"]
+    [event] = events_of(post_id, "post.updated")
+    assert event["data"]["requestId"] == report["requestId"]
+    assert [(e["platform"], e["status"]) for e in event["data"]["entries"]] == [
+        ("MASTODON", "DONE"),
+        ("TWITTER", "SKIPPED"),
+        ("TIKTOK", "SKIPPED"),
+    ]
+
+
+def test_an_edit_is_checked_with_the_publishing_validation(api, workspace, platform) -> None:
+    post_id, _ = _published(workspace, Platform.MASTODON)
+    response = api.patch(f"/api/v1/social-posts/{post_id}", {"text": "x" * 501}, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == ["MASTODON text is 501 characters; the limit is 500"]
+    assert PostTargetAction.objects.count() == 0
+    unknown = api.patch(f"/api/v1/social-posts/{post_id}", {"mediaUrls": []}, format="json")
+    assert unknown.status_code == 400 and "mediaUrls" in str(unknown.json()["message"])
+    empty = api.patch(f"/api/v1/social-posts/{post_id}", {}, format="json")
+    assert empty.status_code == 400
+
+
+def test_a_post_that_is_not_published_cannot_be_edited_or_unpublished(api, workspace, platform) -> None:
+    account = fake_account(workspace, Platform.MASTODON)
+    post = make_post(workspace, [account])  # PENDING
+    edited = api.patch(f"/api/v1/social-posts/{post.id}", {"text": "no"}, format="json")
+    assert edited.status_code == 400 and edited.json()["code"] == "post_not_editable"
+    removed = api.post(f"/api/v1/social-posts/{post.id}/unpublish", {}, format="json")
+    assert removed.status_code == 400 and removed.json()["code"] == "post_not_published"
+
+
+def test_after_publishing_needs_posts_publish_and_stays_in_its_workspace(
+    api, anon, client_for, workspace, other_workspace, platform
+) -> None:
+    post_id, _ = _published(workspace, Platform.MASTODON)
+    for call in (
+        lambda c: c.patch(f"/api/v1/social-posts/{post_id}", {"text": "x"}, format="json"),
+        lambda c: c.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json"),
+    ):
+        assert call(anon).status_code == 401
+        denied = call(client_for("contributor"))
+        assert denied.status_code == 403
+        assert denied.json()["code"] == "permission_denied" and denied.json()["requiredPermission"] == "posts.publish"
+        assert call(client_for("admin", other_workspace)).status_code == 404
+    assert PostTargetAction.objects.count() == 0
+
+
+def test_unpublish_removes_the_copies_keeps_the_record_and_is_idempotent(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON, Platform.TIKTOK)
+    response = api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["status"] == "COMPLETED" and body["unpublishedAt"]
+    assert [(e["platform"], e["outcome"]) for e in body["unpublishReport"]["entries"]] == [
+        ("MASTODON", "QUEUED"),
+        ("TIKTOK", "SKIPPED"),
+    ]
+    [action_id] = _open_actions(post_id)
+    again = api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json").json()
+    assert [e["outcome"] for e in again["unpublishReport"]["entries"]] == ["UNCHANGED", "SKIPPED"]
+    assert _open_actions(post_id) == [action_id]  # asking again queued nothing more
+    platform.steps = [Transient("try later")]
+    assert after_publishing.run_actions([action_id]) == 1
+    action = PostTargetAction.objects.get(id=action_id)
+    assert action.status == ActionStatus.PENDING and action.error_code == "platform_unavailable"
+    PostTargetAction.objects.filter(id=action_id).update(due_at=timezone.now())
+    assert after_publishing.run_actions([action_id]) == 1
+    assert platform.deletes == [targets[0].platform_post_id] * 2  # the retry after the transient error
+    record = api.get(f"/api/v1/social-posts/{post_id}").json()
+    mastodon = record["platforms"][0]
+    assert mastodon["status"] == "PUBLISHED" and mastodon["platformPostId"] == targets[0].platform_post_id
+    assert mastodon["unpublishedAt"] and mastodon["unpublish"]["status"] == "DONE"
+    assert record["platforms"][1]["unpublish"]["status"] == "SKIPPED"
+    events = events_of(post_id, "post.unpublished")
+    assert len(events) == 2  # the second request (nothing queued) answered at once, the first at its end
+    assert [(e["platform"], e["status"]) for e in events[-1]["data"]["entries"]] == [
+        ("MASTODON", "DONE"),
+        ("TIKTOK", "SKIPPED"),
+    ]
+    edit = api.patch(f"/api/v1/social-posts/{post_id}", {"text": "too late"}, format="json")
+    assert edit.status_code == 400 and edit.json()["code"] == "post_not_editable"
+    assert api.delete(f"/api/v1/social-posts/{post_id}").status_code == 200  # today's DELETE: record only
+
+
+def test_an_unknown_edit_outcome_is_never_sent_again_but_a_delete_is(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "maybe"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    platform.steps = [UnknownOutcome("timeout after sending")]
+    after_publishing.run_actions([edit_id])
+    edit = PostTargetAction.objects.get(id=edit_id)
+    assert (edit.status, edit.error_code) == (ActionStatus.FAILED, "unknown_outcome")
+    assert len(platform.edits) == 1
+    api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    [delete_id] = _open_actions(post_id)
+    platform.steps = [UnknownOutcome("timeout after sending")]
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.PENDING  # safe to send again
+    PostTargetAction.objects.filter(id=delete_id).update(due_at=timezone.now())
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
+    assert platform.deletes == [targets[0].platform_post_id] * 2
+
+
+def test_a_write_after_the_lease_was_taken_over_changes_nothing(api, workspace, platform, monkeypatch) -> None:
+    post_id, _ = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "fenced"}, format="json")
+    [action_id] = _open_actions(post_id)
+    [claim] = after_publishing.ACTION_STEP.claim([action_id], now=timezone.now())
+    assert after_publishing.ACTION_STEP.claim([action_id], now=timezone.now()) == []  # claimed once
+    # The lease runs out (the worker stalled) and the sweeper takes the row over: nothing was sent.
+    later = timezone.now() + dt.timedelta(hours=1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    assert sweep().actions_requeued == [action_id]
+    # The first holder's write is fenced out.
+    assert after_publishing._write(claim, ActionStatus.DONE) is False
+    assert PostTargetAction.objects.get(id=action_id).status == ActionStatus.PENDING
+    assert events_of(post_id, "post.updated") == []
+
+
+def test_the_sweeper_fails_an_edit_lost_mid_call_and_resends_a_lost_delete(
+    api, workspace, platform, monkeypatch
+) -> None:
+    post_id, _ = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "lost"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    [claim] = after_publishing.ACTION_STEP.claim([edit_id], now=timezone.now())
+    assert after_publishing.step.record_start(after_publishing.COLUMNS, claim)  # the worker dies mid-call
+    later = timezone.now() + dt.timedelta(hours=1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    report = sweep()
+    assert report.actions_failed == [edit_id]
+    edit = PostTargetAction.objects.get(id=edit_id)
+    assert (edit.status, edit.error_code) == (ActionStatus.FAILED, "unknown_outcome")
+    assert platform.edits == []  # never sent again
+    assert [e["data"]["entries"][0]["status"] for e in events_of(post_id, "post.updated")] == ["FAILED"]
