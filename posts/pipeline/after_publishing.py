@@ -33,6 +33,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.errors import AccountDisconnected
 from accounts.models import AccountStatus
 from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
@@ -173,6 +174,7 @@ def edit_request(action: PostTargetAction) -> EditRequest:
         text=changes.get("text"),
         title=changes.get("title"),
         options=dict(target.config or {}),
+        content_type=target.post.content_type,
         cid=str(items[0].get("cid") or "") if items else "",
     )
 
@@ -193,6 +195,9 @@ def _prepare(claim: step.RowClaim, action: PostTargetAction) -> _Call | None:
         return None
     try:
         creds = account_credentials(account=account)
+    except AccountDisconnected:
+        _write(claim, ActionStatus.FAILED, error_code=AccountDisconnected.code, message="The account was disconnected")
+        return None
     except ApplicationError:
         _write(claim, ActionStatus.FAILED, error_code=ErrorCode.INVALID_REQUEST, message="The account was removed")
         return None

@@ -30,6 +30,7 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from accounts.errors import AccountDisconnected
 from accounts.models import AccountStatus
 from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
@@ -191,6 +192,9 @@ def _prepare(claim: CommentClaim) -> _Call | None:
         return None
     try:
         creds = account_credentials(account=account)
+    except AccountDisconnected:
+        fail(claim, AccountDisconnected.code, "The connected account was disconnected before the comment was sent")
+        return None
     except ApplicationError:
         fail(claim, ErrorCode.INVALID_REQUEST, "The connected account was removed before the comment was sent")
         return None

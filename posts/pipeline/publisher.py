@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.errors import AccountDisconnected
 from accounts.models import AccountStatus
 from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
@@ -292,6 +293,8 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
     if creds is None:
         try:
             creds = account_credentials(account=account)
+        except AccountDisconnected:
+            raise _Unsendable(AccountDisconnected.code, "The connected account was disconnected before publishing")
         except ApplicationError:
             raise _Unsendable(ErrorCode.INVALID_REQUEST, "The connected account was removed before publishing")
         credentials[account.id] = creds
