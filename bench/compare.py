@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.report import _fmt, machine
+from bench.report import _fmt, machine, text_table
 from bench.stack import BENCH_DIR, PYTHON, ROOT
 
 SIDES = ("reference", "current")
@@ -92,22 +92,17 @@ def _value(report: dict[str, Any], name: str) -> Any:
 
 
 def render(scenario: str, rows: Sequence[dict[str, Any]], *, reference: str, current: str, notes: Sequence[str]) -> str:
-    table = [["figure", f"reference {reference}", f"current {current}", "current / reference"]]
-    for row in rows:
-        ratio_cell = "n/a" if row["ratio"] is None else f"{row['ratio']:.3f}"
-        table.append(
-            [row["figure"], _cell(row["reference"], row["unit"]), _cell(row["current"], row["unit"]), ratio_cell]
-        )
-    widths = [max(len(r[i]) for r in table) for i in range(4)]
-    line = "+".join("-" * (w + 2) for w in widths)
-    out = [f"== {scenario}: medians, reference against current ==", line]
-    for index, row_cells in enumerate(table):
-        out.append("|".join(f" {cell:<{widths[i]}} " for i, cell in enumerate(row_cells)))
-        if index == 0:
-            out.append(line)
-    out.append(line)
-    out.extend(f"  note: {n}" for n in notes)
-    return "\n".join(out)
+    header = ["figure", f"reference {reference}", f"current {current}", "current / reference"]
+    table = [
+        [
+            row["figure"],
+            _cell(row["reference"], row["unit"]),
+            _cell(row["current"], row["unit"]),
+            "n/a" if row["ratio"] is None else f"{row['ratio']:.3f}",
+        ]
+        for row in rows
+    ]
+    return text_table(f"{scenario}: medians, reference against current", header, table, notes=notes)
 
 
 def _cell(side: dict[str, Any], unit: str) -> str:

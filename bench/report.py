@@ -73,20 +73,11 @@ class Report:
         return figure
 
     def render(self) -> str:
-        rows = [("figure", "value", "target", "")]
+        rows = []
         for f in self.figures:
             verdict = "" if f.met is None else ("ok" if f.met else "MISSED")
-            rows.append((f.name, f"{_fmt(f.value)} {f.unit}".strip(), f.target, verdict))
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        line = "+".join("-" * (w + 2) for w in widths)
-        out = [f"== {self.scenario} ==", line]
-        for index, row in enumerate(rows):
-            out.append("|".join(f" {cell:<{widths[i]}} " for i, cell in enumerate(row)))
-            if index == 0:
-                out.append(line)
-        out.append(line)
-        out.extend(f"  note: {n}" for n in self.notes)
-        return "\n".join(out)
+            rows.append([f.name, f"{_fmt(f.value)} {f.unit}".strip(), f.target, verdict])
+        return text_table(self.scenario, ["figure", "value", "target", ""], rows, notes=self.notes)
 
     def write(self) -> None:
         BENCH_DIR.mkdir(parents=True, exist_ok=True)
@@ -100,6 +91,22 @@ class Report:
             "notes": self.notes,
         }
         (BENCH_DIR / f"{self.scenario}.json").write_text(json.dumps(body, indent=2, default=str) + "\n")
+
+
+def text_table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, notes: Sequence[str] = ()) -> str:
+    """``== title ==``, then a table of ``header`` and ``rows`` (columns as wide as their widest
+    cell, the header ruled off), then a line per note: how the bench prints every table."""
+    table = [list(header), *(list(row) for row in rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    line = "+".join("-" * (w + 2) for w in widths)
+    out = [f"== {title} ==", line]
+    for index, cells in enumerate(table):
+        out.append("|".join(f" {cell:<{widths[i]}} " for i, cell in enumerate(cells)))
+        if index == 0:
+            out.append(line)
+    out.append(line)
+    out.extend(f"  note: {n}" for n in notes)
+    return "\n".join(out)
 
 
 def _fmt(value: Any) -> str:
