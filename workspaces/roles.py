@@ -22,20 +22,13 @@ class Permission:
     USAGE_READ = "usage.read"
 
 
-ALL_PERMISSIONS: tuple[str, ...] = (
-    Permission.POSTS_READ,
-    Permission.POSTS_DRAFT,
-    Permission.POSTS_SCHEDULE,
-    Permission.POSTS_PUBLISH,
-    Permission.ACCOUNTS_READ,
-    Permission.ACCOUNTS_MANAGE,
-    Permission.MEDIA_UPLOAD,
-    Permission.WEBHOOKS_READ,
-    Permission.WEBHOOKS_MANAGE,
-    Permission.ANALYTICS_READ,
-    Permission.AI_GENERATE,
-    Permission.USAGE_READ,
-)
+def _declared(holder: type) -> tuple[str, ...]:
+    """The values of a class's upper-case attributes, in the order they are written there."""
+    return tuple(value for name, value in vars(holder).items() if name.isupper())
+
+
+# The canonical order: as declared above.
+ALL_PERMISSIONS: tuple[str, ...] = _declared(Permission)
 
 
 class OrganizationPermission:
@@ -48,12 +41,7 @@ class OrganizationPermission:
     AUDIT_READ = "audit.read"
 
 
-ORGANIZATION_PERMISSIONS: tuple[str, ...] = (
-    OrganizationPermission.WORKSPACES_MANAGE,
-    OrganizationPermission.KEYS_MANAGE,
-    OrganizationPermission.USAGE_READ,
-    OrganizationPermission.AUDIT_READ,
-)
+ORGANIZATION_PERMISSIONS: tuple[str, ...] = _declared(OrganizationPermission)
 
 
 class Role(models.TextChoices):
