@@ -83,10 +83,10 @@ def configure(config: dict[str, Any]) -> None:
     logging.captureWarnings(True)
 
 
-def say(message: str, stream: Any = None, *, logger: str = "celery.apps.worker") -> None:
-    """One line of the JSON format written with a single ``os.write``, taking no lock: for what
-    is said inside a signal handler (Celery's "Warm shutdown"), where the logging module's locks
-    could deadlock."""
+def say(message: str, *, logger: str) -> None:
+    """One line of the JSON format written to standard error with a single ``os.write``, taking
+    no lock: for what is said inside a signal handler (the worker's shutdown), where the logging
+    module's locks could deadlock."""
     line = {
         "time": dt.datetime.now(dt.UTC).isoformat(),
         "level": "INFO",
@@ -94,7 +94,7 @@ def say(message: str, stream: Any = None, *, logger: str = "celery.apps.worker")
         "message": redact(str(message).strip()),
         **dict.fromkeys(CONTEXT_FIELDS, "-"),
     }
-    target = stream if stream is not None else sys.__stderr__
+    target = sys.__stderr__
     if target is None:
         return
     # Like Celery's own: losing this line must never break the shutdown.

@@ -10,7 +10,6 @@ import logging
 import time
 from typing import Any
 
-import celery.apps.worker
 from celery.signals import (
     beat_init,
     before_task_publish,
@@ -18,6 +17,7 @@ from celery.signals import (
     setup_logging,
     task_postrun,
     task_prerun,
+    worker_shutting_down,
 )
 from django.conf import settings
 
@@ -40,10 +40,14 @@ def _use_the_service_logging(loglevel: Any = None, **kwargs: Any) -> None:
         logging.getLogger().setLevel(loglevel)
 
 
-# The worker's few words from its signal handlers ("worker: Warm shutdown (MainProcess)") are
-# written past logging, as plain text; they are written as JSON lines instead (core.logs.say takes
-# no lock, as a signal handler needs).
-celery.apps.worker.safe_say = logs.say  # type: ignore[attr-defined]
+@worker_shutting_down.connect
+def _log_worker_shutdown(sender: str = "", sig: str = "", how: str = "", **kwargs: Any) -> None:
+    """The worker's shutdown as a line of the format. Celery sends this signal from its SIGTERM /
+    SIGINT / SIGQUIT handler, where the logging module's locks could deadlock: hence core.logs.say,
+    which takes none. (Celery also writes its own "worker: Warm shutdown (MainProcess)" there, as
+    plain text on standard output, past logging and with no public way to change it: the JSON
+    logs are all on standard error; docs/operations.md, "Logs".)"""
+    logs.say(f"worker {sender}: {how} shutdown ({sig})", logger=logger.name)
 
 
 @celeryd_after_setup.connect

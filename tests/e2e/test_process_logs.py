@@ -21,13 +21,18 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 ENVELOPE = ("time", "level", "logger", "message", "request_id", "workspace_id", "key_prefix")
 PROCESSES = ("web.log", "sandbox.log", "worker.log", "beat.log")
+# What Celery itself writes from its shutdown signal handler: plain text on standard output, past
+# logging, with no public way to change it (the worker logs its shutdown as a JSON line too, on
+# standard error with every other line: core.task_observability). The harness writes both streams
+# to one file; this line, and only this one, is let through.
+CELERY_PLAIN = {"worker.log": {"worker: Warm shutdown (MainProcess)"}}
 
 
 def _records(stack: E2EStack, name: str) -> list[dict[str, Any]]:
     text = (stack.workdir / name).read_text(errors="replace")
     records = []
     for line in text.splitlines():
-        if not line.strip():
+        if not line.strip() or line in CELERY_PLAIN.get(name, ()):
             continue
         try:
             record = json.loads(line)
@@ -89,7 +94,7 @@ def test_every_process_writes_one_json_line_format_from_start_to_shutdown() -> N
     # The worker: its start, its readiness, one line per attempt outcome, its shutdown.
     assert any(m.endswith(" starting") for m in _messages(worker, "crosspost.processes"))
     assert any(m.endswith(" ready.") for m in _messages(worker, "celery.apps.worker"))
-    assert any("Warm shutdown" in m for m in _messages(worker, "celery.apps.worker"))
+    assert any(m.endswith(": Warm shutdown (SIGTERM)") for m in _messages(worker, "crosspost.processes"))
     attempts = [r for r in worker if r["logger"] == "posts.pipeline.attempts" and r["post_id"] == post_id]
     assert [(r["outcome"], r["attempt"], r["platform"]) for r in attempts] == [
         ("retrying", 1, "MASTODON"),
