@@ -4,6 +4,7 @@ from what the platforms report), so they are shown, never added or edited here."
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 from django.http import HttpRequest
 
 from analytics.models import AccountSyncState, TrackedPost
@@ -12,6 +13,10 @@ from analytics.models import AccountSyncState, TrackedPost
 class DerivedRecordAdmin(admin.ModelAdmin):
     """A record the service computes: no add, no edit (a hand-made row would be overwritten by the
     next sync, or be believed until then)."""
+
+    # A platform's links (permalink, thumbnail) are https; saying so is also what Django 5 asks of
+    # every forms.URLField (its default scheme turns from http to https in 6.0 and warns until then).
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
