@@ -10,7 +10,8 @@ scenario starts the way a separate run starts:
 3. ``CHECKPOINT``: the pages the earlier scenarios and the vacuum dirtied are written now, not
    by a checkpoint that falls inside the next measurement.
 
-It runs on this process's Django connection (autocommit: VACUUM cannot run in a transaction)."""
+It runs on this process's Django connection unless given another (autocommit: VACUUM cannot run
+in a transaction)."""
 
 from __future__ import annotations
 
@@ -19,15 +20,16 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 # An autovacuum worker that is still busy this long after the vacuum is reported, not waited for.
 AUTOVACUUM_WAIT_SECONDS = 300.0
 POLL_SECONDS = 0.5
 
 
-def autovacuum_workers() -> list[tuple[int, str]]:
-    """(pid, query) of each autovacuum worker on this connection's database."""
-    with connection.cursor() as cursor:
+def autovacuum_workers(db: BaseDatabaseWrapper = connection) -> list[tuple[int, str]]:
+    """(pid, query) of each autovacuum worker on the database of ``db``."""
+    with db.cursor() as cursor:
         cursor.execute(
             "SELECT pid, coalesce(query, '') FROM pg_stat_activity "
             "WHERE backend_type = 'autovacuum worker' AND datname = current_database()"
@@ -58,13 +60,15 @@ def wait_for_autovacuum(
     return {"busyPolls": busy_polls, "seen": sorted(seen), "stillRunning": [query for _, query in running]}
 
 
-def settle_database(**wait_options: Any) -> dict[str, Any]:
-    """Vacuum and analyse the whole database, wait for autovacuum to be idle on it, checkpoint.
-    Returns what it found (for the scenario's JSON): seconds taken, autovacuum seen and left."""
+def settle_database(db: BaseDatabaseWrapper = connection, **wait_options: Any) -> dict[str, Any]:
+    """Vacuum and analyse the whole database of ``db``, wait for autovacuum to be idle on it,
+    checkpoint. Returns what it found (for the scenario's JSON): seconds taken, autovacuum seen
+    and left."""
     started = time.monotonic()
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute("VACUUM (ANALYZE)")
+    wait_options.setdefault("workers", lambda: autovacuum_workers(db))
     autovacuum = wait_for_autovacuum(**wait_options)
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute("CHECKPOINT")
     return {"seconds": round(time.monotonic() - started, 1), "autovacuum": autovacuum}
