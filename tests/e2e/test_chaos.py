@@ -161,7 +161,8 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
         chaos.start()
         try:
             post_ids = _create_posts(stack, accounts, POSTS)
-            wait_for(lambda: not chaos.is_alive(), timeout=600, interval=1, what="the chaos to run its course")
+            chaos.join(600)
+            assert not chaos.is_alive(), "timed out after 600s waiting for the chaos to run its course"
         finally:
             chaos.stop.set()
             chaos.join(120)
@@ -176,7 +177,7 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
             stack.start_worker()
 
         try:
-            wait_for(lambda: _unfinished(stack) == 0, timeout=FINISH_TIMEOUT, interval=2, what="every post to finish")
+            wait_for(lambda: _unfinished(stack) == 0, timeout=FINISH_TIMEOUT, interval=0.5, what="every post to finish")
         except AssertionError as exc:
             raise AssertionError(f"{exc}; unfinished: {_unfinished_report(stack)}") from None
 
@@ -213,7 +214,6 @@ def test_killed_workers_and_a_wiped_redis_lose_nothing_and_duplicate_nothing(cha
         wait_for(
             lambda: wanted <= {r.envelope["id"] for r in receiver.events()},
             timeout=180,
-            interval=1,
             what="every event at the webhook",
         )
         print(
