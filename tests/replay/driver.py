@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -82,42 +83,53 @@ def load_golden() -> list[list[Exchange]]:
     return golden
 
 
-def build_world() -> APIClient:
+@dataclass
+class World:
+    client: APIClient  # an admin of the home workspace
+    workspaces: dict[str, Workspace]  # HOME and OTHER, by id
+
+
+def build_world() -> World:
     """The two workspaces and an admin client of the home one."""
     with time_machine.travel(WORLD_INSTANT, tick=False):
         # Each in an organization of its own, as the migration gave every workspace of 26fc3dc.
         home = Workspace.objects.create(id=HOME, name="Replay", organization=Organization.objects.create(name="Replay"))
         other_name = "Replay (another workspace)"
-        Workspace.objects.create(id=OTHER, name=other_name, organization=Organization.objects.create(name=other_name))
+        other = Workspace.objects.create(
+            id=OTHER, name=other_name, organization=Organization.objects.create(name=other_name)
+        )
         key = api_key_create(workspace=home, name="replay", role="admin").plaintext
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
-    return client
+    return World(client=client, workspaces={HOME: home, OTHER: other})
 
 
 def _instant(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value)
 
 
-def _make_rows(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Create the rows an entry's body names; number → the created model instance."""
+def _make_rows(rows: dict[str, dict[str, Any]], workspaces: dict[str, Workspace]) -> dict[str, Any]:
+    """Create the rows an entry's body names; number → the created model instance. (Given its
+    workspace, a factory makes none of its own: a workspace and an organization per row, rolled
+    back unseen, were two thirds of the rows' queries.)"""
     made: dict[str, Any] = {}
     for number, described in sorted(rows.items(), key=lambda item: int(item[0])):
         columns = dict(described)
         workspace_id = HOME if columns.pop("home") else OTHER
+        workspace = workspaces[workspace_id]
         table = columns.pop("table")
         for name in INSTANT_COLUMNS & columns.keys():
             if columns[name] is not None:
                 columns[name] = _instant(columns[name])
         if table == "account":
-            made[number] = SocialAccountFactory(id=f"acc_replay{int(number):03}", workspace_id=workspace_id, **columns)
+            made[number] = SocialAccountFactory(id=f"acc_replay{int(number):03}", workspace=workspace, **columns)
         else:
             key = f"{workspace_id}/replay{int(number):03}/{columns['file_name']}"
             if columns["preview_key"]:
                 columns["preview_key"] = f"{key}.preview.webp"
             made[number] = MediaFileFactory(
                 id=f"med_replay{int(number):03}",
-                workspace_id=workspace_id,
+                workspace=workspace,
                 key=key,
                 public_url=f"{PUBLIC_BASE_URL}/media/{key}",
                 **columns,
@@ -228,13 +240,14 @@ class _CountingIds:
         return f"{prefix}_{self.counts[prefix]:024x}"
 
 
-def replay_entry(client: APIClient, entry: dict[str, Any]) -> list[Exchange]:
+def replay_entry(world: World, entry: dict[str, Any]) -> list[Exchange]:
+    client = world.client
     exchanges: list[Exchange] = []
     savepoint = transaction.savepoint()
     try:
         with time_machine.travel(_instant(entry["now"]), tick=False), mock.patch("core.ids.new_id", _CountingIds()):
             get_redis().flushdb()
-            made = _make_rows(entry["rows"])
+            made = _make_rows(entry["rows"], world.workspaces)
             body = _substitute(entry["body"], made)
             read_back: list[tuple[str, str]] = []
             if entry["operation"] == "update":
@@ -258,5 +271,5 @@ def replay_entry(client: APIClient, entry: dict[str, Any]) -> list[Exchange]:
 def replay(entries: list[dict[str, Any]]) -> list[list[Exchange]]:
     """Every entry's exchanges, in corpus order. Needs the database (inside a test's atomic
     block) and ``settings.PUBLIC_BASE_URL`` set to :data:`PUBLIC_BASE_URL`."""
-    client = build_world()
-    return [replay_entry(client, entry) for entry in entries]
+    world = build_world()
+    return [replay_entry(world, entry) for entry in entries]
