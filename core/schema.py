@@ -306,6 +306,11 @@ def add_shared_components(result: dict[str, Any], generator: Any, request: Any, 
 # which return such ids, so that a client, and schemathesis's stateful phase, can follow them.
 # Derived from the paths alone: an operation added tomorrow gets its links the day it is added.
 LINK_SOURCES = (("post", "201"), ("get", "200"))  # a collection's create, then its list
+# Collections that have neither: the operation whose answer carries their ids (a job's status
+# comes from the request that started the job).
+OTHER_LINK_SOURCES: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "/workspace-deletions": (("/workspaces/{id}", "delete", "202"),),
+}
 
 
 def _path_parameter(segment: str) -> str | None:
@@ -357,8 +362,9 @@ def add_links(result: dict[str, Any], generator: Any, request: Any, public: bool
             collection = "/".join(segments[:position])
             earlier = [name for name in map(_path_parameter, segments[:position]) if name]
             names = _id_field_names(parameter, collection)
-            for method, status in LINK_SOURCES:
-                response = paths.get(collection, {}).get(method, {}).get("responses", {}).get(status, {})
+            sources = [(collection, method, status) for method, status in LINK_SOURCES]
+            for source, method, status in sources + list(OTHER_LINK_SOURCES.get(collection, ())):
+                response = paths.get(source, {}).get(method, {}).get("responses", {}).get(status, {})
                 body = response.get("content", {}).get("application/json", {}).get("schema", {})
                 pointer = _id_pointer(body, names, schemas)
                 if pointer is None:

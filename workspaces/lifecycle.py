@@ -178,15 +178,14 @@ def workspace_restore(*, organization: Organization, workspace_id: str, actor: A
 
 @transaction.atomic
 def workspace_deactivate(*, deletion_id: str) -> bool:
-    """Step one of a deletion (see the module): disconnect, pause, unschedule. Only a PENDING job
+    """Step one of a deletion (see the module): pause, unschedule, disconnect. Only a PENDING job
     whose workspace is still deleted is acted on; True when this call did it."""
     deletion = WorkspaceDeletion.objects.select_for_update().filter(pk=deletion_id).first()
     if deletion is None or deletion.status != DeletionStatus.PENDING or deletion.workspace_id is None:
         return False
     workspace_id = deletion.workspace_id
-    deletion.accounts_disconnected = workspace_accounts_disconnect(
-        workspace_id=workspace_id, actor=system_actor("workspace deletion")
-    )
+    # Series and scheduled posts first: a disconnect fails the entries still to be sent, and a
+    # scheduled post kept as an undated draft is what a restore should find.
     active_series = RecurringPost.objects.filter(workspace_id=workspace_id, status=RecurringStatus.ACTIVE)
     series_ids = list(active_series.order_by("id").values_list("id", flat=True))
     for series_id in series_ids:
@@ -197,6 +196,9 @@ def workspace_deactivate(*, deletion_id: str) -> bool:
     for post_id in post_ids:
         post_unschedule(workspace_id=workspace_id, post_id=post_id)
     deletion.posts_cancelled = len(post_ids)
+    deletion.accounts_disconnected = workspace_accounts_disconnect(
+        workspace_id=workspace_id, actor=system_actor("workspace deletion")
+    )
     deletion.status, deletion.deactivated_at = DeletionStatus.DEACTIVATED, timezone.now()
     deletion.save()
     return True

@@ -22,7 +22,7 @@ from accounts.services import account_mark_unauthorized, accounts_connect
 from audit.actors import system_actor
 from platforms.base import Credentials, NotSupported, Platform, Transient
 from posts.models import Post, PostStatus, PostTarget, RecurringPost, TargetStatus
-from posts.pipeline import outcomes, publisher
+from posts.pipeline import outcomes, publisher, step
 from posts.pipeline.claims import claim_started_sending, claim_targets
 from tests.factories.accounts import SocialAccountFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
@@ -350,7 +350,9 @@ def test_a_claimed_entry_not_yet_sending_fails_and_its_worker_sends_nothing(
         return original(claim_)
 
     monkeypatch.setattr(publisher, "claim_started_sending", disconnect_first)
-    publisher.run_attempts([claim])
+    errors: list[BaseException] = []
+    step.attempt(publisher.PUBLISH_STEP, [claim], width=1, errors=errors)
+    assert errors == []
 
     target.refresh_from_db()
     post.refresh_from_db()

@@ -557,6 +557,7 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
         POST_FIRST_COMMENT,
         POST_PLATFORM_FIRST_COMMENTS,
         POST_THREAD,
+        POST_UNPUBLISHED,
         PlatformEntryOutput,
         PostOutput,
     )
@@ -572,6 +573,7 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
         + list(POST_THREAD.keys)
         + list(POST_FIRST_COMMENT.keys)
         + list(POST_PLATFORM_FIRST_COMMENTS.keys)
+        + list(POST_UNPUBLISHED.keys)
     )
     documented = list(PlatformEntryOutput().fields)
     assert len(record["platforms"]) == 4

@@ -68,7 +68,7 @@ def stack() -> Iterator[E2EStack]:
 
 
 def _media(stack: E2EStack) -> dict[str, str]:
-    files = [("sample.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
+    files = [("sample-reel.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
     answer = stack.api("POST", "/upload-urls", json={"files": [{"fileName": n, "mimeType": m} for n, m in files]})
     assert answer.status_code in (200, 201), answer.text
     urls = {}
@@ -91,7 +91,7 @@ def _publish_everywhere(stack: E2EStack) -> list[str]:
             **{CONNECTION_FIELDS[p]: [accounts[p]["id"]] for p in video},
             "contentType": "VIDEO",
             "text": "After publishing e2e: the first text",
-            "mediaUrls": [media["sample.mp4"]],
+            "mediaUrls": [media["sample-reel.mp4"]],
             "pinterestConfigs": [{"connectionId": accounts["PINTEREST"]["id"], "boardId": board_id, "title": "E2E"}],
             "youtubeConfigs": [
                 {"connectionId": accounts["YOUTUBE"]["id"], "videoTitle": "E2E", "privacyStatus": "private"}
@@ -195,7 +195,7 @@ def test_a_post_on_twelve_platforms_is_edited_then_unpublished_once_each_despite
     edits = _settled(stack, "EDIT")
     assert {p: s for p, (s, _) in edits.items()} == {
         p: ("FAILED" if p == HELD_EDIT else "DONE" if p in EDITS else "SKIPPED") for p in ALL
-    }
+    }, stack.sql("SELECT kind, status, error_code, error_message FROM posts_posttargetaction")
     for platform in ALL:
         assert len(_calls(stack, platform, "edit")) == (1 if platform in EDITS else 0), platform
     after_edit = _entries(stack, post_ids)

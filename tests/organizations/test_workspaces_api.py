@@ -178,7 +178,7 @@ def test_delete_is_a_job_step_one_run_twice_acts_once_and_restore_brings_it_back
     assert workspace_deactivate(deletion_id=deletion.id) is True
     assert workspace_deactivate(deletion_id=deletion.id) is False  # the second run changes nothing
     account = SocialAccount.objects.get(pk=world["account"])
-    assert (account.access_token, account.refresh_token, account.status) == ("", "", AccountStatus.UNAUTHORIZED)
+    assert (account.access_token, account.refresh_token, account.status) == ("", "", AccountStatus.DISCONNECTED)
     assert Post.objects.get(pk=world["post"]).status == PostStatus.DRAFT
     series = RecurringPost.objects.get(pk=world["series"])
     assert series.status == RecurringStatus.PAUSED

@@ -85,7 +85,7 @@ CASES: dict[str, tuple[Callable[[Any, Any], Request], int, dict[str, Any]]] = {
         NOT_FOUND,
     ),
     "patch: not editable": (
-        lambda ws, other: ("patch", f"{URL}/{_post(ws, 'COMPLETED', 'PUBLISHED').id}", {"text": "x"}),
+        lambda ws, other: ("patch", f"{URL}/{_post(ws, 'FAILED', 'FAILED').id}", {"text": "x"}),
         400,
         bad_request("Cannot edit post in current state", "post_not_editable"),
     ),

@@ -135,7 +135,7 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
         emit_event(workspace_id=workspace.id, name=name, data=event_data)
     failing = WebhookFactory(workspace=workspace, consecutive_failures=15, last_failure_at=timezone.now())
     # account.disconnected as the disconnect emits it (this account's platform has no revoke call).
-    account_disconnect(workspace_id=workspace.id, account_id=account(workspace, "TELEGRAM", actor=TEST_ACTOR).id)
+    account_disconnect(workspace_id=workspace.id, account_id=account(workspace, "TELEGRAM").id, actor=TEST_ACTOR)
     for name in ("webhook.failing", "webhook.disabled"):
         emit_webhook_notice(
             workspace_id=workspace.id, name=name, data=notice_data(failing), about_webhook_id=failing.id
