@@ -25,12 +25,11 @@ def post_get_for_update(*, workspace_id: str, post_id: str) -> Post:
     return post
 
 
-def post_status(*, workspace_id: str, post_id: str) -> str:
-    """The post's status, or 404 (for posts of other workspaces too)."""
+def post_status(*, workspace_id: str, post_id: str) -> str | None:
+    """The post's status; None when this workspace has no such post (the caller's own lookup then
+    answers 404, after the body was validated as for any post)."""
     status = Post.objects.filter(workspace_id=workspace_id, id=post_id).values_list("status", flat=True).first()
-    if status is None:
-        raise NotFound(POST_NOT_FOUND)
-    return str(status)
+    return None if status is None else str(status)
 
 
 def _instant(column: str) -> str:

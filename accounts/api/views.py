@@ -265,7 +265,7 @@ class ConnectBrandingView(APIView):
         responses={200: ConnectBrandingOutput},
     )
     def put(self, request: Request) -> Response:
-        data = ConnectBrandingInput(data=request.data or {})
+        data = ConnectBrandingInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         branding = branding_set(

@@ -586,7 +586,9 @@ def test_post_records_show_the_documented_fields_in_their_order(workspace: Works
     assert list(threaded) == list(POST.keys) + list(POST_THREAD.keys)
     assert threaded["thread"] == [{"text": "reply", "mediaUrls": []}]
     Post.objects.filter(id=post.id).update(late_policy="skip", max_lateness_seconds=60)
-    Post.objects.filter(id=post.id).update(first_comment={"text": "first!", "delaySeconds": 5})
+    Post.objects.filter(id=post.id).update(
+        first_comment={"text": "first!", "delaySeconds": 5}, unpublished_at=timezone.now()
+    )
     PostTarget.objects.filter(post=post, platform="BLUESKY").update(first_comment_text="sky's own")
     every = api.get(f"{API}/social-posts/{post.id}").json()
     assert list(every) == list(PostOutput().fields)  # every optional key, in the documented order

@@ -15,9 +15,13 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from rest_framework import serializers
+from rest_framework.test import APIClient
 
 from core import serializers as strict
 from core.serializers import strictness_problems
+from tests.contract.test_response_shapes import ORGANIZATION_OPERATIONS
+from workspaces.roles import ORGANIZATION_PERMISSIONS
+from workspaces.services import organization_key_create
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +108,19 @@ def admin(client_for: Any) -> Any:
     return client_for("admin", rate_limit=1_000_000)
 
 
-def test_every_wrong_typed_body_value_is_a_400_naming_the_field(description, admin):
+@pytest.fixture
+def caller(admin: Any, workspace: Any) -> Any:
+    """The client an operation takes: an organization key (every organization permission) for the
+    organization operations, the workspace's admin key for the rest."""
+    organization_client = APIClient()
+    key = organization_key_create(
+        organization=workspace.organization, name="strict", role="admin", permissions=list(ORGANIZATION_PERMISSIONS)
+    ).plaintext
+    organization_client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return lambda operation: organization_client if operation["operationId"] in ORGANIZATION_OPERATIONS else admin
+
+
+def test_every_wrong_typed_body_value_is_a_400_naming_the_field(description, caller):
     tried, failures = 0, []
     for method, path, operation in _operations(description):
         content = operation.get("requestBody", {}).get("content", {}).get("application/json")
@@ -116,7 +132,7 @@ def test_every_wrong_typed_body_value_is_a_400_naming_the_field(description, adm
                 tried += 1
                 per_item = item_of is not None and field.startswith(f"{item_of}[0].")
                 request_body = {**batch, **body_with(field, wrong)} if per_item else body_with(field, wrong)
-                response = getattr(admin, method)(_url(path), request_body, format="json")
+                response = getattr(caller(operation), method)(_url(path), request_body, format="json")
                 body = response.json()
                 if per_item:
                     inner = field.removeprefix(f"{item_of}[0].")
@@ -130,7 +146,7 @@ def test_every_wrong_typed_body_value_is_a_400_naming_the_field(description, adm
     assert failures == [], "\n".join(map(str, failures))
 
 
-def test_every_query_number_or_boolean_given_as_other_text_is_a_400_naming_it(description, admin):
+def test_every_query_number_or_boolean_given_as_other_text_is_a_400_naming_it(description, caller):
     tried, failures = 0, []
     for method, path, operation in _operations(description):
         for parameter in operation.get("parameters", []):
@@ -140,7 +156,7 @@ def test_every_query_number_or_boolean_given_as_other_text_is_a_400_naming_it(de
                 continue
             for wrong in WRONG_QUERY_VALUES[kind]:
                 tried += 1
-                response = getattr(admin, method)(_url(path), {parameter["name"]: wrong})
+                response = getattr(caller(operation), method)(_url(path), {parameter["name"]: wrong})
                 messages = response.json().get("message") if response.status_code == 400 else None
                 name = parameter["name"] + ("[0]" if schema.get("type") == "array" else "")
                 if (
