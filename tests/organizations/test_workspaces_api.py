@@ -178,7 +178,7 @@ def test_delete_is_a_job_step_one_run_twice_acts_once_and_restore_brings_it_back
     assert workspace_deactivate(deletion_id=deletion.id) is True
     assert workspace_deactivate(deletion_id=deletion.id) is False  # the second run changes nothing
     account = SocialAccount.objects.get(pk=world["account"])
-    assert (account.access_token, account.refresh_token, account.status) == ("", "", AccountStatus.UNAUTHORIZED)
+    assert (account.access_token, account.refresh_token, account.status) == ("", "", AccountStatus.DISCONNECTED)
     assert Post.objects.get(pk=world["post"]).status == PostStatus.DRAFT
     series = RecurringPost.objects.get(pk=world["series"])
     assert series.status == RecurringStatus.PAUSED
@@ -203,7 +203,8 @@ def test_delete_is_a_job_step_one_run_twice_acts_once_and_restore_brings_it_back
     actions = list(
         AuditEvent.objects.filter(workspace_ref=workspace.id).order_by("created_at").values_list("action", flat=True)
     )
-    assert actions[-2:] == ["workspace.delete", "workspace.restore"]
+    # Step one disconnected the account as DELETE /social-accounts/{id} does, recorded as the system's.
+    assert actions[-3:] == ["workspace.delete", "account.disconnect", "workspace.restore"]
 
 
 def test_after_the_grace_period_restore_is_refused_and_the_purge_removes_the_data_once(
