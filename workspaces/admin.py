@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from audit.actors import staff_actor
 from audit.services import record
-from workspaces.models import ApiKey, Membership, Organization, Plan, Workspace
+from workspaces.models import DEFAULT_PLAN_NAME, ApiKey, Membership, Organization, Plan, Workspace
 from workspaces.roles import ORGANIZATION_PERMISSIONS
 from workspaces.services import (
     api_key_create,
@@ -93,7 +93,12 @@ class PlanAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: Plan, form: Any, change: bool) -> None:
         super().save_model(request, obj, form, change)
         changes = {name: form.cleaned_data.get(name) for name in form.changed_data}
-        for organization_id in Organization.objects.filter(plan=obj).values_list("id", flat=True):
+        on_plan = Q(plan=obj)
+        if DEFAULT_PLAN_NAME in (obj.name, form.initial.get("name")):
+            # An organization with no plan chosen is on the default plan (plans.plan_of): its
+            # limits changed too (also when the default plan is renamed away or to).
+            on_plan |= Q(plan__isnull=True)
+        for organization_id in Organization.objects.filter(on_plan).values_list("id", flat=True):
             record(
                 actor=staff_actor(request),
                 action="plan.update",

@@ -6,9 +6,9 @@ Deleting a workspace is a two-step job (a :class:`~workspaces.models.WorkspaceDe
 1. At once, in the request's transaction: the workspace is marked deleted (every call in it is
    refused with 403 ``workspace_inactive`` from then on, its keys included, in every process:
    ``key_cache.keys_changed``) and step one is queued after commit.
-2. Step one (:func:`workspace_deactivate`, task ``workspaces.deactivate_workspace``): its accounts
-   are disconnected (tokens dropped), its series paused, its scheduled posts unscheduled (back
-   to undated drafts: nothing is sent). One transaction, under the deletion's row lock; a
+2. Step one (:func:`workspace_deactivate`, task ``workspaces.deactivate_workspace``): its series
+   paused, its scheduled posts unscheduled (back to undated drafts: nothing is sent), then its
+   accounts disconnected as ``DELETE /social-accounts/{id}`` does. One transaction, under the deletion's row lock; a
    second run, or a run after a restore, does nothing. The beat task runs it again for a job
    whose task was lost.
 3. Until ``purge_after`` (``WORKSPACE_DELETION_GRACE_DAYS``, default 30 days) the organization may
@@ -184,8 +184,9 @@ def workspace_deactivate(*, deletion_id: str) -> bool:
     if deletion is None or deletion.status != DeletionStatus.PENDING or deletion.workspace_id is None:
         return False
     workspace_id = deletion.workspace_id
-    # Series and scheduled posts first: a disconnect fails the entries still to be sent, and a
-    # scheduled post kept as an undated draft is what a restore should find.
+    # Series and scheduled posts first: disconnecting an account fails its posts' unsent entries
+    # and pauses its series as CONNECTION_REMOVED, so disconnecting first would fail every
+    # scheduled post (post.failed) instead of keeping it as a draft to find after a restore.
     active_series = RecurringPost.objects.filter(workspace_id=workspace_id, status=RecurringStatus.ACTIVE)
     series_ids = list(active_series.order_by("id").values_list("id", flat=True))
     for series_id in series_ids:

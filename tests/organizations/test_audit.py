@@ -157,3 +157,36 @@ def test_staff_plan_edits_are_recorded_for_each_organization_on_the_plan_and_the
     assert client.get("/admin/audit/auditevent/add/").status_code == 403
     dashboard = client.get("/admin/dashboard/").content.decode()
     assert f'data-organization="{first.id}"' in dashboard and "Starter" in dashboard
+
+
+def test_a_staff_edit_of_the_default_plan_is_recorded_for_the_organizations_on_it_by_default(
+    client: Any, django_user_model: Any
+) -> None:
+    """An organization with no plan chosen is on the default plan (its limits apply to it), so
+    staff changing the default plan changes its limits: recorded there too, not only in the
+    organizations that chose the default plan by name."""
+    from workspaces.models import Plan
+    from workspaces.plans import default_plan
+
+    plan = default_plan()
+    chosen, unchosen = OrganizationFactory(plan=plan), OrganizationFactory()
+    elsewhere = OrganizationFactory(plan=Plan.objects.create(name="Pro"))
+    assert unchosen.plan_id is None
+    staff = django_user_model.objects.create_superuser("staff", "staff@example.com", "pw-for-tests-only")
+    client.force_login(staff)
+    changed = client.post(
+        f"/admin/workspaces/plan/{plan.pk}/change/",
+        {
+            "name": plan.name,
+            "max_workspaces": "",
+            "max_connected_accounts": "",
+            "max_posts_per_month": "100",
+            "max_ai_generations_per_month": "",
+            "max_webhooks_per_workspace": "",
+        },
+    )
+    assert changed.status_code == 302, changed.content.decode()[:500]
+    events = AuditEvent.objects.filter(action="plan.update")
+    assert sorted(e.organization_id for e in events) == sorted([chosen.id, unchosen.id])
+    assert elsewhere.id not in {e.organization_id for e in events}
+    assert all(e.changes == {"plan": "Default", "max_posts_per_month": 100} for e in events)
