@@ -14,6 +14,7 @@ PNG (its first frame, turned upright by its EXIF orientation); a video as H.264/
 
 from __future__ import annotations
 
+import itertools
 import json
 import resource
 import sys
@@ -88,7 +89,7 @@ def _reencode(av: Any, source: Any, output: Any, plan: dict[str, Any], deadline:
     video_in.codec_context.thread_count = 1
     audio_in = source.streams.audio[0] if source.streams.audio else None
     rate = plan.get("fps") or video_in.average_rate or video_in.guessed_rate or 30
-    fps = int(round(float(rate)))
+    fps = round(float(rate))
     video_out = output.add_stream("libx264", rate=fps)
     video_out.width, video_out.height, video_out.pix_fmt = plan["width"], plan["height"], "yuv420p"
     video_out.codec_context.thread_count = 1
@@ -144,7 +145,7 @@ def _graph(av: Any, video_in: Any, plan: dict[str, Any], fps: int) -> Any:
     chain.append(graph.add("fps", str(fps)))
     chain.append(graph.add("format", "yuv420p"))
     chain.append(graph.add("buffersink"))
-    for left, right in zip(chain, chain[1:], strict=False):
+    for left, right in itertools.pairwise(chain):
         left.link_to(right)
     graph.configure()
     return graph

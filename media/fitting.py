@@ -521,3 +521,24 @@ def _emit(row: MediaVariant, name: str) -> None:
 def _current(variant_id: str) -> str:
     status = MediaVariant.objects.filter(id=variant_id).values_list("status", flat=True).first()
     return "gone" if status is None else str(status)
+
+
+def variants_by_original(*, urls: list[str]) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(original URL, platform, post type) → how its variant is listed on an entry
+    (``mediaVariants``), with the original's kind under ``kind``; one query for any number of
+    URLs (public URLs carry their workspace, as ``media_previews``)."""
+    if not urls:
+        return {}
+    rows = MediaVariant.objects.filter(original__public_url__in=set(urls)).select_related("original", "output")
+    listed = {}
+    for row in rows:
+        info = _info(row)
+        listed[(info.original_url, row.platform, row.post_type)] = {
+            "originalUrl": info.original_url,
+            "url": info.url,
+            "status": info.status,
+            "rulesFixed": info.rules_fixed,
+            "error": info.error or None,
+            "kind": row.original.kind,
+        }
+    return listed
