@@ -16,8 +16,15 @@ from media.probing import probe_file
 from media.storage import get_media_storage
 from media.tasks import fit_media
 from platforms.base import Platform
-from platforms.media_rules import MEDIA_ASPECT_RATIO, MEDIA_CODEC, MEDIA_FORMAT, MEDIA_RESOLUTION, PostType, check_file
-from platforms.media_rules import rules_for
+from platforms.media_rules import (
+    MEDIA_ASPECT_RATIO,
+    MEDIA_CODEC,
+    MEDIA_FORMAT,
+    MEDIA_RESOLUTION,
+    PostType,
+    check_file,
+    rules_for,
+)
 from platforms.sandbox.media_checks import refusal
 from tests.factories.media import MediaFileFactory
 from tests.media import corpus
@@ -26,9 +33,9 @@ from webhooks.models import Event
 pytestmark = pytest.mark.django_db
 
 
-def _fit(tmp_path: Path, name: str, data: bytes, kind: str, platform: Platform, post_type: PostType) -> tuple[
-    FitPlan, dict[str, Any], bytes
-]:
+def _fit(
+    tmp_path: Path, name: str, data: bytes, kind: str, platform: Platform, post_type: PostType
+) -> tuple[FitPlan, dict[str, Any], bytes]:
     source = tmp_path / name
     source.write_bytes(data)
     facts = probe_file(kind=kind, path=str(source))
@@ -131,7 +138,9 @@ def test_the_fit_task_stores_a_variant_beside_the_original_once_when_run_twice(w
 def test_an_unfittable_file_fails_its_variant_with_an_event(workspace: Any, tmp_path: Path) -> None:
     data = corpus.video(tmp_path / "short.mp4", size=(360, 640), fps=25, frames=10)
     original = _stored_original(workspace, data, file_name="short.mp4", mime_type="video/mp4", kind="video")
-    variant = MediaVariant.objects.create(workspace=workspace, original=original, platform="INSTAGRAM", post_type="REEL")
+    variant = MediaVariant.objects.create(
+        workspace=workspace, original=original, platform="INSTAGRAM", post_type="REEL"
+    )
     assert fit_media(variant.id) == VariantStatus.FAILED
     assert fit_media(variant.id) == VariantStatus.FAILED
     variant.refresh_from_db()
