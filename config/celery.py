@@ -26,11 +26,16 @@ QUEUE_BY_APP = {
     "webhooks": "webhooks",
     "analytics": "analytics",
 }
-QUEUES = ("publish", "webhooks", "analytics", "default")
+# Tasks with a queue of their own, whatever their app: media fitting (CPU-heavy, minutes per
+# file) runs on workers of its own so that it never delays publishing.
+QUEUE_BY_TASK = {"media.fit": "media"}
+QUEUES = ("publish", "webhooks", "analytics", "default", "media")
 SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics", "audit")
 
 
 def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str]:
+    if name in QUEUE_BY_TASK:
+        return {"queue": QUEUE_BY_TASK[name]}
     return {"queue": QUEUE_BY_APP.get(name.split(".", 1)[0], "default")}
 
 

@@ -12,10 +12,12 @@ from celery import current_app as app
 GENERATE_IMAGE = "media.generate_image"
 MAKE_PREVIEW = "media.make_preview"
 PROBE_MEDIA = "media.probe"
+FIT_MEDIA = "media.fit"  # routed to the queue of its own, media (config.celery)
 
 
 def enqueue_each(task_name: str, ids: Iterable[str]) -> None:
     """One ``task_name`` message per id (``GENERATE_IMAGE`` for AI image jobs, ``MAKE_PREVIEW``
-    and ``PROBE_MEDIA`` for media files)."""
+    and ``PROBE_MEDIA`` for media files, ``FIT_MEDIA`` for
+    media variants)."""
     for object_id in ids:
         app.send_task(task_name, args=[object_id])

@@ -19,6 +19,7 @@ class MediaKind(models.TextChoices):
 class MediaSource(models.TextChoices):
     UPLOAD = "upload"
     AI = "ai"
+    FIT = "fit"
 
 
 class PreviewStatus(models.TextChoices):
@@ -84,6 +85,46 @@ class MediaFile(models.Model):
     @property
     def is_uploaded(self) -> bool:
         return self.uploaded_at is not None
+
+
+class VariantStatus(models.TextChoices):
+    QUEUED = "queued"
+    READY = "ready"
+    UNCHANGED = "unchanged", "the original already fits"
+    FAILED = "failed"
+
+
+class MediaVariant(models.Model):
+    """One original fitted for one platform and post type (``media.fitting``): the file made for
+    it (``output``, a MediaFile of its own beside the original, which is never changed), the
+    rule codes it repairs, or why it could not be made. One per (original, platform, post type):
+    every post that sends the original there shares it."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=id_factory("mvar"), editable=False)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    original = models.ForeignKey(MediaFile, on_delete=models.CASCADE, related_name="variants")
+    platform = models.CharField(max_length=20)
+    post_type = models.CharField(max_length=20)
+    status = models.CharField(max_length=10, choices=VariantStatus.choices, default=VariantStatus.QUEUED)
+    output = models.OneToOneField(
+        MediaFile, null=True, blank=True, on_delete=models.SET_NULL, related_name="fitted_from"
+    )
+    rules_fixed = models.JSONField(default=list, blank=True, help_text="The rule codes the variant repairs")
+    error = models.CharField(max_length=500, blank=True, default="", help_text="Why the fit failed")
+    queued_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["original", "platform", "post_type"], name="media_variant_unique"),
+            models.CheckConstraint(condition=Q(status__in=VariantStatus.values), name="media_variant_status_valid"),
+        ]
+        indexes = [models.Index(fields=["status", "queued_at"], name="media_variant_status_queued")]
+
+    def __str__(self) -> str:
+        return f"{self.original_id} for {self.platform} {self.post_type} ({self.status})"
 
 
 class AiJobStatus(models.TextChoices):

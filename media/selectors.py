@@ -46,3 +46,11 @@ def media_file_by_url(*, workspace_id: str, url: str) -> MediaFile | None:
     if "\x00" in url:
         return None
     return MediaFile.objects.filter(workspace_id=workspace_id, public_url=url).first()
+
+
+def media_kinds(*, workspace_id: str, urls: list[str]) -> list[str]:
+    """The kind of each URL's file of this workspace, in order ("" for a URL that is none)."""
+    kinds = dict(
+        MediaFile.objects.filter(workspace_id=workspace_id, public_url__in=set(urls)).values_list("public_url", "kind")
+    )
+    return [kinds.get(url, "") for url in urls]

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from core import work
 from media.ai.services import ai_image_job_run
+from media.fitting import FIT_TIMEOUT_SECONDS, media_fit, media_fit_failed
 from media.lifecycle import collect_garbage as garbage_sweep
 from media.lifecycle import collect_orphans as orphans_sweep
 from media.models import AiImageJob, AiJobStatus
@@ -34,6 +35,16 @@ def probe_media(media_file_id: str) -> str:
         return media_probe(media_file_id=media_file_id)
     except SoftTimeLimitExceeded:
         return media_probe_failed(media_file_id=media_file_id, reason="probing the file took too long")
+
+
+@shared_task(name="media.fit", soft_time_limit=FIT_TIMEOUT_SECONDS + 60, time_limit=FIT_TIMEOUT_SECONDS + 90)
+def fit_media(variant_id: str) -> str:
+    """Runs on the ``media`` queue (its own workers: fitting never delays publishing). The fit's
+    child is killed at FIT_TIMEOUT_SECONDS; the soft limit covers a storage read that hangs."""
+    try:
+        return media_fit(variant_id=variant_id)
+    except SoftTimeLimitExceeded:
+        return media_fit_failed(variant_id=variant_id, reason="fitting the file took too long")
 
 
 @shared_task(name="media.collect_garbage")

@@ -255,6 +255,10 @@ class PostTarget(models.Model):
         help_text="The first comment's result: {platformCommentId, errorCode, errorMessage} and the state of a "
         "multi-step comment flow",
     )
+    media_fit = models.BooleanField(
+        default=False,
+        help_text="mediaFit auto for this entry: its media is sent as variants fitted to its platform's rules",
+    )
     first_comment_text = models.TextField(
         blank=True,
         default="",

@@ -360,6 +360,22 @@ class PlatformFirstCommentInput(strict.Serializer):
     )
 
 
+MEDIA_FIT_DESCRIPTION = (
+    "`auto` fits the post's images and videos to each target platform (docs/contract.md, Fitting media): a file a "
+    "platform would refuse for a reason a fit repairs (aspect ratio, resolution, image format, file size, video "
+    "container, codec, frame rate, bit rate) is accepted, and a variant made for that platform is sent instead "
+    "of the original, which is never changed. Ratios are padded with black bars to the nearest allowed ratio "
+    "(never cropped); a vertical-video post type (Reels, Stories, Shorts, TikTok) gets 9:16. A video too long or "
+    "too short is still refused: it is never trimmed. `off` (the default) sends the originals as they are. "
+    "`platformMediaFit` sets it per platform."
+)
+
+
+class PlatformMediaFitInput(strict.Serializer):
+    platform = choice(PLATFORM_VALUES, help_text="The platform whose entries this applies to.")
+    mediaFit = choice(["auto", "off"], help_text="`auto` or `off` for this platform, instead of the post's mediaFit.")
+
+
 class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
@@ -557,6 +573,17 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         help_text=THREAD_DESCRIPTION,
     )
     firstComment = FirstCommentInput(required=False, allow_null=True, help_text=FIRST_COMMENT_DESCRIPTION)
+    mediaFit = serializers.ChoiceField(
+        choices=["auto", "off"], required=False, allow_null=True, help_text=MEDIA_FIT_DESCRIPTION
+    )
+    platformMediaFit = serializers.ListField(
+        child=PlatformMediaFitInput(),
+        required=False,
+        allow_null=True,
+        max_length=12,
+        help_text="Per-platform mediaFit, each platform at most once: overrides the post's mediaFit there (a "
+        "platform the post does not target is ignored).",
+    )
     platformFirstComments = serializers.ListField(
         child=PlatformFirstCommentInput(),
         required=False,
@@ -569,6 +596,9 @@ class PostCreateInput(PostContentInput, PostTargetsInput):
         comments = attrs.get("platformFirstComments") or []
         if len({c["platform"] for c in comments}) != len(comments):
             raise serializers.ValidationError({"platformFirstComments": "must name each platform once"})
+        fits = attrs.get("platformMediaFit") or []
+        if len({f["platform"] for f in fits}) != len(fits):
+            raise serializers.ValidationError({"platformMediaFit": "must name each platform once"})
         return PostContentInput.validate(self, attrs)
 
 

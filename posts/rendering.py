@@ -13,8 +13,10 @@ from rest_framework import serializers
 
 from core.fields import choice, format_instant
 from core.records import Key, Reader, Record, column, id_text, instant, listed, text_or_none
+from media.fitting import variants_by_original
 from media.selectors import media_previews
 from platforms.base import Platform
+from platforms.media_rules import post_type_of
 from posts.models import LatePolicy, Post, PostStatus, PostTargetAction, TargetStatus
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
@@ -133,6 +135,7 @@ TARGET_FIELDS = (
     "comment_status",
     "first_comment",
     "first_comment_text",
+    "media_fit",
     "created_at",
     "updated_at",
     "unpublished_at",
@@ -323,6 +326,48 @@ ENTRY_THREAD = Record(
 )
 
 
+class MediaVariantOutput(serializers.Serializer):
+    originalUrl = serializers.CharField(help_text="The file named in the post's mediaUrls (never changed)")
+    url = serializers.CharField(
+        allow_null=True,
+        help_text="The variant made for this entry's platform (null until ready, or when none is "
+        "needed: status unchanged); this is what the platform is sent",
+    )
+    status = choice(
+        ["queued", "ready", "unchanged", "failed"],
+        help_text="queued: being made (the entry waits for it); ready; unchanged: the original already fits and is "
+        "sent as it is; failed: the entry fails media_fit_failed",
+    )
+    rulesFixed = serializers.ListField(
+        child=serializers.CharField(), help_text="The rule codes the variant repairs (media_aspect_ratio, ...)"
+    )
+    error = serializers.CharField(allow_null=True, help_text="failed: why the file could not be fitted")
+
+
+def _media_variants(row: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(row.get("media_variants") or [])
+
+
+# Entries with mediaFit auto only.
+ENTRY_MEDIA_FIT = Record(
+    {
+        "mediaFit": Key(
+            choice(["auto"], required=False, help_text="Entries with mediaFit auto only: their media is fitted"),
+            lambda row: "auto",
+        ),
+        "mediaVariants": Key(
+            serializers.ListField(
+                child=MediaVariantOutput(),
+                required=False,
+                help_text="Entries with mediaFit auto only: each of the post's images and videos as fitted for this "
+                "platform and post type (docs/contract.md, Fitting media)",
+            ),
+            _media_variants,
+        ),
+    }
+)
+
+
 class FirstCommentResultOutput(serializers.Serializer):
     status = choice(
         ["PENDING", "PUBLISHED", "FAILED", "SKIPPED"],
@@ -472,6 +517,7 @@ PlatformEntryOutput = ENTRY.serializer(
     ENTRY_THREAD,
     ENTRY_FIRST_COMMENT,
     ENTRY_AFTER_PUBLISHING,
+    ENTRY_MEDIA_FIT,
 )
 
 
@@ -652,6 +698,7 @@ def _entry(
         **(ENTRY_THREAD.render(row) if thread else {}),
         **(ENTRY_FIRST_COMMENT.render(row) if first_comment else {}),
         **(ENTRY_AFTER_PUBLISHING.render(row) if row["last_action_at"] else {}),
+        **(ENTRY_MEDIA_FIT.render(row) if row.get("media_fit") else {}),
     }
 
 
@@ -662,6 +709,11 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
     if not rows:
         return []
     previews = _previews(url for row in rows for url in (row["media_urls"] or []))
+    fitted_posts = {t["post_id"] for t in targets if t.get("media_fit")}
+    variants = variants_by_original(
+        urls=[u for row in rows if row["id"] in fitted_posts for u in (row["media_urls"] or [])]
+    )
+    kinds = {url: kind for (url, _, _), kind in _kinds(variants).items()}
     records = {}
     for row in rows:
         media_urls = list(row["media_urls"] or [])
@@ -677,6 +729,8 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
             "preview_urls": list(post["preview_urls"]),
             "media_alt_texts": list(post["media_alt_texts"] or []),
         }
+        if target.get("media_fit"):
+            target = {**target, "media_variants": _entry_variants(post, target, variants, kinds)}
         post["platforms"].append(
             _entry(
                 {**target, "post_text": post["text"]},
@@ -689,6 +743,27 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
             comment = {"platform": target["platform"], "text": target["first_comment_text"]}
             post["platform_first_comments"].append(comment)
     return [_post(source) for source in records.values()]
+
+
+def _kinds(variants: dict[tuple[str, str, str], dict[str, Any]]) -> dict[tuple[str, str, str], str]:
+    return {key: str(value.get("kind") or "") for key, value in variants.items()}
+
+
+def _entry_variants(
+    post: dict[str, Any],
+    target: dict[str, Any],
+    variants: dict[tuple[str, str, str], dict[str, Any]],
+    kinds: dict[str, str],
+) -> list[dict[str, Any]]:
+    urls = list(post["media_urls"])
+    post_type = post_type_of(
+        Platform(target["platform"]),
+        content_type=post["content_type"],
+        options=target["config"] or {},
+        kinds=[kinds.get(url, "") for url in urls],
+    )
+    found = [variants.get((url, target["platform"], post_type.value)) for url in urls]
+    return [{k: v for k, v in item.items() if k != "kind"} for item in found if item is not None]
 
 
 def _post(source: dict[str, Any]) -> dict[str, Any]:

@@ -96,6 +96,7 @@ _TARGET_COLUMNS = {
     "comment_status": "t.comment_status",
     "first_comment": "t.first_comment",
     "first_comment_text": "t.first_comment_text",
+    "media_fit": "t.media_fit",
     "created_at": _instant("t.created_at"),
     "updated_at": _instant("t.updated_at"),
     "unpublished_at": _instant("t.unpublished_at"),

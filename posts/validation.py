@@ -15,6 +15,7 @@ from accounts.models import AccountStatus, SocialAccount
 from accounts.selectors import accounts_by_ids, facebook_accounts_by_page_ids
 from core.errors import ValidationFailed
 from core.fields import format_instant
+from media.fitting import FITTABLE_CODES
 from media.services import MediaInfo, media_resolve
 from platforms.base import Platform
 from platforms.capabilities import (
@@ -75,6 +76,7 @@ class TargetPlan:
     text: str
     config: dict[str, Any] = field(default_factory=dict)
     first_comment_text: str = ""  # its platform's platformFirstComments text ("": the post's firstComment's)
+    media_fit: bool = False  # mediaFit auto (the post's, or its platform's platformMediaFit item)
 
 
 @dataclass
@@ -217,6 +219,8 @@ def _check_media(
     for code, message in validate_media(
         platform, content_type=plan.content_type, options=target.config, media=_posted(media)
     ):
+        if target.media_fit and code in FITTABLE_CODES:
+            continue  # mediaFit auto: a variant made for this platform repairs it (media.fitting)
         plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls", code))
     if not CAPABILITIES[platform].threads:
         return
@@ -272,6 +276,7 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
     overrides = {t["platform"]: t["text"] for t in data.get("platformTexts") or []}
     # As platformTexts: an item for a platform that is not targeted (or is skipped) is not used.
     comments = {c["platform"]: c["text"] for c in data.get("platformFirstComments") or []}
+    fits = {f["platform"]: f["mediaFit"] for f in data.get("platformMediaFit") or []}
     for platform in platforms:
         # account id → the first id the request named it by (a page may be named twice: by its
         # account id and by its pageId; that is still one account)
@@ -310,6 +315,7 @@ def _resolve_targets(plan: PostPlan, workspace_id: str, data: dict[str, Any], fu
                 page_id=account.page_id if platform == Platform.FACEBOOK else "",
                 text=overrides.get(platform, plan.text),
                 first_comment_text=comments.get(platform, ""),
+                media_fit=fits.get(platform, data.get("mediaFit") or "off") == "auto",
             )
         )
     if not plan.targets and not any(i.platform for i in plan.issues):

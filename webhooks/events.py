@@ -30,6 +30,8 @@ EVENT_NAMES = (
     "account.disconnected",
     "image.completed",
     "image.failed",
+    "media.processed",
+    "media.failed",
     "webhook.test",
     "webhook.failing",
     "webhook.disabled",

@@ -229,6 +229,32 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             }
         },
     },
+    "WebhookMediaEventData": {
+        "type": "object",
+        "required": ["media"],
+        "properties": {
+            "media": {
+                "type": "object",
+                "description": "One original fitted for one platform and post type (mediaFit auto).",
+                "required": ["variantId", "originalUrl", "platform", "postType"],
+                "properties": {
+                    "variantId": _text("The variant's id."),
+                    "originalUrl": _text("The file the post named in mediaUrls (never changed)."),
+                    "platform": _text("The platform the variant is made for."),
+                    "postType": _text("The post type whose rules it follows (FEED, REEL, STORY, SHORT, ...)."),
+                    "url": {**_NULLABLE_STRING, "description": "media.processed: the variant's own URL."},
+                    "rulesFixed": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "The rule codes the variant repairs (media_aspect_ratio, media_codec, ...).",
+                    },
+                    "errorCode": {**_NULLABLE_STRING, "description": "media.failed: media_fit_failed."},
+                    "error": {**_NULLABLE_STRING, "description": "media.failed: why the file could not be fitted."},
+                },
+                "additionalProperties": True,
+            }
+        },
+    },
     "WebhookTestEventData": {
         "type": "object",
         "required": ["webhookId", "events"],
@@ -328,6 +354,18 @@ EVENT_DATA: dict[str, tuple[str, str, str]] = {
         "An image started with POST /ai/images finished.",
     ),
     "image.failed": ("WebhookImageEventData", "AI image failed", "An image started with POST /ai/images failed."),
+    "media.processed": (
+        "WebhookMediaEventData",
+        "Media fitted for a platform",
+        "A variant of a post's file was made for a platform that would refuse the original (mediaFit auto); the "
+        "platform is sent the variant.",
+    ),
+    "media.failed": (
+        "WebhookMediaEventData",
+        "Media could not be fitted",
+        "A post's file could not be fitted for a platform (mediaFit auto); entries that send it there fail with "
+        "media_fit_failed.",
+    ),
     "webhook.test": ("WebhookTestEventData", "Test delivery", "Sent by POST /webhooks/{id}/test."),
     "webhook.failing": (
         "WebhookNoticeData",

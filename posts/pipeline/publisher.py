@@ -18,6 +18,9 @@ from accounts.models import AccountStatus
 from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
 from core.errors import ApplicationError
+from media.fitting import MEDIA_FIT_FAILED, variants_nudge, variants_of
+from media.fitting import variant_ids_of as variant_ids
+from media.models import VariantStatus
 from media.services import media_resolve
 from platforms import registry
 from platforms.base import (
@@ -35,6 +38,7 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
+from platforms.media_rules import post_type_of
 from posts.models import Post, PostTarget
 from posts.pipeline import lateness, outcomes, step, thread_sequence
 from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, Claim, claim_started_sending, claim_targets
@@ -43,6 +47,12 @@ from posts.pipeline.enqueue import enqueue_targets
 logger = logging.getLogger(__name__)
 
 BACKOFF_SECONDS = step.BACKOFF_SECONDS
+# mediaFit auto: an entry whose variant is still being made waits this long between looks, at
+# most this many times (10 minutes in all), then fails media_fit_failed; a variant queued longer
+# than FIT_LOST_TASK_SECONDS is queued again (its message may have been lost).
+FIT_WAIT_SECONDS = 5.0
+FIT_MAX_WAITS = 120
+FIT_LOST_TASK_SECONDS = 120
 UNKNOWN_OUTCOME_MESSAGE = (
     "The platform did not confirm whether the post was created ({detail}). Check the platform before retrying."
 )
@@ -140,6 +150,9 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
         except _Unsendable as exc:
             _record_failed(claim, error_code=exc.error_code, message=exc.message)
             continue
+        except _FitNotReady as exc:
+            _wait_for_fit(claim, target, state, book, exc.variant_ids)
+            continue
         except AuthError as exc:
             _on_auth_error(claim, target, exc)
             continue
@@ -154,6 +167,31 @@ def _prepare_calls(claims: list[Claim], errors: list[BaseException]) -> list[_Ca
         confirmed = [dict(item) for item in target.thread_items or []]
         calls.append(_Call(claim, target, state, book, client, creds, request, confirmed))
     return calls
+
+
+def _wait_for_fit(
+    claim: Claim, target: PostTarget, state: dict[str, Any], book: dict[str, Any], ids: list[str]
+) -> None:
+    """Back to PENDING for ``FIT_WAIT_SECONDS`` (the attempt given back), at most
+    ``FIT_MAX_WAITS`` times; a variant whose task was lost is queued again. Past that the entry
+    fails ``media_fit_failed`` rather than sending the original."""
+    waits = int(book.get("fitWaits") or 0) + 1
+    if waits > FIT_MAX_WAITS:
+        _record_failed(
+            claim,
+            error_code=MEDIA_FIT_FAILED,
+            message=f"The media fitted for {target.platform} was not ready after {FIT_MAX_WAITS * FIT_WAIT_SECONDS} s",
+        )
+        return
+    variants_nudge(variant_ids=ids, older_than=dt.timedelta(seconds=FIT_LOST_TASK_SECONDS))
+    if outcomes.release_for_retry(
+        claim,
+        next_attempt_at=timezone.now() + dt.timedelta(seconds=FIT_WAIT_SECONDS),
+        remote_state=_with_book(state, {**book, "fitWaits": waits}),
+        count_attempt=False,
+        outcome=outcomes.WAITING,
+    ):
+        _requeue(claim.target_id, FIT_WAIT_SECONDS)
 
 
 def _call_platform_now(call: _Call) -> _Outcome:
@@ -315,6 +353,8 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
             )
             for index, info in enumerate(infos)
         )
+        if target.media_fit:
+            media = _fitted(target, media)
     options = dict(target.config or {})
     if post.thumbnail_timestamp_ms is not None:
         options.setdefault("thumbnailTimestampMs", post.thumbnail_timestamp_ms)
@@ -328,6 +368,55 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
         thread=tuple(_thread_parts(post)),
     )
     return creds, request
+
+
+class _FitNotReady(Exception):
+    """mediaFit auto and a variant of this entry's media is still being made."""
+
+    def __init__(self, variant_ids: list[str]) -> None:
+        super().__init__("variants not ready")
+        self.variant_ids = variant_ids
+
+
+def _fitted(target: PostTarget, media: tuple[MediaItem, ...]) -> tuple[MediaItem, ...]:
+    """The entry's media with each file replaced by its variant for the entry's platform and
+    post type (``media.fitting``): an original with no variant, or one that already fits, is
+    sent as it is; a variant still being made raises :class:`_FitNotReady` (the entry waits, it
+    never sends the original instead); a failed one fails the entry ``media_fit_failed``."""
+    post = target.post
+    platform = Platform(target.platform)
+    post_type = post_type_of(
+        platform, content_type=post.content_type, options=target.config or {}, kinds=[m.kind for m in media]
+    )
+    urls = [m.url for m in media]
+    variants = variants_of(
+        workspace_id=str(post.workspace_id), urls=urls, platform=platform.value, post_type=post_type.value
+    )
+    failed = [v for v in variants.values() if v.status == VariantStatus.FAILED]
+    if failed:
+        reasons = "; ".join(f"{v.original_url}: {v.error}" for v in failed)
+        raise _Unsendable(MEDIA_FIT_FAILED, f"The media could not be fitted for {platform.value} ({reasons})")
+    waiting = [v for v in variants.values() if v.status == VariantStatus.QUEUED]
+    if waiting:
+        raise _FitNotReady(
+            variant_ids(workspace_id=str(post.workspace_id), urls=urls, platform=platform.value, post_type=post_type)
+        )
+    fitted = []
+    for item in media:
+        variant = variants.get(item.url)
+        if variant is None or variant.status != VariantStatus.READY or variant.url is None:
+            fitted.append(item)
+            continue
+        fitted.append(
+            MediaItem(
+                url=variant.url,
+                kind=variant.kind,
+                mime_type=variant.mime_type,
+                size=variant.size,
+                alt_text=item.alt_text,
+            )
+        )
+    return tuple(fitted)
 
 
 def _thread_parts(post: Post) -> list[ThreadPart]:

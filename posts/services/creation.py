@@ -10,7 +10,11 @@ from django.utils import timezone
 
 from core.errors import ValidationFailed
 from core.fields import format_instant
+from media.fitting import variants_request
+from media.selectors import media_kinds
 from media.services import media_mark_referenced
+from platforms.base import Platform
+from platforms.media_rules import post_type_of
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.pipeline.enqueue import enqueue_targets
@@ -49,7 +53,27 @@ def require_for_timing(access: Access, timing: str) -> None:
 
 
 def build_targets(post: Post, plan: PostPlan) -> list[PostTarget]:
-    return PostTarget.objects.bulk_create([_target_row(post, t) for t in plan.targets])
+    targets = PostTarget.objects.bulk_create([_target_row(post, t) for t in plan.targets])
+    request_fits(post, targets)
+    return targets
+
+
+def request_fits(post: Post, targets: list[PostTarget]) -> None:
+    """mediaFit auto: a variant of each of the post's files for each fitted entry's platform and
+    post type, queued on the media queue now (so it is ready before the scheduled time); one
+    that exists already is shared."""
+    fitted = [t for t in targets if t.media_fit]
+    urls = list(post.media_urls or [])
+    if not fitted or not urls:
+        return
+    kinds = media_kinds(workspace_id=str(post.workspace_id), urls=urls)
+    wanted = []
+    for target in fitted:
+        post_type = post_type_of(
+            Platform(target.platform), content_type=post.content_type, options=target.config or {}, kinds=kinds
+        )
+        wanted += [(url, target.platform, post_type.value) for url in urls]
+    variants_request(workspace_id=str(post.workspace_id), wanted=wanted)
 
 
 def _target_row(post: Post, target: TargetPlan) -> PostTarget:
@@ -64,6 +88,7 @@ def _target_row(post: Post, target: TargetPlan) -> PostTarget:
         text=target.text,
         config=target.config,
         first_comment_text=target.first_comment_text,
+        media_fit=target.media_fit,
     )
 
 
@@ -196,6 +221,9 @@ def payload_of(post: Post) -> dict[str, Any]:
         data["thread"] = [dict(item) for item in post.thread]
     if post.first_comment:
         data["firstComment"] = dict(post.first_comment)
+    fits = [{"platform": t.platform, "mediaFit": "auto"} for t in targets if t.media_fit]
+    if fits:
+        data["platformMediaFit"] = fits
     comments = [{"platform": t.platform, "text": t.first_comment_text} for t in targets if t.first_comment_text]
     if comments:
         data["platformFirstComments"] = comments

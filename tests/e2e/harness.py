@@ -393,6 +393,30 @@ class E2EStack:
         if wait:
             self.wait_worker()
 
+    def start_media_worker(self, *, concurrency: int = 1) -> None:
+        """A worker of the ``media`` queue alone (media fitting), as the Procfile's worker-media."""
+        self._spawn(
+            "media-worker",
+            [
+                "-m",
+                "celery",
+                "--quiet",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "media",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "INFO",
+                "-n",
+                f"e2e-media-{secrets.token_hex(3)}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+        )
+
     def wait_worker(self) -> None:
         log, offset = self.workdir / "worker.log", self._worker_log_offset
         wait_for(lambda: b" ready." in _read_from(log, offset), timeout=90, what="the worker to be ready")

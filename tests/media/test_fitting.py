@@ -1,0 +1,148 @@
+"""Fitting (issue 34 item 4): plans from the rules, variants made by ``media.fit`` in its child
+process from tiny generated files, checked against ``platforms.media_rules`` and against the
+simulators' own checks; the ``media.fit`` task run twice."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from media.fitting import FitPlan, Unfittable, fit_file, fit_plan
+from media.models import MediaFile, MediaSource, MediaVariant, VariantStatus
+from media.probing import probe_file
+from media.storage import get_media_storage
+from media.tasks import fit_media
+from platforms.base import Platform
+from platforms.media_rules import (
+    MEDIA_ASPECT_RATIO,
+    MEDIA_CODEC,
+    MEDIA_FORMAT,
+    MEDIA_RESOLUTION,
+    PostType,
+    check_file,
+    rules_for,
+)
+from platforms.sandbox.media_checks import refusal
+from tests.factories.media import MediaFileFactory
+from tests.media import corpus
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+
+
+def _fit(
+    tmp_path: Path, name: str, data: bytes, kind: str, platform: Platform, post_type: PostType
+) -> tuple[FitPlan, dict[str, Any], bytes]:
+    source = tmp_path / name
+    source.write_bytes(data)
+    facts = probe_file(kind=kind, path=str(source))
+    plan = fit_plan(platform, post_type, kind, size=len(data), facts=facts)
+    assert plan is not None
+    output = tmp_path / f"fitted-{name}"
+    fit_file(plan, source_path=str(source), output_path=str(output))
+    fitted = output.read_bytes()
+    fitted_facts = probe_file(kind=kind, path=str(output))
+    assert check_file(rules_for(platform, post_type), kind, size=len(fitted), facts=fitted_facts) == []
+    assert refusal(platform, post_type, fitted) is None  # the simulator takes it too
+    return plan, fitted_facts, fitted
+
+
+def test_a_4_5_image_is_padded_to_the_nearest_ratio_instagram_takes(tmp_path: Path) -> None:
+    data = corpus.image((400, 600), "JPEG")  # 2:3, taller than Instagram's 4:5
+    assert refusal(Platform.INSTAGRAM, PostType.FEED, data) is not None
+    plan, facts, _ = _fit(tmp_path, "tall.jpg", data, "image", Platform.INSTAGRAM, PostType.FEED)
+    assert plan.rules_fixed == (MEDIA_ASPECT_RATIO,)
+    assert (facts["width"], facts["height"]) == (480, 600)  # 4:5, the picture centred on black bars
+
+
+def test_a_wide_image_is_padded_to_1_91_and_a_heic_becomes_a_jpeg(tmp_path: Path) -> None:
+    plan, facts, _ = _fit(
+        tmp_path, "wide.heic", corpus.image((500, 100), "HEIF"), "image", Platform.INSTAGRAM, PostType.FEED
+    )
+    assert set(plan.rules_fixed) == {MEDIA_FORMAT, MEDIA_ASPECT_RATIO}
+    assert facts["format"] == "JPEG" and facts["width"] == 500 and abs(facts["width"] / facts["height"] - 1.91) < 0.02
+
+
+def test_a_4_5_video_is_padded_to_9_16_for_reels_shorts_and_tiktok(tmp_path: Path) -> None:
+    data = corpus.video(tmp_path / "src.mp4", size=(432, 540), fps=25, frames=80, audio=True)
+    for platform, post_type in (
+        (Platform.INSTAGRAM, PostType.REEL),
+        (Platform.YOUTUBE, PostType.SHORT),
+        (Platform.TIKTOK, PostType.FEED),
+    ):
+        plan, facts, _ = _fit(tmp_path, f"{platform.value}.mp4", data, "video", platform, post_type)
+        assert MEDIA_ASPECT_RATIO in plan.rules_fixed
+        assert (facts["displayWidth"], facts["displayHeight"]) == (432, 768)
+        assert facts["videoCodec"] == "h264" and facts["audioCodec"] == "aac"
+
+
+def test_a_4_5_video_is_scaled_within_x_s_largest_size(tmp_path: Path) -> None:
+    data = corpus.video(tmp_path / "big.mp4", size=(1080, 1350), fps=25, frames=15)
+    plan, facts, _ = _fit(tmp_path, "x.mp4", data, "video", Platform.TWITTER, PostType.FEED)
+    assert plan.rules_fixed == (MEDIA_RESOLUTION,)
+    assert facts["width"] <= 1024 and facts["height"] <= 1280
+
+
+def test_a_video_in_a_codec_the_platform_refuses_is_re_encoded_to_h264(tmp_path: Path) -> None:
+    data = corpus.video(tmp_path / "mpeg4.mp4", codec="mpeg4", size=(320, 400), fps=25, frames=80)
+    assert "(media_codec)" in (refusal(Platform.THREADS, PostType.FEED, data) or "")
+    plan, facts, _ = _fit(tmp_path, "threads.mp4", data, "video", Platform.THREADS, PostType.FEED)
+    assert plan.rules_fixed == (MEDIA_CODEC,)
+    assert facts["videoCodec"] == "h264" and (facts["width"], facts["height"]) == (320, 400)
+
+
+def test_a_file_that_fits_needs_no_variant_and_a_duration_is_never_fitted(tmp_path: Path) -> None:
+    fitting = {"type": "image", "format": "JPEG", "width": 1080, "height": 1080, "animated": False}
+    assert fit_plan(Platform.INSTAGRAM, PostType.FEED, "image", size=1000, facts=fitting) is None
+    too_short = {
+        "type": "video",
+        "container": "mp4",
+        "videoCodec": "h264",
+        "durationSeconds": 1.0,
+        "frameRate": 30,
+        "width": 1080,
+        "height": 1920,
+    }
+    with pytest.raises(Unfittable, match="media_duration"):
+        fit_plan(Platform.INSTAGRAM, PostType.REEL, "video", size=1000, facts=too_short)
+
+
+def _stored_original(workspace: Any, data: bytes, *, file_name: str, mime_type: str, kind: str) -> MediaFile:
+    row = MediaFileFactory(workspace=workspace, file_name=file_name, mime_type=mime_type, kind=kind, uploaded=True)
+    get_media_storage().save(row.key, io.BytesIO(data), content_type=mime_type)
+    return row
+
+
+def test_the_fit_task_stores_a_variant_beside_the_original_once_when_run_twice(workspace: Any) -> None:
+    data = corpus.image((400, 600), "PNG")
+    original = _stored_original(workspace, data, file_name="tall.png", mime_type="image/png", kind="image")
+    variant = MediaVariant.objects.create(
+        workspace=workspace, original=original, platform="INSTAGRAM", post_type="FEED"
+    )
+    assert fit_media(variant.id) == VariantStatus.READY
+    assert fit_media(variant.id) == VariantStatus.READY  # run twice: nothing more is made
+    variant.refresh_from_db()
+    assert variant.output is not None and variant.output.source == MediaSource.FIT
+    assert set(variant.rules_fixed) == {MEDIA_FORMAT, MEDIA_ASPECT_RATIO}
+    assert MediaFile.objects.filter(source=MediaSource.FIT).count() == 1
+    with get_media_storage().open(original.key) as stored:
+        assert stored.read() == data  # the original is never changed
+    with get_media_storage().open(variant.output.key) as stored:
+        assert refusal(Platform.INSTAGRAM, PostType.FEED, stored.read()) is None
+    assert list(Event.objects.filter(workspace=workspace).values_list("name", flat=True)) == ["media.processed"]
+
+
+def test_an_unfittable_file_fails_its_variant_with_an_event(workspace: Any, tmp_path: Path) -> None:
+    data = corpus.video(tmp_path / "short.mp4", size=(360, 640), fps=25, frames=10)
+    original = _stored_original(workspace, data, file_name="short.mp4", mime_type="video/mp4", kind="video")
+    variant = MediaVariant.objects.create(
+        workspace=workspace, original=original, platform="INSTAGRAM", post_type="REEL"
+    )
+    assert fit_media(variant.id) == VariantStatus.FAILED
+    assert fit_media(variant.id) == VariantStatus.FAILED
+    variant.refresh_from_db()
+    assert "media_duration" in variant.error and variant.output is None
+    assert list(Event.objects.filter(workspace=workspace).values_list("name", flat=True)) == ["media.failed"]
