@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import transaction
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.settings import patched_settings
 from drf_spectacular.validation import validate_schema
@@ -172,6 +173,25 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
     PostTargetFactory(post=tiktok, platform="TIKTOK", status="PUBLISHED", platform_post_id="t1", text="Live")
     post_edit_published(workspace_id=workspace.id, post_id=tiktok.id, changes={"text": "Edited"})
     post_unpublish(workspace_id=workspace.id, post_id=tiktok.id)
+    # media.processed / media.failed as the fit job emits them: a variant made, one that failed.
+    from media import fitting
+    from media.models import MediaVariant
+    from tests.factories.media import MediaFileFactory
+
+    original = MediaFileFactory(workspace=workspace, uploaded=True)
+    made = MediaVariant.objects.create(
+        workspace=workspace,
+        original=original,
+        platform="INSTAGRAM",
+        post_type="FEED",
+        status="ready",
+        output=MediaFileFactory(workspace=workspace, uploaded=True),
+        rules_fixed=["media_aspect_ratio"],
+    )
+    with transaction.atomic():
+        fitting._emit(made, "media.processed")
+    failed = MediaVariant.objects.create(workspace=workspace, original=original, platform="TIKTOK", post_type="FEED")
+    assert fitting.media_fit_failed(variant_id=failed.id, reason="the file cannot be read") == "failed"
     test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
     test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
     bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}
