@@ -54,6 +54,9 @@ class Capabilities:
     edit_window_seconds: int | None = None
     delete_window_seconds: int | None = None
     revocable_token: bool = False
+    # Whether the client reads one published post by its id (``PlatformClient.fetch_post``): an
+    # edit or a delete interrupted mid-call is looked up there before anything is sent again.
+    post_lookup: bool = False
 
     @property
     def has_analytics(self) -> bool:
@@ -100,6 +103,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=300,
             # com.atproto.repo.deleteRecord; no edit (the app shows no edited post)
             deletable=True,
+            post_lookup=True,  # com.atproto.repo.getRecord
         ),
         Capabilities(
             Platform.MASTODON,
@@ -116,6 +120,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text", "media"}),
             deletable=True,
             revocable_token=True,  # POST /oauth/revoke
+            post_lookup=True,  # GET /api/v1/statuses/:id and its /source
         ),
         Capabilities(
             Platform.THREADS,
