@@ -51,6 +51,7 @@ class AfterClient(PlatformClient):
         self.gone: set[str] = set()
         self.texts: dict[str, str] = {}  # what the platform shows of each post
         self.readable = True
+        self.read_steps: list[BaseException] = []  # raised by the next reads
 
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         self.texts[f"r-{request.target_id}"] = request.text
@@ -80,6 +81,8 @@ class AfterClient(PlatformClient):
         if not self.readable:
             raise NotSupported
         self.reads.append(platform_post_id)
+        if self.read_steps:
+            raise self.read_steps.pop(0)
         if platform_post_id in self.gone:
             return None
         return RemotePost(
@@ -294,6 +297,25 @@ def test_a_lookup_that_finds_the_change_not_made_sends_it_once(api, workspace, p
     after_publishing.run_actions([delete_id])
     assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
     assert platform.deletes == [targets[0].platform_post_id] * 2  # still there after the lost one: sent once more
+    assert len(platform.reads) == 2
+
+
+def test_a_lookup_that_fails_transiently_is_retried_before_anything_is_sent(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    [delete_id] = _open_actions(post_id)
+    platform.lost = [UnknownOutcome("timeout after sending")]  # deleted, its answer lost
+    after_publishing.run_actions([delete_id])
+    platform.read_steps = [Transient("503 from the read")]
+    _due_now(delete_id)
+    after_publishing.run_actions([delete_id])
+    action = PostTargetAction.objects.get(id=delete_id)
+    assert (action.status, action.error_code) == (ActionStatus.PENDING, "platform_unavailable")  # retried
+    _due_now(delete_id)
+    after_publishing.run_actions([delete_id])
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
+    assert platform.deletes == [targets[0].platform_post_id]  # the second read found it gone: never re-sent
     assert len(platform.reads) == 2
 
 
