@@ -177,6 +177,15 @@ class GoogleClient(PlatformClient):
         if response.status_code >= 400:
             raise google_error(response)
 
+    def read_resource(self, url: str, creds: Credentials, **kwargs: Any) -> dict[str, Any] | None:
+        """``GET`` of one resource; None where it answers 404 (it does not exist, or was deleted)."""
+        try:
+            return self._json("GET", url, creds, **kwargs)
+        except Permanent as exc:
+            if exc.http_status == 404:
+                return None
+            raise
+
     def delete_resource(self, url: str, creds: Credentials, **kwargs: Any) -> None:
         """``DELETE`` of one resource; a 404 (it is gone already) counts as deleted."""
         try:

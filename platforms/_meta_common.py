@@ -211,6 +211,12 @@ def delete_object(graph: GraphApi, creds: Credentials, object_id: str) -> None:
     graph.call("DELETE", object_id, token=creds.access_token, creates=True, missing_ok=True)
 
 
+def read_object(graph: GraphApi, creds: Credentials, object_id: str, fields: str) -> dict[str, Any] | None:
+    """``GET /{object-id}?fields=…``: the object, or None where the Graph answers that it does not
+    exist (any more): code 100, subcode 33 (a deleted post, a never-published id)."""
+    return graph.call("GET", object_id, token=creds.access_token, params={"fields": fields}, missing_ok=True) or None
+
+
 def revoke_login(graph: GraphApi, *, user_id: str, token: str, users_own_token: bool) -> None:
     """``DELETE /{user-id}/permissions``: the user's Facebook Login of this app is revoked, every
     token it gave (the user's, and the pages' tokens derived from it) stops working. Sent with the

@@ -388,6 +388,15 @@ class PlatformClient:
         :meth:`edit`."""
         raise NotSupported
 
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """Read one published post as the platform has it now (its text and, where it has one, its
+        title): the lookup that settles an edit or a delete whose outcome is unknown (the worker was
+        lost mid-call). None: the platform says the post does not exist (never published, or
+        deleted). Raises NotSupported where the platform has no read of one post; errors
+        otherwise as for :meth:`publish` (the read changes nothing, so it is never one that
+        ``creates``)."""
+        raise NotSupported
+
     def revoke_token(self, creds: Credentials) -> None:
         """Revoke the account's token at the platform (on disconnect); a token the platform
         already forgot counts as revoked. Raises NotSupported where the platform has no revoke

@@ -413,10 +413,7 @@ class Client(PlatformClient):
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``com.atproto.repo.deleteRecord`` of the post's record (repo, collection and rkey from
         its ``at://`` uri): a record already gone deletes as well (the PDS answers 200)."""
-        repo, _, rest = platform_post_id.removeprefix("at://").partition("/")
-        collection, _, rkey = rest.partition("/")
-        if not repo or collection != POST or not rkey:
-            raise Permanent(f"{platform_post_id!r} is not a post's at:// uri", error_code=ErrorCode.INVALID_REQUEST)
+        repo, _, rkey = self._record_of(platform_post_id)
         self.xrpc(
             "POST",
             "com.atproto.repo.deleteRecord",
@@ -424,6 +421,38 @@ class Client(PlatformClient):
             creates=True,
             body={"repo": repo, "collection": POST, "rkey": rkey},
         )
+
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``com.atproto.repo.getRecord`` of the post's record (RecordNotFound: gone)."""
+        repo, collection, rkey = self._record_of(platform_post_id)
+        try:
+            found = self.xrpc(
+                "GET",
+                "com.atproto.repo.getRecord",
+                token=creds.access_token,
+                params={"repo": repo, "collection": collection, "rkey": rkey},
+            )
+        except Permanent as exc:
+            if "RecordNotFound" in exc.message or "Could not locate record" in exc.message:
+                return None
+            raise
+        record = found.get("value") or {}
+        uri = str(found.get("uri") or platform_post_id)
+        return RemotePost(
+            platform_post_id=uri,
+            published_at=parse_instant(record.get("createdAt")) or dt.datetime.now(dt.UTC),
+            text=str(record.get("text") or ""),
+            permalink=post_url(self.base_url, creds.extra.get("handle") or creds.external_id, uri),
+        )
+
+    @staticmethod
+    def _record_of(platform_post_id: str) -> tuple[str, str, str]:
+        """The repo, collection and rkey of a post's ``at://`` uri."""
+        repo, _, rest = platform_post_id.removeprefix("at://").partition("/")
+        collection, _, rkey = rest.partition("/")
+        if not repo or collection != POST or not rkey:
+            raise Permanent(f"{platform_post_id!r} is not a post's at:// uri", error_code=ErrorCode.INVALID_REQUEST)
+        return repo, collection, rkey
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         return self._get_post(creds, record_key(request.target_id))

@@ -54,6 +54,9 @@ class Capabilities:
     edit_window_seconds: int | None = None
     delete_window_seconds: int | None = None
     revocable_token: bool = False
+    # Whether the client reads one published post by its id (``PlatformClient.fetch_post``): an
+    # edit or a delete interrupted mid-call is looked up there before anything is sent again.
+    post_lookup: bool = False
 
     @property
     def has_analytics(self) -> bool:
@@ -82,6 +85,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # DELETE /2/tweets/:id; the v2 API reads edit history but has no call that edits
             deletable=True,
             revocable_token=True,  # POST /2/oauth2/revoke
+            post_lookup=True,  # GET /2/tweets/:id
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -100,6 +104,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=300,
             # com.atproto.repo.deleteRecord; no edit (the app shows no edited post)
             deletable=True,
+            post_lookup=True,  # com.atproto.repo.getRecord
         ),
         Capabilities(
             Platform.MASTODON,
@@ -116,6 +121,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text", "media"}),
             deletable=True,
             revocable_token=True,  # POST /oauth/revoke
+            post_lookup=True,  # GET /api/v1/statuses/:id and its /source
         ),
         Capabilities(
             Platform.THREADS,
@@ -134,6 +140,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=500,
             # DELETE /{threads-media-id} (threads_delete, 100 a day); no edit call
             deletable=True,
+            post_lookup=True,  # GET /{threads-media-id}
         ),
         Capabilities(
             Platform.LINKEDIN,
@@ -154,6 +161,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text"}),
             deletable=True,
             revocable_token=True,  # POST /oauth/v2/revoke
+            post_lookup=True,  # GET /rest/posts/{urn}
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -172,6 +180,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             comment_text_limit=2200,
             # POST /{ig-media-id} changes only comment_enabled: no caption edit, no delete
             revocable_token=True,  # DELETE /{user-id}/permissions (the Facebook Login behind it)
+            post_lookup=True,  # GET /{ig-media-id}
         ),
         Capabilities(
             Platform.FACEBOOK,
@@ -190,6 +199,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text"}),
             deletable=True,
             revocable_token=True,  # DELETE /{user-id}/permissions
+            post_lookup=True,  # GET /{post-id}
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -227,6 +237,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text", "title"}),
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
+            post_lookup=True,  # videos.list by id
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -245,6 +256,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # PATCH /v5/pins/{id} (title, description; not the media); DELETE /v5/pins/{id}
             edit_fields=frozenset({"text", "title"}),
             deletable=True,
+            post_lookup=True,  # GET /v5/pins/{pin_id}
         ),
         Capabilities(
             Platform.TELEGRAM,
@@ -277,6 +289,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text"}),
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
+            post_lookup=True,  # localPosts.get
         ),
     ]
 }

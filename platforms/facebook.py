@@ -24,6 +24,7 @@ from platforms._meta_common import (
     insight_values,
     parse_time,
     post_comment,
+    read_object,
     revoke_login,
 )
 from platforms.base import (
@@ -328,6 +329,18 @@ class Client(PlatformClient):
             "POST", request.platform_post_id, token=creds.access_token, data={"message": request.text}, creates=True
         )
         return EditResult(url=self.web_url(f"/{request.platform_post_id}"), edited_at=utcnow())
+
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /{post-id}`` with the page token (code 100, subcode 33: gone)."""
+        node = read_object(self.graph, creds, platform_post_id, "id,message,created_time,permalink_url")
+        if node is None:
+            return None
+        return RemotePost(
+            platform_post_id=str(node.get("id") or platform_post_id),
+            published_at=parse_time(node.get("created_time")),
+            text=str(node.get("message") or ""),
+            permalink=str(node.get("permalink_url") or ""),
+        )
 
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``DELETE /{post-id}`` with the page token."""

@@ -145,6 +145,18 @@ class Client(GoogleClient):
         )
         return EditResult(url=str(post.get("searchUrl") or ""), edited_at=parse_instant(post.get("updateTime")))
 
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``localPosts.get`` (``GET /v4/{name}``; 404: gone)."""
+        post = self.read_resource(f"/v4/{platform_post_id}", creds)
+        if post is None:
+            return None
+        return RemotePost(
+            platform_post_id=str(post.get("name") or platform_post_id),
+            published_at=parse_instant(post.get("createTime")) or dt.datetime.now(dt.UTC),
+            text=str(post.get("summary") or ""),
+            permalink=str(post.get("searchUrl") or ""),
+        )
+
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``localPosts.delete`` (``DELETE /v4/{name}``): ``{}``; a post already gone (404) counts."""
         self.delete_resource(f"/v4/{platform_post_id}", creds)

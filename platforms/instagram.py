@@ -28,6 +28,7 @@ from platforms._meta_common import (
     long_lived_token,
     parse_time,
     post_comment,
+    read_object,
     revoke_login,
 )
 from platforms.base import (
@@ -244,6 +245,11 @@ class Client(PlatformClient):
         """``DELETE /me/permissions`` with the account's token (a Facebook Login user token): the
         login ends, and every Instagram account connected through it stops working."""
         revoke_login(self.graph, user_id="me", token=creds.access_token, users_own_token=True)
+
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /{ig-media-id}`` (code 100, subcode 33: gone)."""
+        node = read_object(self.graph, creds, platform_post_id, MEDIA_FIELDS)
+        return None if node is None else remote_post_of(node)
 
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:
         params = {"fields": MEDIA_FIELDS, "since": int(since.timestamp()), "limit": 100}

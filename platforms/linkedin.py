@@ -370,6 +370,24 @@ class Client(PlatformClient):
             )
         return EditResult(url=self.post_url(urn), edited_at=utcnow() if request.text is not None else None)
 
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /rest/posts/{urn}`` (404, or a post no longer ``PUBLISHED``: gone)."""
+        try:
+            post = self._json("GET", f"/rest/posts/{urn_path(platform_post_id)}", creds)
+        except Permanent as exc:
+            if exc.http_status == 404:
+                return None
+            raise
+        if post.get("lifecycleState") not in (None, "PUBLISHED"):
+            return None
+        published = parse_instant(post.get("publishedAt") or post.get("createdAt"), millis=True)
+        return RemotePost(
+            platform_post_id=str(post.get("id") or platform_post_id),
+            published_at=published or dt.datetime.now(dt.UTC),
+            text=str(post.get("commentary") or ""),
+            permalink=self.post_url(platform_post_id),
+        )
+
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``DELETE /rest/posts/{urn}`` (``X-RestLi-Method: DELETE``): 204, also for a post already
         deleted (LinkedIn documents deletes as idempotent); a 404 counts as deleted too."""

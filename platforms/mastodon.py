@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import re
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -287,6 +288,19 @@ class Client(PlatformClient):
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``DELETE /api/v1/statuses/:id``; a status already gone answers 404 (counted done)."""
         self._call("DELETE", f"/api/v1/statuses/{platform_post_id}", creds, creates=True, ok=(200, 404))
+
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /api/v1/statuses/:id`` (404: gone), its text from ``/source`` (the plain text
+        an edit sets, not the rendered HTML of ``content``)."""
+        status_path = f"/api/v1/statuses/{platform_post_id}"
+        status = self._call("GET", status_path, creds, ok=(200, 404))
+        if status.status_code == 404:
+            return None
+        source = self._call("GET", f"{status_path}/source", creds, ok=(200, 404))
+        if source.status_code == 404:
+            return None
+        found = self.remote_post_from(status.json())
+        return replace(found, text=str(source.json().get("text") or ""))
 
     def revoke_token(self, creds: Credentials) -> None:
         """``POST /oauth/revoke`` (RFC 7009) with the app's credentials; the server answers 200

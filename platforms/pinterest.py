@@ -285,6 +285,24 @@ class Client(PlatformClient):
             self._call("PATCH", f"/pins/{request.platform_post_id}", creds, json=body, creates=True)
         return EditResult(url=self.pin_url(request.platform_post_id), edited_at=utcnow() if body else None)
 
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /v5/pins/{pin_id}`` (404 "Pin not found.": gone). The post's text is the pin's
+        description, as an edit sets it."""
+        try:
+            pin = self._call("GET", f"/pins/{platform_post_id}", creds)
+        except Permanent as exc:
+            if exc.http_status == 404:
+                return None
+            raise
+        return RemotePost(
+            platform_post_id=str(pin.get("id") or platform_post_id),
+            published_at=parse_instant(pin.get("created_at")) or dt.datetime.now(dt.UTC),
+            text=str(pin.get("description") or ""),
+            title=str(pin.get("title") or ""),
+            permalink=self.pin_url(platform_post_id),
+            thumbnail_url=_thumbnail(pin.get("media") or {}),
+        )
+
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``DELETE /v5/pins/{pin_id}``: 204; a pin already gone (404 "Pin not found.") counts."""
         try:

@@ -22,6 +22,7 @@ from platforms._meta_common import (
     find_recent_post,
     insight_values,
     parse_time,
+    read_object,
 )
 from platforms.base import (
     AccountProfile,
@@ -207,6 +208,11 @@ class Client(PlatformClient):
 
     # --- analytics --------------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /{threads-media-id}`` (code 100, subcode 33: gone)."""
+        node = read_object(self.graph, creds, platform_post_id, THREAD_FIELDS)
+        return None if node is None else remote_post_of(node)
+
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``DELETE /{threads-media-id}`` (``threads_delete``; 100 deletes a day per account):
         ``{"success": true, "deleted_id": …}``. The Threads API has no edit and no revoke call."""

@@ -317,6 +317,26 @@ class Client(PlatformClient):
             published_at=published_at,
         )
 
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``GET /2/tweets/:id``: a post that does not exist (or was deleted) answers 200 with no
+        ``data`` and a "Not Found Error" in ``errors`` (None)."""
+        params = {"tweet.fields": "created_at,public_metrics"}
+        body = self._call("GET", f"/2/tweets/{platform_post_id}", creds.access_token, params=params)
+        tweet = body.get("data") if isinstance(body, dict) else None
+        if not tweet:
+            errors = body.get("errors") if isinstance(body, dict) else None
+            if errors and any(isinstance(e, dict) and e.get("title") == "Not Found Error" for e in errors):
+                return None
+            raise PlatformError(f"X answered no post for {platform_post_id}: {errors or body}")
+        username = creds.extra.get("username") or "i/web"
+        return RemotePost(
+            platform_post_id=str(tweet["id"]),
+            published_at=parse_instant(tweet.get("created_at")) or dt.datetime.now(dt.UTC),
+            text=str(tweet.get("text") or ""),
+            permalink=self.tweet_url(username, str(tweet["id"])),
+            metrics=self.metrics_from(tweet),
+        )
+
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         if request.reply_to is not None:
             raise NotSupported  # the timeline read here leaves replies out: a reply cannot be found by it

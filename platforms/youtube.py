@@ -270,6 +270,22 @@ class Client(GoogleClient):
         )
         return EditResult(url=video_url(self.base_url, video_id), edited_at=utcnow())
 
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        """``videos.list`` by id (``part=snippet``): no item is a video that does not exist (any
+        more). The post's text is the description, its title the video's."""
+        found = self._json("GET", f"{API}/videos", creds, params={"part": "snippet", "id": platform_post_id})
+        items = found.get("items") or []
+        if not items:
+            return None
+        snippet = items[0].get("snippet") or {}
+        return RemotePost(
+            platform_post_id=platform_post_id,
+            published_at=parse_instant(snippet.get("publishedAt")) or dt.datetime.now(dt.UTC),
+            text=str(snippet.get("description") or ""),
+            title=str(snippet.get("title") or ""),
+            permalink=video_url(self.base_url, platform_post_id),
+        )
+
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
         """``videos.delete`` (``DELETE /youtube/v3/videos?id=…``): 204; ``videoNotFound`` (404)
         counts as deleted."""

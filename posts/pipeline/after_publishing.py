@@ -12,12 +12,19 @@
   ``unpublished_at``), and, when it was the last open action of its request, the request's one event
   (``post.updated`` / ``post.unpublished``) naming every entry's outcome, SKIPPED ones included.
 - Transient errors and rate limits: back to PENDING with backoff. An unknown outcome: a delete is
-  sent again (deleting what is already gone counts as done, so it cannot happen twice); an edit is
-  never re-sent blindly, it ends FAILED ``unknown_outcome`` (no platform offers a lookup of what an
-  edit did).
+  tried again (deleting what is already gone counts as done, so it cannot happen twice); an edit is
+  tried again only where the platform reads one post (capabilities' ``post_lookup``), else it ends
+  FAILED ``unknown_outcome``.
+- **Lookup first**: an attempt after one that started sending and never ended (its ``sending``
+  marker is still there) reads the post first (``PlatformClient.fetch_post``, outside any
+  transaction like the call itself): a delete whose post is gone is DONE with nothing sent; an edit
+  whose post already has the requested text and title is DONE with nothing sent; otherwise the call
+  is sent (an edit that sets the same values again is harmless). Where the platform has no such read
+  (NotSupported) a delete is sent again and an edit ends FAILED ``unknown_outcome``.
 - The sweeper (:func:`recover`): an expired lease whose attempt had not started sending is sent
-  again; a delete that had is sent again; an edit that had ends FAILED ``unknown_outcome``. A due
-  action whose task was lost is queued again.
+  again; one that had is tried again (looked up first) for a delete, and for an edit where the
+  platform reads one post; an edit elsewhere ends FAILED ``unknown_outcome``. A due action whose
+  task was lost is queued again.
 """
 
 from __future__ import annotations
@@ -45,10 +52,13 @@ from platforms.base import (
     EditResult,
     ErrorCode,
     NotSupported,
+    Platform,
     PlatformClient,
     PlatformError,
+    RemotePost,
     UnknownOutcome,
 )
+from platforms.capabilities import CAPABILITIES
 from posts.models import ActionKind, ActionStatus, Post, PostTarget, PostTargetAction
 from posts.pipeline import step
 from posts.pipeline.enqueue import enqueue_actions
@@ -65,6 +75,7 @@ UNKNOWN_EDIT_MESSAGE = (
     "send the edit again to be sure."
 )
 INTERRUPTED_EDIT_MESSAGE = "Sending the edit was interrupted; check the post on the platform."
+NO_LOOKUP_MESSAGE = "the last attempt was interrupted and the platform offers no read of the post to check it"
 NOT_SENT_MESSAGE = "Sending was interrupted before anything was sent, on every attempt; ask again."
 
 COLUMNS = step.StepColumns(
@@ -90,6 +101,8 @@ class _Call:
     client: PlatformClient
     creds: Credentials
     sending: step.Sending
+    # An earlier attempt started sending and never ended: look the post up before sending.
+    verify: bool = False
 
 
 class _ActionStep:
@@ -138,6 +151,10 @@ class _ActionStep:
 
     def call(self, call: _Call) -> EditResult | None:
         with step.send(call.sending):
+            if call.verify:
+                settled = _look_up(call)
+                if settled is not None:
+                    return settled.result
             call.sending.start()  # every request of an edit or a delete changes something
             target = call.action.target
             if call.action.kind == ActionKind.DELETE:
@@ -179,6 +196,44 @@ def edit_request(action: PostTargetAction) -> EditRequest:
     )
 
 
+class _CannotLookUp(Exception):
+    """An edit that may have reached the platform, which offers no read of the post to check it."""
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """The lookup found the action already done on the platform (``result``: an edit's answer)."""
+
+    result: EditResult | None
+
+
+def _look_up(call: _Call) -> _Settled | None:
+    """Read the post before sending again after an attempt that may have reached the platform:
+    settled when the platform already shows the action done, None when the call is to be sent.
+    NotSupported: a delete is sent again (a post already gone counts as deleted); an edit cannot be
+    re-sent blindly, so it ends ``unknown_outcome``."""
+    action, target = call.action, call.action.target
+    try:
+        found = call.client.fetch_post(call.creds, target.platform_post_id)
+    except NotSupported:
+        if action.kind == ActionKind.DELETE:
+            return None
+        raise _CannotLookUp from None
+    if action.kind == ActionKind.DELETE:
+        return _Settled(None) if found is None else None
+    if found is not None and _already_edited(action, found):
+        return _Settled(EditResult(url=found.permalink))
+    return None
+
+
+def _already_edited(action: PostTargetAction, found: RemotePost) -> bool:
+    """Whether the post on the platform already has every value the edit sets."""
+    changes = action.changes or {}
+    if "text" in changes and found.text.strip() != str(changes["text"] or "").strip():
+        return False
+    return not ("title" in changes and found.title.strip() != str(changes["title"] or "").strip())
+
+
 def _prepare(claim: step.RowClaim, action: PostTargetAction) -> _Call | None:
     target = action.target
     account = target.account
@@ -207,7 +262,9 @@ def _prepare(claim: step.RowClaim, action: PostTargetAction) -> _Call | None:
     sending = step.Sending(
         claim.lease_until, partial(step.record_start, COLUMNS, claim), label=f"action {claim.target_id}"
     )
-    return _Call(claim, action, registry.get_client(target.platform), creds, sending)
+    # The row was read after the claim, so a marker here is an earlier attempt's that never ended.
+    verify = bool(action.sending)
+    return _Call(claim, action, registry.get_client(target.platform), creds, sending, verify)
 
 
 def _finish(call: _Call, result: EditResult | None, exc: BaseException | None) -> None:
@@ -219,6 +276,10 @@ def _finish(call: _Call, result: EditResult | None, exc: BaseException | None) -
         return
     if isinstance(exc, PlatformError):
         _on_error(claim, action, exc)
+        return
+    if isinstance(exc, _CannotLookUp):
+        message = UNKNOWN_EDIT_MESSAGE.format(detail=NO_LOOKUP_MESSAGE)
+        _write(claim, ActionStatus.FAILED, error_code=ErrorCode.UNKNOWN_OUTCOME, message=message)
         return
     if isinstance(exc, NotSupported):
         verb = "edit" if action.kind == ActionKind.EDIT else "delete"
@@ -235,8 +296,9 @@ def _finish(call: _Call, result: EditResult | None, exc: BaseException | None) -
 def _on_error(claim: step.RowClaim, action: PostTargetAction, exc: PlatformError) -> None:
     decision = step.decide(exc, attempts=claim.attempts, unknown_message=UNKNOWN_EDIT_MESSAGE)
     if decision.verdict is step.Verdict.UNKNOWN:
-        if action.kind == ActionKind.DELETE:  # deleting what is gone counts as done: safe to send again
-            decision = step.retry_or_fail(exc, attempts=claim.attempts)
+        # Deleting what is gone counts as done; an edit is looked up before it is sent again.
+        if action.kind == ActionKind.DELETE or _can_look_up(action.target.platform):
+            decision = step.retry_or_fail(exc, attempts=claim.attempts, unknown_message=UNKNOWN_EDIT_MESSAGE)
         else:
             decision = step.Decision(step.Verdict.FAIL, ErrorCode.UNKNOWN_OUTCOME, decision.message)
     if decision.verdict is step.Verdict.RETRY:
@@ -245,6 +307,10 @@ def _on_error(claim: step.RowClaim, action: PostTargetAction, exc: PlatformError
     _write(claim, ActionStatus.FAILED, error_code=decision.error_code, message=decision.message)
     if decision.verdict is step.Verdict.AUTH and action.target.account_id:
         account_mark_unauthorized(account_id=action.target.account_id, reason=exc.message)
+
+
+def _can_look_up(platform: str) -> bool:
+    return CAPABILITIES[Platform(platform)].post_lookup
 
 
 def _release(
@@ -374,27 +440,29 @@ def _queue(action_ids: list[str], delay: float) -> None:
 
 
 def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list[str]]:
-    """Actions whose worker was lost (lease expired): sent again when nothing had left, or for a
-    delete; an edit that may have reached the platform ends FAILED ``unknown_outcome``. Due
-    PENDING actions whose task was lost are queued again. Returns (re-queued, failed, lost)."""
+    """Actions whose worker was lost (lease expired): sent again when nothing had left; tried again,
+    looked up first, for a delete, or for an edit where the platform reads one post; an edit that
+    may have reached a platform without that read ends FAILED ``unknown_outcome``. Due PENDING
+    actions whose task was lost are queued again. Returns (re-queued, failed, lost)."""
     expired = list(
         PostTargetAction.objects.filter(status=ActionStatus.SENDING, lease_until__lt=now).values_list(
-            "id", "kind", "lease_until", "attempts", "sending"
+            "id", "kind", "lease_until", "attempts", "sending", "target__platform"
         )[:limit]
     )
     requeued: list[str] = []
     failed: list[str] = []
-    for action_id, kind, lease_until, attempts, marker in expired:
+    for action_id, kind, lease_until, attempts, marker, platform in expired:
         if lease_until is None:  # cannot be: the filter asked for an expired lease
             continue
         claim = step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts)
         what = step.recovery(
             sent=step.started_sending(marker, lease_until),
             resend_safe=kind == ActionKind.DELETE,
-            can_lookup=False,
+            can_lookup=_can_look_up(platform),
             attempts=attempts,
         )
-        if what is step.Recovery.RESEND:
+        # LOOKUP: the marker stays, so the next attempt reads the post before sending (_look_up).
+        if what in (step.Recovery.RESEND, step.Recovery.LOOKUP):
             if _release(claim, delay=0.0):
                 requeued.append(action_id)
         elif what is step.Recovery.NOT_SENT:

@@ -265,6 +265,33 @@ def test_server_error_on_a_delete_is_transient_and_the_retry_deletes(harness: Ha
     assert _spec(harness).gone(_read(harness, post.platform_post_id))
 
 
+# --- lookup (fetch_post) -----------------------------------------------------------------------
+
+
+def test_fetch_post_reads_the_post_sees_an_edit_and_answers_none_once_deleted(harness: Harness) -> None:
+    """The read that settles an interrupted edit or delete: the post's current text, the edited
+    text after an edit, None after a delete; NotSupported where the platform reads no post."""
+    platform, client, creds = harness.case.platform, harness.client, harness.creds
+    post = harness.publish("the words to look up")
+    if not CAPABILITIES[platform].post_lookup:
+        with pytest.raises(NotSupported):
+            client.fetch_post(creds, post.platform_post_id)
+        return
+    found = client.fetch_post(creds, post.platform_post_id)
+    assert found is not None and found.text == "the words to look up"
+    assert found.platform_post_id == post.platform_post_id
+    if _edits(platform):
+        _edit(harness, post.platform_post_id, "the looked-up words, edited")
+        edited = client.fetch_post(creds, post.platform_post_id)
+        assert edited is not None and edited.text == "the looked-up words, edited"
+    if CAPABILITIES[platform].deletable:
+        client.delete(creds, post.platform_post_id)
+        assert client.fetch_post(creds, post.platform_post_id) is None
+    # the reads changed nothing: the simulator saw only the one edit and the one delete
+    assert len(_calls(harness, "edit")) == int(_edits(platform))
+    assert len(_calls(harness, "delete")) == int(CAPABILITIES[platform].deletable)
+
+
 # --- revoke ------------------------------------------------------------------------------------
 
 

@@ -18,10 +18,12 @@ from platforms.base import (
     Credentials,
     EditRequest,
     EditResult,
+    NotSupported,
     Platform,
     PlatformClient,
     PublishRequest,
     PublishResult,
+    RemotePost,
     Transient,
     UnknownOutcome,
 )
@@ -35,16 +37,24 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class AfterClient(PlatformClient):
-    """Publishes at once; ``edit`` and ``delete`` pop scripted steps (an exception to raise) and
-    record every call."""
+    """Publishes at once; ``edit`` and ``delete`` pop scripted steps (an exception to raise before
+    the change is made) and ``lost`` ones (raised after it is made: the answer was lost), and record
+    every call; ``fetch_post`` reads what the platform has (``reads`` records it; NotSupported when
+    ``readable`` is False)."""
 
     def __init__(self) -> None:
         self.edits: list[EditRequest] = []
         self.deletes: list[str] = []
+        self.reads: list[str] = []
         self.steps: list[BaseException] = []
+        self.lost: list[BaseException] = []
         self.gone: set[str] = set()
+        self.texts: dict[str, str] = {}  # what the platform shows of each post
+        self.readable = True
+        self.read_steps: list[BaseException] = []  # raised by the next reads
 
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        self.texts[f"r-{request.target_id}"] = request.text
         return PublishResult(
             done=True, platform_post_id=f"r-{request.target_id}", url=f"https://x.test/{request.target_id}"
         )
@@ -53,6 +63,10 @@ class AfterClient(PlatformClient):
         self.edits.append(request)
         if self.steps:
             raise self.steps.pop(0)
+        if request.text is not None:
+            self.texts[request.platform_post_id] = request.text
+        if self.lost:
+            raise self.lost.pop(0)
         return EditResult(url=f"https://x.test/{request.target_id}?edited", edited_at=timezone.now())
 
     def delete(self, creds: Credentials, platform_post_id: str) -> None:
@@ -60,6 +74,23 @@ class AfterClient(PlatformClient):
         if self.steps:
             raise self.steps.pop(0)
         self.gone.add(platform_post_id)  # a second delete of a gone post returns normally too
+        if self.lost:
+            raise self.lost.pop(0)
+
+    def fetch_post(self, creds: Credentials, platform_post_id: str) -> RemotePost | None:
+        if not self.readable:
+            raise NotSupported
+        self.reads.append(platform_post_id)
+        if self.read_steps:
+            raise self.read_steps.pop(0)
+        if platform_post_id in self.gone:
+            return None
+        return RemotePost(
+            platform_post_id=platform_post_id,
+            published_at=timezone.now(),
+            text=self.texts.get(platform_post_id, ""),
+            permalink=f"https://x.test/{platform_post_id}",
+        )
 
 
 @pytest.fixture
@@ -211,8 +242,86 @@ def test_unpublish_removes_the_copies_keeps_the_record_and_is_idempotent(api, wo
     assert api.delete(f"/api/v1/social-posts/{post_id}").status_code == 200  # today's DELETE: record only
 
 
-def test_an_unknown_edit_outcome_is_never_sent_again_but_a_delete_is(api, workspace, platform) -> None:
+def _due_now(action_id: str) -> None:
+    PostTargetAction.objects.filter(id=action_id).update(due_at=timezone.now())
+
+
+def test_an_unknown_outcome_is_looked_up_and_settled_without_sending_again(api, workspace, platform) -> None:
     post_id, targets = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "edited, answer lost"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    platform.lost = [UnknownOutcome("timeout after sending")]  # the edit was made, its answer lost
+    after_publishing.run_actions([edit_id])
+    assert PostTargetAction.objects.get(id=edit_id).status == ActionStatus.PENDING  # to be looked up
+    _due_now(edit_id)
+    assert after_publishing.run_actions([edit_id]) == 1
+    assert after_publishing.run_actions([edit_id]) == 0  # run twice: nothing more
+    edit = PostTargetAction.objects.get(id=edit_id)
+    assert (edit.status, edit.error_code) == (ActionStatus.DONE, "")
+    assert len(platform.edits) == 1 and platform.reads == [targets[0].platform_post_id]  # looked up, not re-sent
+    assert PostTarget.objects.get(id=targets[0].id).text == "edited, answer lost"
+    assert [e["data"]["entries"][0]["status"] for e in events_of(post_id, "post.updated")] == ["DONE"]
+
+    api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    [delete_id] = _open_actions(post_id)
+    platform.lost = [UnknownOutcome("timeout after sending")]  # deleted, its answer lost
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.PENDING
+    _due_now(delete_id)
+    after_publishing.run_actions([delete_id])
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
+    assert platform.deletes == [targets[0].platform_post_id]  # the lookup found it gone: not sent again
+    assert PostTarget.objects.get(id=targets[0].id).unpublished_at is not None
+    assert [e["data"]["entries"][0]["status"] for e in events_of(post_id, "post.unpublished")] == ["DONE"]
+
+
+def test_a_lookup_that_finds_the_change_not_made_sends_it_once(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "maybe"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    platform.steps = [UnknownOutcome("timeout after sending")]  # lost before the platform made it
+    after_publishing.run_actions([edit_id])
+    _due_now(edit_id)
+    after_publishing.run_actions([edit_id])
+    after_publishing.run_actions([edit_id])
+    assert PostTargetAction.objects.get(id=edit_id).status == ActionStatus.DONE
+    assert [e.text for e in platform.edits] == ["maybe", "maybe"]  # the lost one, then once after the lookup
+    assert platform.texts[targets[0].platform_post_id] == "maybe"
+    api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    [delete_id] = _open_actions(post_id)
+    platform.steps = [UnknownOutcome("timeout after sending")]
+    after_publishing.run_actions([delete_id])
+    _due_now(delete_id)
+    after_publishing.run_actions([delete_id])
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
+    assert platform.deletes == [targets[0].platform_post_id] * 2  # still there after the lost one: sent once more
+    assert len(platform.reads) == 2
+
+
+def test_a_lookup_that_fails_transiently_is_retried_before_anything_is_sent(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    [delete_id] = _open_actions(post_id)
+    platform.lost = [UnknownOutcome("timeout after sending")]  # deleted, its answer lost
+    after_publishing.run_actions([delete_id])
+    platform.read_steps = [Transient("503 from the read")]
+    _due_now(delete_id)
+    after_publishing.run_actions([delete_id])
+    action = PostTargetAction.objects.get(id=delete_id)
+    assert (action.status, action.error_code) == (ActionStatus.PENDING, "platform_unavailable")  # retried
+    _due_now(delete_id)
+    after_publishing.run_actions([delete_id])
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
+    assert platform.deletes == [targets[0].platform_post_id]  # the second read found it gone: never re-sent
+    assert len(platform.reads) == 2
+
+
+def test_without_a_lookup_an_unknown_edit_fails_and_a_delete_is_sent_again(api, workspace, platform) -> None:
+    post_id, targets = _published(workspace, Platform.TELEGRAM)  # the Bot API reads no message
+    platform.readable = False
     api.patch(f"/api/v1/social-posts/{post_id}", {"text": "maybe"}, format="json")
     [edit_id] = _open_actions(post_id)
     platform.steps = [UnknownOutcome("timeout after sending")]
@@ -222,10 +331,10 @@ def test_an_unknown_edit_outcome_is_never_sent_again_but_a_delete_is(api, worksp
     assert len(platform.edits) == 1
     api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
     [delete_id] = _open_actions(post_id)
-    platform.steps = [UnknownOutcome("timeout after sending")]
+    platform.lost = [UnknownOutcome("timeout after sending")]
     after_publishing.run_actions([delete_id])
     assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.PENDING  # safe to send again
-    PostTargetAction.objects.filter(id=delete_id).update(due_at=timezone.now())
+    _due_now(delete_id)
     after_publishing.run_actions([delete_id])
     assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
     assert platform.deletes == [targets[0].platform_post_id] * 2
@@ -247,19 +356,54 @@ def test_a_write_after_the_lease_was_taken_over_changes_nothing(api, workspace, 
     assert events_of(post_id, "post.updated") == []
 
 
-def test_the_sweeper_fails_an_edit_lost_mid_call_and_resends_a_lost_delete(
-    api, workspace, platform, monkeypatch
-) -> None:
-    post_id, _ = _published(workspace, Platform.MASTODON)
-    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "lost"}, format="json")
-    [edit_id] = _open_actions(post_id)
-    [claim] = after_publishing.ACTION_STEP.claim([edit_id], now=timezone.now())
-    assert after_publishing.step.record_start(after_publishing.COLUMNS, claim)  # the worker dies mid-call
+def _lost_mid_call(action_id: str, monkeypatch: pytest.MonkeyPatch) -> dt.datetime:
+    """Claim ``action_id``, record that its call started, and let its lease run out (the worker
+    died mid-call); returns the time it is now."""
+    [claim] = after_publishing.ACTION_STEP.claim([action_id], now=timezone.now())
+    assert after_publishing.step.record_start(after_publishing.COLUMNS, claim)
     later = timezone.now() + dt.timedelta(hours=1)
     monkeypatch.setattr(timezone, "now", lambda: later)
+    return later
+
+
+def test_the_sweeper_fails_an_edit_lost_mid_call_where_the_platform_reads_no_post(
+    api, workspace, platform, monkeypatch
+) -> None:
+    post_id, _ = _published(workspace, Platform.TELEGRAM)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "lost"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    _lost_mid_call(edit_id, monkeypatch)
     report = sweep()
     assert report.actions_failed == [edit_id]
     edit = PostTargetAction.objects.get(id=edit_id)
     assert (edit.status, edit.error_code) == (ActionStatus.FAILED, "unknown_outcome")
     assert platform.edits == []  # never sent again
     assert [e["data"]["entries"][0]["status"] for e in events_of(post_id, "post.updated")] == ["FAILED"]
+
+
+def test_the_sweeper_requeues_a_lost_edit_and_delete_and_the_lookup_settles_them(
+    api, workspace, platform, monkeypatch
+) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    remote_id = targets[0].platform_post_id
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "lost"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    _lost_mid_call(edit_id, monkeypatch)
+    platform.texts[remote_id] = "lost"  # the platform made the edit before the worker died
+    assert sweep().actions_requeued == [edit_id]
+    assert after_publishing.run_actions([edit_id]) == 1
+    assert after_publishing.run_actions([edit_id]) == 0  # run twice
+    assert PostTargetAction.objects.get(id=edit_id).status == ActionStatus.DONE
+    assert platform.edits == [] and platform.reads == [remote_id]  # looked up, never sent again
+    assert [e["data"]["entries"][0]["status"] for e in events_of(post_id, "post.updated")] == ["DONE"]
+
+    api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json")
+    [delete_id] = _open_actions(post_id)
+    _lost_mid_call(delete_id, monkeypatch)
+    platform.gone.add(remote_id)  # the platform deleted it before the worker died
+    assert sweep().actions_requeued == [delete_id]
+    after_publishing.run_actions([delete_id])
+    after_publishing.run_actions([delete_id])
+    assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
+    assert platform.deletes == []  # looked up, found gone: never sent again
+    assert PostTarget.objects.get(id=targets[0].id).unpublished_at is not None
