@@ -391,8 +391,12 @@ def public_message_page(request: HttpRequest, username: str, message_id: int) ->
     return _message_page(_chat_named(username), message_id)
 
 
-def private_message_page(request: HttpRequest, chat_number: int, message_id: int) -> HttpResponse:
-    """``t.me/c/{number}/{id}``: a message of a channel, for its members."""
+def private_message_page(request: HttpRequest, chat_number: str, message_id: int) -> HttpResponse:
+    """``t.me/c/{number}/{id}``: a message of a channel, for its members. The number is the chat id
+    after its ``-100``, digits as they are (a leading zero is part of it: read as an int it was lost,
+    and one chat in ten had no page)."""
+    if not chat_number.isdigit():
+        return pages.not_found_page("Telegram")
     return _message_page(_store().get("chat", f"-100{chat_number}"), message_id)
 
 
@@ -406,7 +410,7 @@ def userpic(request: HttpRequest, username: str) -> HttpResponse:
 urlpatterns = [
     *pages.urlpatterns,
     path("<str:username>/<int:message_id>", public_message_page),
-    path("c/<int:chat_number>/<int:message_id>", private_message_page),
+    path("c/<str:chat_number>/<int:message_id>", private_message_page),
     path("i/userpic/320/<str:username>.jpg", userpic),
     path("sandbox/chats", sandbox_new_chat),
     path("bot<str:token>/<str:method>", bot_method),
