@@ -51,6 +51,9 @@ class Capabilities:
     # account's token on disconnect (``PlatformClient.revoke_token``).
     edit_fields: frozenset[str] = frozenset()
     deletable: bool = False
+    # The most media items a post can carry and still be deleted by the one delete call (None: any
+    # number). A Telegram album is one message per item and deleteMessage removes one.
+    delete_max_items: int | None = None
     edit_window_seconds: int | None = None
     delete_window_seconds: int | None = None
     revocable_token: bool = False
@@ -274,6 +277,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             edit_fields=frozenset({"text"}),
             deletable=True,
             delete_window_seconds=48 * 3600,
+            delete_max_items=1,
         ),
         Capabilities(
             Platform.GOOGLE_BUSINESS,

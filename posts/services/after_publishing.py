@@ -167,9 +167,17 @@ def post_unpublish(*, workspace_id: str, post_id: str, actor: Actor | None = Non
         if target.status != TargetStatus.PUBLISHED:
             report.outcome, report.reason = SKIPPED, NOT_PUBLISHED
             continue
-        if not CAPABILITIES[Platform(target.platform)].deletable:
+        caps = CAPABILITIES[Platform(target.platform)]
+        if not caps.deletable:
             report.outcome = SKIPPED
             report.reason = f"{target.platform} does not let its API delete a published post; remove it in the app"
+            continue
+        if caps.delete_max_items is not None and len(post.media_urls or []) > caps.delete_max_items:
+            report.outcome = SKIPPED
+            report.reason = (
+                f"{target.platform} deletes one message per call and this post went out as an album of "
+                f"{len(post.media_urls)}; remove it in the app"
+            )
             continue
         planned.append((target, {}, {}, report))
     if post.unpublished_at is None:

@@ -27,7 +27,7 @@ from platforms.base import (
     Transient,
     UnknownOutcome,
 )
-from posts.models import ActionStatus, PostTarget, PostTargetAction
+from posts.models import ActionStatus, Post, PostTarget, PostTargetAction
 from posts.pipeline import after_publishing
 from posts.pipeline.publisher import publish_targets
 from posts.pipeline.sweeper import sweep
@@ -240,6 +240,19 @@ def test_unpublish_removes_the_copies_keeps_the_record_and_is_idempotent(api, wo
     edit = api.patch(f"/api/v1/social-posts/{post_id}", {"text": "too late"}, format="json")
     assert edit.status_code == 400 and edit.json()["code"] == "post_not_editable"
     assert api.delete(f"/api/v1/social-posts/{post_id}").status_code == 200  # today's DELETE: record only
+
+
+def test_a_telegram_album_is_not_half_deleted(api, workspace, platform) -> None:
+    """An album is one Telegram message per item and deleteMessage removes one: the entry is
+    answered SKIPPED with the reason rather than left half live."""
+    post_id, _ = _published(workspace, Platform.TELEGRAM)
+    Post.objects.filter(id=post_id).update(
+        content_type="CAROUSEL", media_urls=["https://cdn.example/a.jpg", "https://cdn.example/b.jpg"]
+    )
+    body = api.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json").json()
+    [entry] = body["unpublishReport"]["entries"]
+    assert entry["outcome"] == "SKIPPED" and "album of 2" in entry["reason"]
+    assert _open_actions(post_id) == [] and platform.deletes == []
 
 
 def _due_now(action_id: str) -> None:
