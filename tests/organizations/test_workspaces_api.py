@@ -239,3 +239,28 @@ def test_a_deletion_of_another_organization_is_404(builder: APIClient, org_key: 
     theirs = WorkspaceFactory(organization=other)
     job = bearer(org_key(org=other)).delete(f"{API}/workspaces/{theirs.id}").json()
     assert builder.get(f"{API}/workspace-deletions/{job['id']}").status_code == 404
+
+
+def test_a_purged_workspaces_stored_files_are_collected_by_the_orphan_sweep(
+    builder: APIClient, organization: Organization, settings: Any, tmp_path: Any
+) -> None:
+    """The purge deletes the workspace's rows; its files in storage are then named by no row, and
+    the media orphan sweep (``media.collect_orphans``, every 6 hours) deletes them after its grace."""
+    import io
+
+    from media.lifecycle import ORPHAN_GRACE, collect_orphans
+    from media.storage import get_media_storage
+    from tests.factories.media import MediaFileFactory
+
+    settings.STORAGE, settings.MEDIA_ROOT = "local", str(tmp_path / "media")
+    workspace = WorkspaceFactory(organization=organization)
+    stored = MediaFileFactory(workspace=workspace, uploaded=True)
+    get_media_storage().save(stored.key, io.BytesIO(b"\xff\xd8 a photo"), content_type="image/jpeg")
+    job = builder.delete(f"{API}/workspaces/{workspace.id}").json()
+    assert workspace_deactivate(deletion_id=job["id"]) is True  # step one, as its task runs it
+    WorkspaceDeletion.objects.update(purge_after=timezone.now() - dt.timedelta(seconds=1))
+    assert workspaces_purge() == 1
+    later = timezone.now() + ORPHAN_GRACE + dt.timedelta(hours=1)
+    assert collect_orphans(now=later) == 1
+    assert collect_orphans(now=later) == 0
+    assert not list((tmp_path / "media").rglob("*.jpg"))
