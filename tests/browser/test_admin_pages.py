@@ -17,6 +17,7 @@ from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.db import transaction
 from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
@@ -24,6 +25,8 @@ from oauth2_provider.models import get_access_token_model, get_application_model
 from accounts.connect import connect_link_create
 from accounts.models import PostingQueue, QueueSlot
 from analytics.models import AccountSyncState
+from audit.actors import system_actor
+from audit.services import record
 from media.models import AiUsage
 from posts.models import PostStatus, RecurringPost, TargetStatus
 from tests.browser.test_connect_page import CHROMIUM, CHROMIUM_ARGS
@@ -33,6 +36,7 @@ from tests.factories.media import AiImageJobFactory, MediaFileFactory
 from tests.factories.posts import PostFactory, PostTargetFactory, account
 from tests.factories.webhooks import WebhookFactory
 from webhooks.models import Attempt, Delivery, DeliveryStatus, Event
+from workspaces.models import Plan
 from workspaces.services import api_key_create
 
 pytestmark = [
@@ -159,6 +163,21 @@ def seed_every_list() -> None:
         "marketing.lead.emea", "marketing.lead.emea@northwind-traders.example.com", "not-used-here"
     )
     MembershipFactory(user=user, workspace=workspace, role="admin")
+    # A run's earlier transactional tests flush the data migrations' rows (the Default plan) too.
+    Plan.objects.get_or_create(
+        name="Agency Growth (annual, EUR)",
+        defaults={"max_workspaces": 250, "max_connected_accounts": 5000, "max_posts_per_month": 100000},
+    )
+    with transaction.atomic():
+        record(
+            actor=system_actor("manage.py create_api_key"),
+            action="api_key.create",
+            organization_id=workspace.organization_id,
+            workspace_id=workspace.id,
+            target_type="api_key",
+            target_id="key_0123456789abcdef01234567",
+            changes={"name": "Production scheduler (eu-west-1)", "role": "editor"},
+        )
     issued = api_key_create(workspace=workspace, name="Production scheduler (eu-west-1)", role="editor")
     page_account = account(
         workspace, "FACEBOOK", display_name="Northwind Traders Europe Official", page_id="104857600123456789"
