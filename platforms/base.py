@@ -267,6 +267,48 @@ class RemotePost:
 
 
 @dataclass(frozen=True)
+class CommentAuthor:
+    """Who wrote a comment, as the platform names them."""
+
+    id: str
+    name: str = ""
+    handle: str = ""
+    avatar_url: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteComment:
+    """One comment (or a reply to one, or a Google Business review or its reply) as the platform
+    has it. ``platform_post_id`` is the post it is under ("" for a Google Business review: reviews
+    are on the location, not on a post); ``parent_id`` the comment it answers ("" when it is under
+    the post itself), so a sync keeps the platform's reply nesting as a tree. Counts are the
+    platform's own (None: not reported). ``from_account``: the connected account itself wrote it
+    (one of our replies, or the owner's reply to a review)."""
+
+    platform_comment_id: str
+    platform_post_id: str
+    text: str
+    created_at: dt.datetime
+    author: CommentAuthor
+    parent_id: str = ""
+    like_count: int | None = None
+    reply_count: int | None = None
+    hidden: bool = False
+    permalink: str = ""
+    from_account: bool = False
+    rating: int | None = None  # a Google Business review's stars, 1 to 5
+
+
+@dataclass(frozen=True)
+class CommentPage:
+    """One page of :meth:`PlatformClient.list_comments`; ``cursor`` fetches the next page ("" when
+    this was the last)."""
+
+    comments: tuple[RemoteComment, ...]
+    cursor: str = ""
+
+
+@dataclass(frozen=True)
 class AccountProfile:
     """What a token check or a connect flow learns about an account."""
 
@@ -395,6 +437,47 @@ class PlatformClient:
         deleted). Raises NotSupported where the platform has no read of one post; errors
         otherwise as for :meth:`publish` (the read changes nothing, so it is never one that
         ``creates``)."""
+        raise NotSupported
+
+    # engagement (comments and reviews)
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """One page of the comments under a published post, replies included (each naming its
+        ``parent_id``), in the platform's own order. ``since``: only comments created at or after
+        it are wanted (the client asks the platform to filter where it can and otherwise drops
+        the older ones itself, stopping early where the order allows); the caller still dedupes by
+        ``platform_comment_id``. ``platform_post_id`` "" lists the account's own (Google Business:
+        the location's reviews with their replies). A post the platform no longer has gives an
+        empty last page. Raises NotSupported where the platform has no comment read; errors
+        otherwise as for :meth:`fetch_post` (a read, never one that ``creates``)."""
+        raise NotSupported
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """Post ``request.text`` as the account's reply to the comment ``request.reply_to.parent``,
+        under the post ``request.reply_to.root`` (Google Business: the parent is the review and the
+        root is empty; a review has one reply, which this sets). ``request.target_id`` is the
+        reply's own idempotency key where the platform takes one. The result's
+        ``platform_post_id`` is the reply's comment id. Sent as one that ``creates``, as for
+        :meth:`publish`."""
+        raise NotSupported
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """Hide (or show again) a comment on the account's post. Setting the state it already has is
+        harmless. Raises NotSupported where the platform cannot hide comments."""
+        raise NotSupported
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """Delete a comment: the account's own reply everywhere with a comment API, another person's
+        comment where the platform lets a post's owner do it (Permanent where it refuses). A comment
+        the platform no longer has counts as deleted. ``parent_id``: the comment or review it
+        answers, where the platform's call names it (Google Business deletes a review's reply by the
+        review). Sent as one that ``creates``."""
+        raise NotSupported
+
+    def like_comment(self, creds: Credentials, platform_comment_id: str) -> None:
+        """Like a comment as the account; liking one already liked is harmless. Raises NotSupported
+        where the platform has no such call."""
         raise NotSupported
 
     def revoke_token(self, creds: Credentials) -> None:

@@ -61,6 +61,15 @@ class Capabilities:
     # edit or a delete interrupted mid-call is looked up there before anything is sent again.
     post_lookup: bool = False
 
+    # Engagement: what the platform's comment API lets the account do with the comments on its own
+    # posts (Google Business: the reviews of its location). Empty ``comment_actions``: no comment
+    # API (Pinterest, Telegram), so nothing is synced. Actions: "read", "reply", "hide",
+    # "delete_own" (the account's own replies), "delete_others" (another person's comment), "like".
+    comment_actions: frozenset[str] = frozenset()
+    # The most comment reads the sync may spend on one account per hour (the share of the
+    # platform's rate budget that comments get; publishing keeps the rest).
+    comment_reads_per_hour: int = 0
+
     @property
     def has_analytics(self) -> bool:
         return bool(self.metrics)
