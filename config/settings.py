@@ -317,6 +317,9 @@ else:
 # Where the simulators are reached in sandbox mode (the web process mounts them).
 SANDBOX_BASE_URL = env.str("SANDBOX_BASE_URL", default=f"http://127.0.0.1:{PORT}/sandbox").rstrip("/")
 SANDBOX_LATENCY_MS = env.int("SANDBOX_LATENCY_MS", default=0)
+# Seconds between one audience comment and the next on a simulated post (platforms.sandbox.audience):
+# 0 writes them all as the post is published.
+SANDBOX_AUDIENCE_PACE_SECONDS = env.float("SANDBOX_AUDIENCE_PACE_SECONDS", default=0.0)
 PLATFORM_HTTP_TIMEOUT = env.float("PLATFORM_HTTP_TIMEOUT", default=30.0)
 # Per platform NAME (platforms.base.Platform: FACEBOOK … GOOGLE_BUSINESS), as
 # {"PLATFORM_<NAME>_<KEY>": value}: _BASE_URL points its client at another host (a proxy),
