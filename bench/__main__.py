@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-SCENARIOS = ("api", "burst", "steady", "webhooks", "analytics", "memory")
+SCENARIOS = ("api", "burst", "steady", "webhooks", "analytics", "media", "memory")
 
 
 def main(argv: list[str] | None = None) -> int:
