@@ -17,7 +17,7 @@ def test_a_fit_is_measured_through_its_own_child_and_checked(tmp_path: Path) -> 
     sample = media.Sample("small 4:5 video", "video", "INSTAGRAM", "REEL", video)
     fitted = media.fit_one(sample, tmp_path)
     assert fitted["rulesFixed"] == ["media_aspect_ratio"] and fitted["output"] == "240x426"  # padded to 9:16
-    assert fitted["stillBroken"] == []
+    assert fitted["stillBroken"] == [] and fitted["error"] is None
     assert fitted["cpuSeconds"] > 0
     assert 20 < fitted["peakRssMB"] < 1536  # the child's own (it loads PyAV), under its cap
 
@@ -36,10 +36,32 @@ def test_probes_count_every_round(tmp_path: Path) -> None:
     assert probes["filesPerSecond"] > 0
 
 
-def test_a_child_that_fails_is_reported(tmp_path: Path) -> None:
+def test_a_child_that_fails_is_reported_with_its_reason(tmp_path: Path) -> None:
     source = tmp_path / "empty"
     source.write_bytes(b"")
-    with pytest.raises(RuntimeError, match="exited 1"):
-        media.run_child(
-            [sys.executable, "-c", "import sys; print('broken', file=sys.stderr); sys.exit(1)"], tmp_path, source
-        )
+    run = media.run_child(
+        [sys.executable, "-c", "import sys; print('too long', file=sys.stderr); sys.exit(1)"], tmp_path, source
+    )
+    assert run.error == "exited 1: too long"
+    ok = media.run_child([sys.executable, "-c", "pass"], tmp_path, source)
+    assert ok.error is None
+
+
+def test_a_childs_peak_rss_is_its_own_not_the_process_it_was_forked_from(tmp_path: Path) -> None:
+    source = tmp_path / "empty"
+    source.write_bytes(b"")
+    ballast = bytearray(200 * 1024 * 1024)  # this process: far larger than the children
+    ballast[::4096] = b"\x01" * len(ballast[::4096])
+    small = media.run_child([sys.executable, "-c", "import time; time.sleep(1)"], tmp_path, source)
+    grown = media.run_child(
+        [
+            sys.executable,
+            "-c",
+            "import time; b = bytearray(120 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); time.sleep(1)",
+        ],
+        tmp_path,
+        source,
+    )
+    assert small.peak_rss_mb < 100  # a bare interpreter; ru_maxrss would say 200 MB and more
+    assert 120 < grown.peak_rss_mb < 200
+    del ballast
