@@ -262,7 +262,8 @@ class Client(PlatformClient):
 
     def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         """A reply container (``reply_to_id`` the reply answered) then its publish: the thread
-        items' flow, resumed from ``state``; the publish answers the same id when sent again."""
+        items' flow, resumed from ``state``. Threads takes no idempotency key: a container found
+        already published when resumed is UnknownOutcome, never published twice."""
         return self.publish(creds, request, state)
 
     def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:

@@ -145,6 +145,8 @@ def permissions(request: HttpRequest, version: str, user_id: str) -> JsonRespons
 def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
     if (found := _comment_of(node_id)) is not None:
         return _comment_node(request, node_id, *found)
+    if request.method == "DELETE" and meta.neutral_of_numeric(node_id) is not None:
+        return meta.missing_object("DELETE", node_id)  # a comment that is gone (or never was)
     if request.method != "GET":  # a published media's caption cannot be changed, nor the media deleted
         return meta.bad_method()
     _, error = _auth(request)
