@@ -485,6 +485,13 @@ def insights(request: HttpRequest, version: str, post_id: str) -> JsonResponse:
 # level only.
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return meta.underscored_comment_id(neutral)
+
+
 def _comment_of(comment_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the page post, the comment as the audience shows it now) of a comment id."""
     neutral = meta.neutral_of_underscored(comment_id) if comment_id.count("_") == 2 else None

@@ -342,6 +342,13 @@ REPLY_LIMIT = 4096
 STARS = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE"}
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return f"{audience.split_id(neutral)[0]}/reviews/{REVIEW_ID_PREFIX}{audience.split_id(neutral)[1]}"
+
+
 def _owned_location(request: HttpRequest, account_id: str, location_id: str) -> dict[str, Any] | HttpResponse:
     """The location document, or the error to answer with."""
     user = _user(request, account_id, location_id)

@@ -390,6 +390,13 @@ def ig_audio(request: HttpRequest, version: str) -> JsonResponse:
 # top-level comment. The API has no comment like.
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return meta.numeric_comment_id(neutral)
+
+
 def _comment_of(comment_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the media, the comment as the audience shows it now) of a comment id."""
     neutral = meta.neutral_of_numeric(comment_id)

@@ -398,6 +398,13 @@ def user_insights(request: HttpRequest, version: str, user_id: str) -> JsonRespo
 # (``/{reply-id}/manage_reply``, top-level replies only: their nested replies are hidden with them).
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return meta.numeric_comment_id(neutral)
+
+
 def _comment_of(reply_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the root post, the reply as the audience shows it now) of a reply id."""
     neutral = meta.neutral_of_numeric(reply_id)

@@ -385,6 +385,13 @@ def _neutral_of(comment_id: str) -> str | None:
     return None if key is None else audience.comment_id(audience.split_id(neutral)[0], key)
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return wire_comment_id(neutral, parent)
+
+
 def _comment_of(comment_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the video, the comment as the audience shows it now) of a comment id."""
     neutral = _neutral_of(comment_id)

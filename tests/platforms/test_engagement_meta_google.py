@@ -10,6 +10,7 @@ as each simulator renders them."""
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,13 +101,8 @@ class Subject:
 
     def wire(self, neutral: str, parent: str = "") -> str:
         """The platform's id of the audience comment ``neutral`` (``parent``: its parent's)."""
-        if self.platform == Platform.FACEBOOK:
-            return meta.underscored_comment_id(neutral)
-        if self.platform in (Platform.INSTAGRAM, Platform.THREADS):
-            return meta.numeric_comment_id(neutral)
-        if self.platform == Platform.YOUTUBE:
-            return yt_sim.wire_comment_id(neutral, parent)
-        return f"{self.audience_post}/reviews/{gb_sim.REVIEW_ID_PREFIX}{audience.split_id(neutral)[1]}"
+        simulator = importlib.import_module(f"platforms.sandbox.{self.slug}")
+        return str(simulator.platform_comment_id(neutral, parent))
 
     def page_size(self, size: int) -> None:
         name = "review_page_size" if self.platform == Platform.GOOGLE_BUSINESS else "comment_page_size"
