@@ -548,9 +548,16 @@ def comment_uri(comment: dict[str, Any]) -> str:
 
 def _remember(comments: list[dict[str, Any]]) -> None:
     """Note which audience document each shown reply's uri names (a uri is all a client has)."""
-    uris = {comment_uri(c): c["id"] for c in comments if not c["fromAccount"]}
-    if uris:
-        _store().redis.hset(_store()._key("reply-uri"), mapping=uris)
+    pipe = _store().redis.pipeline()
+    for comment in comments:
+        if not comment["fromAccount"]:
+            uri = comment_uri(comment)
+            pipe.hset(_store()._key("reply-uri"), uri, str(comment["id"]))
+            # its page on bsky.app: /profile/<handle>/post/<rkey>
+            pipe.hset(
+                _store()._key("reply-page"), f"{comment['author']['handle']}.bsky.social/{uri.rsplit('/', 1)[-1]}", uri
+            )
+    pipe.execute()
 
 
 def _root_post(uri: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -919,7 +926,18 @@ def post_page(request: HttpRequest, handle: str, rkey: str) -> HttpResponse:
     user = _user_by(handle.lower())
     post = _store().get(f"posts:{user['did']}", rkey) if user else None
     if user is None or post is None:
-        return pages.not_found_page("Bluesky")
+        fan = _store().redis.hget(_store()._key("reply-page"), f"{handle.lower()}/{rkey}")
+        reply = _thread_reply(fan.decode() if isinstance(fan, bytes) else str(fan)) if fan else None
+        if reply is None:
+            return pages.not_found_page("Bluesky")
+        person = reply[2]["author"]
+        return pages.post_page(
+            platform="Bluesky",
+            author=person["name"],
+            handle=f"@{handle}",
+            text=reply[2]["text"],
+            avatar=person["avatar_url"],
+        )
     return pages.post_page(
         platform="Bluesky",
         author=_profile_basic(user)["displayName"],

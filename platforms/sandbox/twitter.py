@@ -185,6 +185,10 @@ def _tweet_json(tweet: dict[str, Any], fields: set[str], owner: bool) -> dict[st
     data: dict[str, Any] = {"id": tweet["id"], "text": tweet["text"], "edit_history_tweet_ids": [tweet["id"]]}
     if "created_at" in fields:
         data["created_at"] = iso(tweet["created"], millis=True)
+    if "author_id" in fields:
+        data["author_id"] = tweet["author_id"]
+    if "conversation_id" in fields:
+        data["conversation_id"] = tweet.get("conversation_id") or tweet["id"]
     impressions = grown(tweet["created"], 30)
     if "public_metrics" in fields:
         data["public_metrics"] = {

@@ -7,10 +7,13 @@ reading and answering the same thread."""
 from __future__ import annotations
 
 import datetime as dt
+import html
 from typing import Any
 
 import pytest
 import requests
+from django.conf import settings
+from django.test import override_settings
 
 from platforms.base import (
     AuthError,
@@ -87,6 +90,10 @@ def test_the_reply_tree_is_read_with_its_nesting(sandbox: str, account: Credenti
         assert found.author.handle == f"{doc['author'].handle}.bsky.social"
         assert found.author.id.startswith("did:plc:")
         assert found.like_count == doc["likeCount"] and not found.hidden and not found.from_account
+        page = requests.get(
+            found.permalink.replace(settings.PUBLIC_BASE_URL, sandbox.removesuffix("/sandbox")), timeout=10
+        )
+        assert page.status_code == 200 and html.escape(doc["text"]) in page.text
         assert found.permalink.endswith(
             f"/profile/{found.author.handle}/post/{found.platform_comment_id.rsplit('/', 1)[-1]}"
         )
@@ -94,8 +101,8 @@ def test_the_reply_tree_is_read_with_its_nesting(sandbox: str, account: Credenti
         assert comments[parent].reply_count == sum(1 for c in comments.values() if c.parent_id == parent)
 
 
-def test_since_keeps_the_newer_replies(sandbox: str, account: Credentials, settings: Any) -> None:
-    settings.SANDBOX_AUDIENCE_PACE_SECONDS = 600.0
+@override_settings(SANDBOX_AUDIENCE_PACE_SECONDS=600.0)
+def test_since_keeps_the_newer_replies(sandbox: str, account: Credentials) -> None:
     uri = _publish(account, "Older thread")
     did, _, rkey = uri.removeprefix("at://").partition("/app.bsky.feed.post/")
     created = backdate(SLUG, f"posts:{did}", rkey, "indexed", hours=10)
