@@ -93,6 +93,7 @@ def urn_path(urn: str) -> str:
 
 class Client(PlatformClient):
     platform = Platform.LINKEDIN
+    comment_page_size = COMMENT_PAGE
 
     # --- transport -------------------------------------------------------------------------
     def _call(
@@ -384,7 +385,7 @@ class Client(PlatformClient):
             "GET",
             f"/rest/socialActions/{urn_path(target)}/comments",
             creds,
-            params={"start": start, "count": COMMENT_PAGE},
+            params={"start": start, "count": self.comment_page_size},
         )
         elements = [e for e in body.get("elements") or [] if isinstance(e, dict)]
         paging = body.get("paging") or {}

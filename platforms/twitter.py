@@ -86,6 +86,7 @@ def _same_text(a: str, b: str) -> bool:
 
 class Client(PlatformClient):
     platform = Platform.TWITTER
+    comment_page_size = COMMENT_PAGE  # recent search's max_results: 10 to 100
 
     # --- plumbing -----------------------------------------------------------------------
     def _call(
@@ -370,7 +371,7 @@ class Client(PlatformClient):
         seven days (newest first, ``since`` as ``start_time``), the post itself left out."""
         params: dict[str, Any] = {
             "query": f"conversation_id:{platform_post_id}",
-            "max_results": COMMENT_PAGE,
+            "max_results": self.comment_page_size,
             "tweet.fields": COMMENT_FIELDS,
             "expansions": "author_id",
             "user.fields": "name,username,profile_image_url",

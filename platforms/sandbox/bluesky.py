@@ -19,6 +19,7 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import time
@@ -544,6 +545,25 @@ def comment_uri(comment: dict[str, Any]) -> str:
     if own is not None:
         return f"at://{_split_uri(post_uri)[0]}/{POST}/{own}"
     return f"at://{_fan_did(comment['author']['id'])}/{POST}/{_audience_rkey(comment)}"
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The at:// uri this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find (and can act on one before any listing showed it)."""
+    post_uri, key = audience.split_id(neutral)
+    own = audience_ids.own_platform_id(key)
+    if own is not None:
+        return f"at://{_split_uri(post_uri)[0]}/{POST}/{own}"
+    root = _root_post(post_uri)
+    published = root[1]["indexed"] if root else 0.0
+    written = audience.expected(SLUG, post_uri, published, now=math.inf)
+    found = next((c for c in written if c["id"] == neutral), None)
+    if found is None:
+        raise KeyError(f"the audience writes no comment {neutral}")
+    comment = {**found, "author": found["author"].__dict__, "fromAccount": False}
+    _remember([comment])
+    return comment_uri(comment)
 
 
 def _remember(comments: list[dict[str, Any]]) -> None:

@@ -420,6 +420,13 @@ def comment_urn(comment: dict[str, Any]) -> str:
     return f"urn:li:comment:({post_urn},{number})"
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return comment_urn({"id": neutral})
+
+
 def _audience_id(post_urn: str, number: str) -> str | None:
     """The audience document comment ``number`` of ``post_urn`` is (None: no such comment)."""
     stored = store.get("comment", number)

@@ -729,6 +729,13 @@ def comment_status_id(comment: dict[str, Any]) -> str:
     return f"{post_id}{audience_ids.key_number(key):0{audience_ids.KEY_DIGITS}d}"
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return comment_status_id({"id": neutral})
+
+
 def _audience_id(account: dict[str, Any], status_id: str) -> str | None:
     """The audience document a status id names under one of the account's statuses."""
     status = _store().get(f"statuses:{account['id']}", status_id)

@@ -602,6 +602,13 @@ def comment_tweet_id(comment: dict[str, Any]) -> str:
     return str(COMMENT_IDS + (int(post_id) - POST_IDS) * KEY_SPAN + number)
 
 
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return comment_tweet_id({"id": neutral})
+
+
 def _audience_id(tweet_id: str) -> str | None:
     """The audience document id a tweet id names (None: not a reply in one of the conversations)."""
     if not tweet_id.isdigit():

@@ -81,6 +81,7 @@ def test_the_reply_tree_is_read_with_its_nesting(sandbox: str, account: Credenti
     comments = _comments(account, uri)
     expected = _expected(uri)
     uris = _uris(uri)
+    assert uris == {c["id"]: sim.platform_comment_id(c["id"], c["parentId"]) for c in expected}
     assert sorted(comments) == sorted(uris.values())
     for doc in expected:
         found = comments[uris[doc["id"]]]
@@ -207,8 +208,7 @@ def test_like_once(sandbox: str, account: Credentials) -> None:
     client = get_client(Platform.BLUESKY)
     uri = _with_comments(account, 1, "Like")
     doc = _expected(uri)[0]
-    target = _uris(uri)[doc["id"]]
-    _comments(account, uri)
+    target = sim.platform_comment_id(doc["id"])  # known before any listing showed it
     client.like_comment(account, target)
     client.like_comment(account, target)  # the viewer state says liked: nothing written
     assert _comments(account, uri)[target].like_count == doc["likeCount"] + 1

@@ -80,6 +80,7 @@ def test_comments_and_replies_are_read_page_by_page(sandbox: str, account: Crede
     tops = [c for c in expected if not c["parentId"]]
     assert pages == len(tops)  # one first-level comment a page, with its replies
     urns = {c["id"]: sim.comment_urn(c) for c in expected}
+    assert urns == {c["id"]: sim.platform_comment_id(c["id"], c["parentId"]) for c in expected}
     found = {c.platform_comment_id: c for c in comments}
     assert sorted(found) == sorted(urns.values())
     for doc in expected:

@@ -75,6 +75,7 @@ def test_the_context_gives_every_reply_with_its_nesting(sandbox: str, account: C
     comments = _comments(account, post_id)
     expected = _expected(account, post_id)
     ids = {c["id"]: sim.comment_status_id(c) for c in expected}
+    assert ids == {c["id"]: sim.platform_comment_id(c["id"], c["parentId"]) for c in expected}
     assert sorted(comments) == sorted(ids.values())
     for doc in expected:
         found = comments[ids[doc["id"]]]

@@ -75,6 +75,7 @@ def test_the_conversation_is_read_page_by_page_with_its_nesting(sandbox: str, ac
     assert pages >= 2
     expected = _expected(post_id)
     ids = {c["id"]: sim.comment_tweet_id(c) for c in expected}
+    assert ids == {c["id"]: sim.platform_comment_id(c["id"], c["parentId"]) for c in expected}
     assert sorted(_by_id(comments)) == sorted(ids.values())
     for doc in expected:
         found = _by_id(comments)[ids[doc["id"]]]
