@@ -7,22 +7,26 @@ every mint and revoke is in the audit log with its actor."""
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from audit.actors import system_actor
 from audit.models import AuditEvent
+from core.errors import Conflict
 from core.fields import format_instant
+from tests.concurrency import run_concurrently
 from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.organizations.conftest import API, bearer
 from workspaces.models import ApiKey, Organization
 from workspaces.roles import ORGANIZATION_PERMISSIONS
-from workspaces.services import api_key_create, hash_secret, organization_key_create
+from workspaces.services import api_key_create, hash_secret, organization_key_create, organization_key_revoke
 
 pytestmark = pytest.mark.django_db
 
@@ -301,3 +305,54 @@ def test_every_permission_may_be_passed_on_by_a_key_holding_them_all(builder: AP
         KEYS, {"name": "twin", "role": "admin", "permissions": list(ORGANIZATION_PERMISSIONS)}, format="json"
     )
     assert response.status_code == 201 and response.json()["permissions"] == list(ORGANIZATION_PERMISSIONS)
+
+
+def _a_session_waits_on_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        # A transaction sees pg_stat_activity as it was at its first look unless told to look again.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock')"
+        )
+        return bool(cursor.fetchone()[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_last_managers_revoking_themselves_at_once_leave_one(organization: Organization) -> None:
+    """The organization's row is locked while the last manager is counted: of two keys holding
+    keys.manage revoking themselves at once, one is refused. The first revocation stays
+    uncommitted until the second one either waits on a lock or has finished, so both orders of
+    events are forced rather than hoped for."""
+    first, second = (
+        organization_key_create(organization=organization, name=f"m{n}", role="admin", permissions=["keys.manage"])
+        for n in range(2)
+    )
+    first_revoked, second_done = threading.Event(), threading.Event()
+
+    def revoke_first() -> ApiKey:
+        with transaction.atomic():
+            revoked = organization_key_revoke(
+                organization=organization, key_id=first.api_key.id, actor=system_actor("race")
+            )
+            first_revoked.set()
+            for _ in range(6000):  # a bound for a broken run only: the first check that holds ends it
+                if second_done.wait(0.01) or _a_session_waits_on_a_lock():
+                    break
+            else:
+                raise AssertionError("the second revocation neither waited on a lock nor finished")
+        return revoked
+
+    def revoke_second() -> ApiKey:
+        assert first_revoked.wait(30)
+        try:
+            return organization_key_revoke(
+                organization=organization, key_id=second.api_key.id, actor=system_actor("race")
+            )
+        finally:
+            second_done.set()
+
+    results = run_concurrently([revoke_first, revoke_second])
+    assert isinstance(results[0], ApiKey), results
+    assert isinstance(results[1], Conflict) and results[1].code == "last_key_manager", results
+    assert ApiKey.objects.filter(organization=organization, revoked_at__isnull=True).get().pk == second.api_key.pk
