@@ -687,13 +687,14 @@ def status_page(request: HttpRequest, username: str, status_id: str) -> HttpResp
     status = _store().get(f"statuses:{account['id']}", status_id) if account else None
     if account is None or status is None:
         return pages.not_found_page("Mastodon")
-    media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
+    media = [_media_json(request, m) for m in (_store().get("media", i) for i in status["media_ids"]) if m]
     return pages.post_page(
         platform="Mastodon",
         author=account["display_name"],
         handle=f"@{username}",
         text=status["text"],
-        media=[str(m.get("url") or m.get("remote_url") or "") for m in media],
+        # the attachments' files (a stored attachment has no url of its own: its JSON makes one)
+        media=[str(m["url"]) for m in media if m.get("url")],
         avatar=f"{_public_base()}/avatars/original/missing.png",
     )
 
