@@ -276,6 +276,23 @@ def test_a_refused_media_edit_is_permanent_with_the_platforms_words(harness: Har
     assert _text(harness, post.platform_post_id) == "keep these words"
 
 
+def test_a_server_error_on_a_media_edit_is_transient_and_the_retry_replaces_the_media(harness: Harness) -> None:
+    if "media" not in CAPABILITIES[harness.case.platform].edit_fields:
+        pytest.skip("the platform does not edit media")
+    post = harness.publish("media after a hiccup")
+    request = _media_edit(harness, post.platform_post_id, "media after a hiccup", "sample.jpg")
+    method, path = _spec(harness).edit_call
+    harness.arm("server_error", path=path, method=method)
+    with pytest.raises(Transient):
+        harness.client.edit(harness.creds, request)
+    result = harness.client.edit(harness.creds, request)
+    assert result.done
+    refused = [e for e in sim_requests(harness.sandbox, harness.slug, path) if e["status"] >= 500]
+    assert len(refused) == 1 and refused[0]["method"] == method  # the armed fault answered the first
+    (done,) = _calls(harness, "edit")
+    assert done["status"] < 300
+
+
 # --- delete ------------------------------------------------------------------------------------
 
 
