@@ -165,14 +165,13 @@ def post_edit_published(*, workspace_id: str, post_id: str, changes: dict[str, A
     if "text" in changes and changes["text"] is not None:
         post.text = changes["text"]
         post.save(update_fields=["text", "updated_at"])
-    if new_media is not None and media_changes:
+    if new_media is not None and (media_changes or taking_media):
         _keep_files(workspace_id, new_media["mediaUrls"])
+    if new_media is not None and media_changes:
         _pin_live_media(targets, post, post_media, new_media)
         post.content_type = new_media["contentType"]
         post.media_urls, post.media_alt_texts = new_media["mediaUrls"], new_media["mediaAltTexts"]
         post.save(update_fields=["content_type", "media_urls", "media_alt_texts", "updated_at"])
-    elif taking_media and new_media is not None:
-        _keep_files(workspace_id, new_media["mediaUrls"])
     _record(post, request_id, ActionKind.EDIT, reports, planned)
     return ActionReport(
         post=Post.objects.prefetch_related("targets").get(pk=post.pk), request_id=request_id, entries=reports
