@@ -50,6 +50,12 @@ class Capabilities:
     # how long after publishing it still takes each (None: no window), and whether it revokes an
     # account's token on disconnect (``PlatformClient.revoke_token``).
     edit_fields: frozenset[str] = frozenset()
+    # A media edit (``edit_fields`` holds "media"), what the platform can do in place: add media to
+    # a post that went out as text only, remove every medium (leaving text only), and the most
+    # media items the post may have before and after the edit (None: as many as publishing takes).
+    edit_media_adds: bool = True
+    edit_media_removes: bool = True
+    edit_media_max_items: int | None = None
     deletable: bool = False
     # The most media items a post can carry and still be deleted by the one delete call (None: any
     # number). A Telegram album is one message per item and deleteMessage removes one.
@@ -338,8 +344,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,  # getChatMemberCount; the Bot API has no per-post analytics
             idempotent_publish="none",
             # editMessageText / editMessageCaption (no window for the bot's own messages);
+            # editMessageMedia replaces the photo or video of one message, "or adds media to text
+            # messages": an album is one message per item, and a message's media cannot be removed;
             # deleteMessage only within 48 hours of sending
-            edit_fields=frozenset({"text"}),
+            edit_fields=frozenset({"text", "media"}),
+            edit_media_removes=False,
+            edit_media_max_items=1,
             deletable=True,
             delete_window_seconds=48 * 3600,
             delete_max_items=1,
@@ -354,8 +364,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             analytics_scopes=frozenset({"https://www.googleapis.com/auth/business.manage"}),
             idempotent_publish="none",
             refreshable_token=True,
-            # localPosts.patch with updateMask=summary; localPosts.delete
-            edit_fields=frozenset({"text"}),
+            # localPosts.patch with updateMask=summary and/or media (a LocalPost field: its one
+            # photo, set, replaced or removed); localPosts.delete
+            edit_fields=frozenset({"text", "media"}),
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
             post_lookup=True,  # localPosts.get
@@ -446,6 +457,33 @@ def validate_comment(platform: Platform, text: str) -> list[str]:
     if length > limit:
         return [f"{platform.value} comment is {length} characters; the limit is {limit}"]
     return []
+
+
+def media_edit_refusal(
+    platform: Platform, *, live_type: str, live_items: int, new_type: str, new_items: int
+) -> str | None:
+    """Why ``platform`` (one whose ``edit_fields`` hold "media") cannot turn the media of a
+    published post, a ``live_type`` post with ``live_items`` media items, into a ``new_type`` post
+    with ``new_items`` in place; None when it can. What the new files themselves must meet is
+    :func:`validate_content` and :func:`validate_media`, as at publishing."""
+    caps = CAPABILITIES[platform]
+    name = platform.value
+    if new_type not in caps.content_types:
+        taken = ", ".join(t for t in (TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT) if t in caps.content_types)
+        return f"{name} does not take {new_type} posts (only {taken}), so it cannot become one"
+    limit = caps.edit_media_max_items
+    if limit is not None and live_items > limit:
+        return (
+            f"{name} replaces the media of a post with at most {limit} media item(s) in place; this one went out "
+            f"with {live_items}"
+        )
+    if limit is not None and new_items > limit:
+        return f"{name} replaces a post's media in place with at most {limit} media item(s), not {new_items}"
+    if not live_items and new_items and not caps.edit_media_adds:
+        return f"{name} cannot add media to a post that went out as text only"
+    if live_items and not new_items and not caps.edit_media_removes:
+        return f"{name} cannot remove the media of a published post, only replace them"
+    return None
 
 
 def validate_content(

@@ -39,8 +39,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "edit_post",
         "update_post",
-        "Edit a published post on its platforms (text, platformTexts, title, platformTitles); answers per platform "
-        "what will be done (QUEUED, SKIPPED with the reason, UNCHANGED).",
+        "Edit a published post on its platforms (text, platformTexts, title, platformTitles, and its media: "
+        "mediaUrls, mediaAltTexts, contentType when the type changes); answers per platform what will be done "
+        "(QUEUED, SKIPPED with the reason, UNCHANGED).",
     ),
     ToolSpec("unschedule_post", "unschedule_post", "Turn a scheduled post back into an undated draft."),
     ToolSpec(

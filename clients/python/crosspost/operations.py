@@ -274,10 +274,13 @@ class Operations(Generic[R]):
 
     def edit_post(self, post_id: str, body: Body = None, **fields: Any) -> R:
         """Edit a published (COMPLETED or PARTIAL_FAILURE) post on its platforms: ``text``,
-        ``platform_texts``, ``title``, ``platform_titles``. The answer is the post with
-        ``editReport`` (per entry QUEUED, SKIPPED with the reason, or UNCHANGED); the outcomes
-        follow in each entry's ``edits`` and in the ``post.updated`` event. (The same PATCH as
-        :meth:`update_post`, which changes drafts and scheduled posts.)"""
+        ``platform_texts``, ``title``, ``platform_titles``, and its media: ``media_urls``,
+        ``media_alt_texts`` and ``content_type`` (needed when the media change the type, e.g.
+        ``content_type="VIDEO", media_urls=[...]``; ``media_urls=[]`` with ``content_type="TEXT"``
+        removes them). The answer is the post with ``editReport`` (per entry QUEUED, SKIPPED with
+        the reason, or UNCHANGED); the outcomes follow in each entry's ``edits`` and in the
+        ``post.updated`` event. (The same PATCH as :meth:`update_post`, which changes drafts and
+        scheduled posts.)"""
         return self._call("update_post", path={"id": post_id}, json=body_of(body, fields) or {})
 
     def delete_post(self, post_id: str) -> R:
