@@ -75,6 +75,12 @@ class Capabilities:
     # The most comment reads the sync may spend on one account per hour (the share of the
     # platform's rate budget that comments get; publishing keeps the rest).
     comment_reads_per_hour: int = 0
+    # The longest reply to a comment (or a review) the account can send, counted as its text is;
+    # None: ``comment_text_limit`` (Google Business takes no first comment but answers reviews).
+    reply_text_limit: int | None = None
+    # Whether the platform's comment listing says which comments are hidden; where it does not
+    # (X's tweet objects carry no hidden flag), a sync keeps the hidden state the inbox set.
+    comment_hidden_listed: bool = True
 
     @property
     def has_analytics(self) -> bool:
@@ -112,6 +118,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # post cap: half of Basic's search budget goes to comment reads.
             comment_actions=frozenset({"read", "reply", "hide", "delete_own", "like"}),
             comment_reads_per_hour=120,
+            comment_hidden_listed=False,  # PUT /2/tweets/:id/hidden sets it; no read shows it
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -375,6 +382,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # hidden, deleted nor liked. Reads: a share of the per-minute Business Profile quota.
             comment_actions=frozenset({"read", "reply", "delete_own"}),
             comment_reads_per_hour=60,
+            reply_text_limit=4096,
         ),
     ]
 }
@@ -456,6 +464,21 @@ def validate_comment(platform: Platform, text: str) -> list[str]:
     length = text_length(platform, text)
     if length > limit:
         return [f"{platform.value} comment is {length} characters; the limit is {limit}"]
+    return []
+
+
+def validate_reply(platform: Platform, text: str) -> list[str]:
+    """Every reason ``platform`` would refuse ``text`` as the account's reply to a comment or a
+    review, as messages naming the platform."""
+    caps = CAPABILITIES[platform]
+    if "reply" not in caps.comment_actions:
+        return [f"{platform.value} does not let an app reply to comments"]
+    limit = caps.reply_text_limit or caps.comment_text_limit
+    length = text_length(platform, text)
+    if not text.strip():
+        return [f"{platform.value} reply is empty"]
+    if limit is not None and length > limit:
+        return [f"{platform.value} reply is {length} characters; the limit is {limit}"]
     return []
 
 
