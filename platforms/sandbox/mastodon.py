@@ -444,7 +444,7 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "language": status["language"],
         "uri": f"{base}/users/{account['username']}/statuses/{status['id']}",
         "url": f"{_public_base()}/@{account['username']}/{status['id']}",
-        "replies_count": grown(status["created"], 0.2),
+        "replies_count": _replies_count(account, status),
         "reblogs_count": grown(status["created"], 0.5),
         "favourites_count": grown(status["created"], 1.5),
         # present on authenticated reads, and every simulated read is authenticated
@@ -796,6 +796,19 @@ def _leave_thread(account: dict[str, Any], status: dict[str, Any]) -> None:
     if status.get("thread_root"):
         comment_id = audience.comment_id(status["thread_root"], audience_ids.own_key(status["id"]))
         audience.set_state(_store(), comment_id, deleted=True)
+
+
+def _replies_count(account: dict[str, Any], status: dict[str, Any]) -> int:
+    """``replies_count`` of one of the account's statuses: the replies whose ``in_reply_to_id`` is
+    that very status, as its context lists them (Mastodon counts the direct replies only)."""
+    if status.get("thread_root"):  # the account's reply in one of its threads
+        root = _root_status(account, status["thread_root"])
+        mine = audience.comment_id(status["thread_root"], audience_ids.own_key(status["id"]))
+        shown = audience.thread(_store(), SLUG, root["id"], root["created"]) if root else []
+        return next((c["replyCount"] for c in shown if c["id"] == mine), 0)
+    if status.get("in_reply_to_id"):  # a reply outside the account's threads: none under it here
+        return 0
+    return audience.comment_count(audience.thread(_store(), SLUG, status["id"], status["created"]), direct_only=True)
 
 
 def _avatar() -> str:
