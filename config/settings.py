@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "webhooks",
     "posts",
     "analytics",
+    "engagement",
     "audit",
 ]
 
