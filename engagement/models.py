@@ -67,6 +67,8 @@ class Comment(models.Model):
                 name="comment_ws_unanswered",
             ),
             models.Index(fields=["parent"], condition=Q(parent__isnull=False), name="comment_parent"),
+            # comment.received: the account's comments never announced.
+            models.Index(fields=["account"], condition=Q(received_at__isnull=True), name="comment_unannounced"),
             # The dashboard's backlog: unanswered comments, oldest first.
             models.Index(
                 fields=["first_seen_at"],
