@@ -429,8 +429,8 @@ def _write(
         comment_row = Comment.objects.filter(id=action.comment_id).values(*COMMENT_COLUMNS).get()
         action_row = CommentAction.objects.filter(id=action.id).values(*ACTION_COLUMNS).get()
         data: dict[str, Any] = {"comment": comment_record(comment_row), "action": action_record(action_row)}
-        if action.kind == ActionKind.REPLY:
-            data["reply"] = comment_record(reply_row) if reply_row else None
+        if reply_row is not None:
+            data["reply"] = comment_record(reply_row)
         name = DONE_EVENTS[ActionKind(action.kind)] if status == ActionStatus.DONE else FAILED_EVENT
         emit_event(workspace_id=str(action.workspace_id), name=name, data=data)
         following = (

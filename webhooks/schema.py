@@ -288,8 +288,7 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
             "action": {"allOf": [_ref("WebhookCommentAction")], "description": "The action and its outcome."},
             "reply": {
                 "allOf": [_ref("WebhookComment")],
-                "nullable": True,
-                "description": "comment.replied: the reply, as a comment of the account's own.",
+                "description": "comment.replied only: the reply, as a comment of the account's own.",
             },
         },
     },
