@@ -153,6 +153,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # DELETE /{threads-media-id} (threads_delete, 100 a day); no edit call
             deletable=True,
             post_lookup=True,  # GET /{threads-media-id}
+            # /{media-id}/conversation (every reply, flattened); a reply is a container with
+            # reply_to_id; /{reply-id}/manage_reply hides a top-level reply; DELETE /{media-id} only
+            # the account's own replies; no like call. Reads: a share of the account's hourly
+            # Threads calls, the rest kept for publishing.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own"}),
+            comment_reads_per_hour=200,
         ),
         Capabilities(
             Platform.LINKEDIN,
@@ -193,6 +199,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # POST /{ig-media-id} changes only comment_enabled: no caption edit, no delete
             revocable_token=True,  # DELETE /{user-id}/permissions (the Facebook Login behind it)
             post_lookup=True,  # GET /{ig-media-id}
+            # /{ig-media-id}/comments with replies; POST /{ig-comment-id}/replies; POST
+            # /{ig-comment-id}?hide=; DELETE /{ig-comment-id} (anyone's, on the account's media);
+            # no comment like. Reads: a share of the 200 calls an hour an Instagram account gets.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others"}),
+            comment_reads_per_hour=120,
         ),
         Capabilities(
             Platform.FACEBOOK,
@@ -212,6 +223,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # DELETE /{user-id}/permissions
             post_lookup=True,  # GET /{post-id}
+            # /{post-id}/comments?filter=stream; POST /{comment-id}/comments; POST /{comment-id}
+            # ?is_hidden=; DELETE /{comment-id} (the page moderates its posts); POST
+            # /{comment-id}/likes. Reads: a share of the page's hourly Graph budget.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others", "like"}),
+            comment_reads_per_hour=600,
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -250,6 +266,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
             post_lookup=True,  # videos.list by id
+            # commentThreads.list / comments.list?parentId= (1 quota unit a page); comments.insert;
+            # comments.setModerationStatus heldForReview|published (hide), rejected (others'
+            # comments); comments.delete (the channel's own); no like call. Reads: kept low, the
+            # project's 10,000 daily units are shared by every channel and an upload costs 1,600.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others"}),
+            comment_reads_per_hour=30,
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -303,6 +325,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
             post_lookup=True,  # localPosts.get
+            # Reviews of the location: reviews.list; updateReply (PUT …/reviews/{id}/reply, one
+            # reply per review, up to 4096 characters); deleteReply; a review can be neither
+            # hidden, deleted nor liked. Reads: a share of the per-minute Business Profile quota.
+            comment_actions=frozenset({"read", "reply", "delete_own"}),
+            comment_reads_per_hour=60,
         ),
     ]
 }

@@ -49,7 +49,13 @@ def test_connect_gets_a_long_lived_token_and_the_profile(account: ConnectedIdent
     assert account.profile.username.startswith("sandbox.threads")
     assert account.credentials.expires_at is not None
     assert account.credentials.expires_at > dt.datetime.now(dt.UTC) + dt.timedelta(days=59)
-    assert account.scopes == ("threads_basic", "threads_content_publish", "threads_manage_insights")
+    assert account.scopes == (
+        "threads_basic",
+        "threads_content_publish",
+        "threads_manage_insights",
+        "threads_read_replies",
+        "threads_manage_replies",
+    )
 
 
 def test_live_authorize_url_points_at_threads_net() -> None:
