@@ -468,7 +468,7 @@ def _store_reply(
     already stored it: that row is kept and linked). Never announced by ``comment.received``."""
     platform_id, permalink, created_at = reply
     account: SocialAccount = comment.account
-    row, _ = Comment.objects.get_or_create(
+    row, created = Comment.objects.get_or_create(
         account_id=comment.account_id,
         platform_comment_id=platform_id[:255],
         defaults={
@@ -490,6 +490,11 @@ def _store_reply(
             "received_at": now,
         },
     )
+    if not created:
+        # A Google Business review has one reply: replacing it keeps its id, with the new text.
+        Comment.objects.filter(id=row.id).update(
+            text=action.text, deleted_at=None, from_account=True, parent_id=comment.id, updated_at=now
+        )
     return row.id
 
 

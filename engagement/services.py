@@ -46,13 +46,14 @@ def reply_text_problems(platform: str, text: str) -> list[str]:
     platform's comment limit, counted as its posts are; its byte limit where it has one)."""
     caps = CAPABILITIES[Platform(platform)]
     problems = []
-    if caps.comment_text_limit is not None:
+    limit = caps.reply_text_limit
+    if limit is not None:
         length = text_length(Platform(platform), text)
-        if length > caps.comment_text_limit:
-            problems.append(f"text: {platform} comment is {length} characters; the limit is {caps.comment_text_limit}")
+        if length > limit:
+            problems.append(f"text: {platform} reply is {length} characters; the limit is {limit}")
     if caps.text_byte_limit is not None and len(text.encode()) > caps.text_byte_limit:
         problems.append(
-            f"text: {platform} comment is {len(text.encode())} bytes in UTF-8; the limit is {caps.text_byte_limit}"
+            f"text: {platform} reply is {len(text.encode())} bytes in UTF-8; the limit is {caps.text_byte_limit}"
         )
     return problems
 

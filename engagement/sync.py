@@ -232,6 +232,7 @@ class _Source:
     full: bool  # a pass over everything (since None)
     resumed: bool  # continues a pass an earlier run cut short
     pass_newest: dt.datetime | None
+    claimed_at: dt.datetime  # before its pass read anything
 
 
 @dataclass
@@ -326,6 +327,7 @@ def _claim(account_id: str, *, now: dt.datetime) -> list[_Source]:
                 full=since is None,
                 resumed=resumed,
                 pass_newest=row.pass_newest,
+                claimed_at=now,
             )
         )
     return sorted(claimed, key=lambda s: ids.index(s.id))
@@ -526,8 +528,9 @@ def _link_and_answer(source: _Source) -> None:
 
 
 def _mark_missing_deleted(source: _Source, seen: set[str], now: dt.datetime) -> None:
-    """A pass over everything that no longer finds a comment stored before it: gone from the platform."""
-    missing = _scope(source).filter(deleted_at__isnull=True, first_seen_at__lt=now - dt.timedelta(seconds=1))
+    """A pass over everything that no longer finds a comment stored before it began: gone from the
+    platform (a reply stored meanwhile, by an action, may not be listed yet)."""
+    missing = _scope(source).filter(deleted_at__isnull=True, first_seen_at__lt=source.claimed_at)
     missing.exclude(platform_comment_id__in=seen).update(deleted_at=now, updated_at=now)
 
 

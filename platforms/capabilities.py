@@ -69,10 +69,19 @@ class Capabilities:
     # The most comment reads the sync may spend on one account per hour (the share of the
     # platform's rate budget that comments get; publishing keeps the rest).
     comment_reads_per_hour: int = 0
+    # The longest reply to a comment where it differs from ``comment_text_limit`` (which also says
+    # whether a post takes a ``firstComment``): a Google Business review's reply, the location
+    # having no comments under its posts. None: ``comment_text_limit``.
+    comment_reply_text_limit: int | None = None
 
     @property
     def has_analytics(self) -> bool:
         return bool(self.metrics)
+
+    @property
+    def reply_text_limit(self) -> int | None:
+        """The longest reply to a comment (or review) the platform takes."""
+        return self.comment_reply_text_limit if self.comment_reply_text_limit is not None else self.comment_text_limit
 
 
 _ALL = frozenset(METRICS)
@@ -330,6 +339,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # hidden, deleted nor liked. Reads: a share of the per-minute Business Profile quota.
             comment_actions=frozenset({"read", "reply", "delete_own"}),
             comment_reads_per_hour=60,
+            comment_reply_text_limit=4096,  # updateReply: "up to 4096 characters"
         ),
     ]
 }

@@ -57,7 +57,7 @@ def comments_entry(caps: Capabilities) -> dict[str, Any]:
     actions = [action for action in COMMENT_ACTIONS if action in caps.comment_actions]
     return {
         "actions": actions,
-        "textLimit": caps.comment_text_limit if "reply" in actions else None,
+        "textLimit": caps.reply_text_limit if "reply" in actions else None,
         "readsPerHour": caps.comment_reads_per_hour if "read" in actions else None,
     }
 
