@@ -107,6 +107,14 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST /2/oauth2/revoke
             post_lookup=True,  # GET /2/tweets/:id
+            # Replies are read with recent search (conversation_id:<post>), which reaches back 7
+            # days only; PUT /2/tweets/:id/hidden hides one in the account's own conversation,
+            # POST /2/tweets replies, DELETE /2/tweets/:id deletes the account's own tweets only,
+            # POST /2/users/:id/likes likes. Recent search allows 60 requests / 15 min per user on
+            # the Basic plan (300 on Pro), and every reply read counts against the plan's monthly
+            # post cap: half of Basic's search budget goes to comment reads.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "like"}),
+            comment_reads_per_hour=120,
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -126,6 +134,14 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # com.atproto.repo.deleteRecord; no edit (the app shows no edited post)
             deletable=True,
             post_lookup=True,  # com.atproto.repo.getRecord
+            # app.bsky.feed.getPostThread reads the reply tree; a reply is a post record naming root
+            # and parent; hiding puts the reply in the post's threadgate hiddenReplies (at most 300,
+            # shown behind "hidden replies" in the app); deleteRecord works in the account's own
+            # repo only; a like is an app.bsky.feed.like record. bsky.social allows 3,000 requests
+            # per 5 minutes per client IP, which every account the service syncs from that address
+            # shares: 300 comment reads an hour per account.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "like"}),
+            comment_reads_per_hour=300,
         ),
         Capabilities(
             Platform.MASTODON,
@@ -143,6 +159,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST /oauth/revoke
             post_lookup=True,  # GET /api/v1/statuses/:id and its /source
+            # GET /api/v1/statuses/:id/context (descendants); a reply is a status with
+            # in_reply_to_id and an Idempotency-Key; an account deletes only its own statuses and
+            # Mastodon has no call that hides another's reply; favourite likes. 300 requests per 5
+            # minutes per account: a sixth goes to comment reads.
+            comment_actions=frozenset({"read", "reply", "delete_own", "like"}),
+            comment_reads_per_hour=600,
         ),
         Capabilities(
             Platform.THREADS,
@@ -189,6 +211,13 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST /oauth/v2/revoke
             post_lookup=True,  # GET /rest/posts/{urn}
+            # Comments API: GET /rest/socialActions/{urn}/comments (first-level comments, then the
+            # replies of each: a read per comment that has some; r_member_social), replies with
+            # parentComment (one level), DELETE of the member's own comment, likes through the
+            # Reactions API; no hide. LinkedIn's throttles are daily per member and app: a
+            # conservative 40 reads an hour (960 a day) go to comments.
+            comment_actions=frozenset({"read", "reply", "delete_own", "like"}),
+            comment_reads_per_hour=40,
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -255,6 +284,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             # the Content Posting API neither edits nor deletes a published post
             revocable_token=True,  # POST /v2/oauth/revoke/
+            # No comment_actions: the APIs an app reaches with the creator's Login Kit token
+            # (Display API, Content Posting API) have no comment read or write; the Research API
+            # lists a video's comments but only for approved non-commercial researchers and never
+            # replies; comment management exists only in the separate TikTok API for Business,
+            # for Business Accounts authorized through its own app and OAuth.
         ),
         Capabilities(
             Platform.YOUTUBE,
