@@ -130,7 +130,7 @@ def build_tree(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def post_comment_tree(*, workspace_id: str, post_id: str) -> dict[str, Any]:
     """``{postId, entries}``: every entry of the post, in its order, with its comments as a tree
-    (oldest first at every level, deleted ones left out), when its comments were last read
+    (oldest first at every level, ties in the platform's id order; deleted ones left out), when its comments were last read
     (``lastSyncedAt``, null: never) and whether the tree stopped at ``TREE_LIMIT`` comments. Three
     queries whatever the number of entries and comments."""
     if not Post.objects.filter(workspace_id=workspace_id, id=post_id).exists():
@@ -145,7 +145,9 @@ def post_comment_tree(*, workspace_id: str, post_id: str) -> dict[str, Any]:
             "target_id", "last_synced_at"
         )
     )
-    rows = Comment.objects.filter(post_id=post_id, deleted_at__isnull=True).order_by("created_at", "id")
+    rows = Comment.objects.filter(post_id=post_id, deleted_at__isnull=True).order_by(
+        "created_at", "platform_comment_id"
+    )
     by_entry: dict[str, list[dict[str, Any]]] = {}
     for row in rows.values(*COMMENT_COLUMNS)[: TREE_LIMIT * max(len(entries), 1) + 1]:
         by_entry.setdefault(row["target_id"], []).append(comment_record(row))

@@ -145,11 +145,14 @@ def test_a_posts_comments_are_a_tree_per_entry(api: APIClient, workspace: Worksp
     assert entry["lastSyncedAt"] is not None and entry["truncated"] is False
 
     def shape(nodes: list[dict[str, Any]]) -> list[tuple[str, list[Any]]]:
-        return [(n["platformCommentId"], shape(n["replies"])) for n in nodes]
+        return sorted((n["platformCommentId"], shape(n["replies"])) for n in nodes)
 
     expected = facebook.expected()
     wanted = [
-        (facebook.wire(c["id"]), [(facebook.wire(r["id"], c["id"]), []) for r in expected if r["parentId"] == c["id"]])
+        (
+            facebook.wire(c["id"]),
+            sorted((facebook.wire(r["id"], c["id"]), []) for r in expected if r["parentId"] == c["id"]),
+        )
         for c in expected
         if not c["parentId"]
     ]
