@@ -40,7 +40,7 @@ from django.utils import timezone
 from accounts.errors import AccountDisconnected
 from accounts.models import AccountStatus, SocialAccount
 from accounts.services import account_credentials, account_mark_unauthorized
-from core import work
+from core import metrics, work
 from core.errors import ApplicationError
 from engagement.enqueue import enqueue_actions
 from engagement.models import ActionKind, ActionStatus, Comment, CommentAction
@@ -441,6 +441,7 @@ def _write(
         )
         if following:
             _queue([following], 0.0)
+    metrics.comment_action_recorded(kind=action.kind, outcome="done" if status == ActionStatus.DONE else "failed")
     return True
 
 

@@ -8,11 +8,13 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Count, Min, Q
+from django.utils import timezone
 
+from accounts.models import AccountStatus
 from core.errors import NotFound, ValidationFailed
 from core.fields import format_instant
-from engagement.models import Comment, CommentAction, CommentSource
+from engagement.models import ActionStatus, Comment, CommentAction, CommentSource
 from engagement.records import ACTION_COLUMNS, COMMENT_COLUMNS, action_record, comment_record
 from posts.models import Post, PostTarget
 
@@ -167,3 +169,40 @@ def post_comment_tree(*, workspace_id: str, post_id: str) -> dict[str, Any]:
             }
         )
     return {"postId": post_id, "entries": body}
+
+
+# --- the staff dashboard and /metrics -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InboxState:
+    """How far behind the comment syncs are and what waits: sources due and not read yet (of
+    connected accounts) and how long the oldest has waited; others' comments without an answer
+    and how long the oldest has waited since it was found; actions not done yet."""
+
+    due_sources: int
+    sync_lag_seconds: float
+    unanswered: int
+    oldest_unanswered_seconds: float
+    open_actions: int
+
+
+def inbox_state(*, workspace_id: str | None = None, now: dt.datetime | None = None) -> InboxState:
+    """Three aggregates over partial indexes, whatever the data."""
+    now = now or timezone.now()
+    sources = CommentSource.objects.filter(next_due_at__lte=now, account__status=AccountStatus.ACTIVE)
+    waiting = Comment.objects.filter(answered=False, from_account=False, deleted_at__isnull=True)
+    actions = CommentAction.objects.filter(status__in=[ActionStatus.PENDING, ActionStatus.SENDING])
+    if workspace_id is not None:
+        sources = sources.filter(workspace_id=workspace_id)
+        waiting = waiting.filter(workspace_id=workspace_id)
+        actions = actions.filter(workspace_id=workspace_id)
+    due = sources.aggregate(count=Count("pk"), oldest=Min("next_due_at"))
+    backlog = waiting.aggregate(count=Count("pk"), oldest=Min("first_seen_at"))
+    return InboxState(
+        due_sources=due["count"],
+        sync_lag_seconds=(now - due["oldest"]).total_seconds() if due["oldest"] else 0.0,
+        unanswered=backlog["count"],
+        oldest_unanswered_seconds=(now - backlog["oldest"]).total_seconds() if backlog["oldest"] else 0.0,
+        open_actions=actions.count(),
+    )

@@ -44,7 +44,7 @@ from django.utils import timezone
 
 from accounts.models import AccountStatus, SocialAccount
 from accounts.services import account_fresh_credentials, account_mark_unauthorized
-from core import work
+from core import metrics, work
 from core.redis import get_redis
 from engagement import budget, cadence
 from engagement.enqueue import enqueue_syncs
@@ -385,6 +385,12 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
     now = timezone.now()
     report.pages += result.pages
     report.comments += len(result.comments)
+    metrics.comment_reads_recorded(platform=source.platform, outcome="ok", count=result.pages)
+    if result.out_of_budget:
+        metrics.comment_reads_recorded(platform=source.platform, outcome="budget")
+    if result.error is not None:
+        outcome = "rate_limited" if isinstance(result.error, RateLimited | QuotaExhausted) else "failed"
+        metrics.comment_reads_recorded(platform=source.platform, outcome=outcome)
     with transaction.atomic():
         seen = _upsert(source, result.comments, now)
         _link_and_answer(source)
@@ -572,4 +578,5 @@ def comments_announce(*, account_id: str) -> int:
             for start in range(0, len(ordered), ANNOUNCE_BATCH)
         ]
         emit_events(events)
+    metrics.comments_received(platform=first["platform"], count=len(ordered))
     return len(ordered)
