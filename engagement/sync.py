@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+import redis
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
@@ -104,15 +105,19 @@ def _entry_platforms() -> list[str]:
 # --- finding and queuing sources ------------------------------------------------------------------
 
 
-def sources_discover(*, now: dt.datetime | None = None, workspace_id: str | None = None) -> int:
-    """Track every published entry of the last ``TRACK_DAYS`` days on a platform whose comments are
-    read, and every Google Business account's reviews, that has no source yet (first due as
-    :func:`engagement.cadence.first_due` says). Idempotent: a source exists once per entry (and
-    once per review feed); a second run creates none. Returns how many it created."""
+def sources_discover(
+    *, now: dt.datetime | None = None, workspace_id: str | None = None, within: dt.timedelta | None = None
+) -> int:
+    """Track every published entry of the last ``TRACK_DAYS`` days (only those published ``within``
+    that long, when given) on a platform whose comments are read, and every Google Business
+    account's reviews, that has no source yet (first due as :func:`engagement.cadence.first_due`
+    says). Idempotent: a source exists once per entry (and once per review feed); a second run
+    creates none. Returns how many it created."""
     now = now or timezone.now()
+    horizon = dt.timedelta(days=TRACK_DAYS) if within is None else min(within, dt.timedelta(days=TRACK_DAYS))
     entries = PostTarget.objects.filter(
         status=TargetStatus.PUBLISHED,
-        published_at__gte=now - dt.timedelta(days=TRACK_DAYS),
+        published_at__gte=now - horizon,
         platform__in=_entry_platforms(),
         account__status=AccountStatus.ACTIVE,
     ).exclude(platform_post_id="")
@@ -143,6 +148,24 @@ def sources_discover(*, now: dt.datetime | None = None, workspace_id: str | None
     ]
     created = CommentSource.objects.bulk_create(rows, ignore_conflicts=True)
     return len(created)
+
+
+# Beat looks at the entries published in the last RECENT only (an index range of minutes), and over
+# the whole TRACK_DAYS once an hour (entries it missed: published while beat was down, or on a
+# platform whose comments became readable since).
+RECENT = dt.timedelta(minutes=15)
+FULL_DISCOVERY_EVERY_SECONDS = 3600
+
+
+def sources_discover_due(*, now: dt.datetime | None = None) -> int:
+    """Beat's discovery: the recent entries every run, everything once an hour (a Redis mark shared
+    by every beat; without Redis, everything)."""
+    try:
+        whole = bool(get_redis().set("engagement:discover-all", "1", nx=True, ex=FULL_DISCOVERY_EVERY_SECONDS))
+    except redis.RedisError:  # Redis unreachable: the wider look is the safe one
+        logger.warning("comment discovery: Redis unreachable, looking at every tracked day")
+        whole = True
+    return sources_discover(now=now, within=None if whole else RECENT)
 
 
 def _due(now: dt.datetime) -> QuerySet[CommentSource]:

@@ -11,7 +11,7 @@ from engagement import actions, sync
 @shared_task(name="engagement.sync_due", ignore_result=True)
 def sync_due_task() -> int:
     """Track newly published entries, then queue the sync of every account with due sources."""
-    sync.sources_discover()
+    sync.sources_discover_due()
     return sync.syncs_queue_due()
 
 

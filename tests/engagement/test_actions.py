@@ -231,6 +231,7 @@ def test_a_reply_whose_worker_was_killed_mid_call_is_found_not_sent_again(facebo
     requeued, failed, _ = recover()
 
     assert (requeued, failed) == ([action.id], [])
+    assert recover() == ([], [], [])  # run twice: nothing more to recover
     assert run_comment_actions([action.id]) == 1  # the lookup finds the reply: nothing is sent
     action.refresh_from_db()
     assert action.status == ActionStatus.DONE and action.reply is not None

@@ -266,3 +266,31 @@ def test_request_comment_sync_queues_every_tracked_post_then_cools_down(
     assert again["message"].startswith("A comment sync was requested recently")
     sync.sync_account(account_id=facebook.account.id)
     assert set(_stored(facebook)) == set(facebook.wired())
+
+
+@pytest.mark.django_db
+def test_beat_looks_at_recent_entries_and_once_an_hour_at_every_tracked_day(workspace: Workspace) -> None:
+    from tests.factories.posts import PostFactory, PostTargetFactory
+
+    def entry(age: dt.timedelta) -> Any:
+        return PostTargetFactory(
+            post=PostFactory(workspace=workspace, status="COMPLETED"),
+            platform="FACEBOOK",
+            status="PUBLISHED",
+            platform_post_id=f"remote-{age.total_seconds():.0f}",
+            published_at=timezone.now() - age,
+        )
+
+    entry(dt.timedelta(days=2))
+    assert sync.sources_discover_due() == 1  # the first run of the hour looks at every tracked day
+    old, recent = entry(dt.timedelta(days=3)), entry(dt.timedelta(minutes=2))
+    assert sync.sources_discover_due() == 1  # then only the recent entries
+    assert set(CommentSource.objects.values_list("target_id", flat=True)) >= {recent.id}
+    assert not CommentSource.objects.filter(target=old).exists()
+    budget.get_redis().delete("engagement:discover-all")  # an hour later
+    assert sync.sources_discover_due() == 1
+    assert CommentSource.objects.filter(target=old).exists()
+    too_old = entry(dt.timedelta(days=sync.TRACK_DAYS + 1))
+    budget.get_redis().delete("engagement:discover-all")
+    assert sync.sources_discover_due() == 0
+    assert not CommentSource.objects.filter(target=too_old).exists()
