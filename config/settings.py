@@ -426,6 +426,9 @@ EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
 # Organizations (issue 31): a deleted workspace is restorable this long, then its data is removed;
 # the audit log keeps this long.
 WORKSPACE_DELETION_GRACE_DAYS = env.int("WORKSPACE_DELETION_GRACE_DAYS", default=30)
+# The purge removes a workspace's rows this many per statement, each batch its own transaction
+# (workspaces.purge): a workspace of a million posts is never one transaction.
+WORKSPACE_PURGE_BATCH_SIZE = max(1, env.int("WORKSPACE_PURGE_BATCH_SIZE", default=5000))
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=365)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------

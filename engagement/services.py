@@ -14,7 +14,7 @@ from engagement.enqueue import enqueue_actions
 from engagement.errors import CommentAccountUnavailable, CommentActionNotSupported, CommentDeleted, CommentNotFound
 from engagement.models import ActionKind, ActionStatus, Comment, CommentAction
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, text_length
+from platforms.capabilities import CAPABILITIES, validate_reply
 
 OPEN = (ActionStatus.PENDING, ActionStatus.SENDING)
 # What the platform's ``comment_actions`` must offer for each action.
@@ -42,19 +42,14 @@ def needed_capability(kind: ActionKind, comment: Comment) -> str:
 
 
 def reply_text_problems(platform: str, text: str) -> list[str]:
-    """Every reason ``platform`` would refuse ``text`` as a reply, each naming ``text`` (the
-    platform's comment limit, counted as its posts are; its byte limit where it has one)."""
+    """Every reason ``platform`` would refuse ``text`` as a reply, each naming ``text`` (its reply
+    limit, counted as its posts are, ``platforms.capabilities.validate_reply``; its byte limit where
+    it has one)."""
     caps = CAPABILITIES[Platform(platform)]
-    problems = []
-    limit = caps.reply_text_limit
-    if limit is not None:
-        length = text_length(Platform(platform), text)
-        if length > limit:
-            problems.append(f"text: {platform} reply is {length} characters; the limit is {limit}")
-    if caps.text_byte_limit is not None and len(text.encode()) > caps.text_byte_limit:
-        problems.append(
-            f"text: {platform} reply is {len(text.encode())} bytes in UTF-8; the limit is {caps.text_byte_limit}"
-        )
+    problems = [f"text: {message}" for message in validate_reply(Platform(platform), text)]
+    size = len(text.encode())
+    if caps.text_byte_limit is not None and size > caps.text_byte_limit:
+        problems.append(f"text: {platform} reply is {size} bytes in UTF-8; the limit is {caps.text_byte_limit}")
     return problems
 
 

@@ -516,24 +516,31 @@ def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) ->
             updated_at=now,
         )
     if rows:
+        refreshed = [*REFRESHED_FIELDS]
+        if not CAPABILITIES[Platform(source.platform)].comment_hidden_listed:
+            refreshed.remove("hidden")  # the listing cannot say (X): the inbox keeps what it set
         Comment.objects.bulk_create(
             [rows[key] for key in sorted(rows)],
             update_conflicts=True,
             unique_fields=["account", "platform_comment_id"],
-            update_fields=[
-                "text",
-                "like_count",
-                "reply_count",
-                "hidden",
-                "permalink",
-                "author_name",
-                "author_handle",
-                "author_avatar_url",
-                "parent_platform_id",
-                "updated_at",
-            ],
+            update_fields=refreshed,
         )
     return set(rows)
+
+
+# What a sync refreshes of a comment it stored before (the platform's current values).
+REFRESHED_FIELDS = (
+    "text",
+    "like_count",
+    "reply_count",
+    "hidden",
+    "permalink",
+    "author_name",
+    "author_handle",
+    "author_avatar_url",
+    "parent_platform_id",
+    "updated_at",
+)
 
 
 def _scope(source: _Source) -> QuerySet[Comment]:

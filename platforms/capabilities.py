@@ -50,6 +50,12 @@ class Capabilities:
     # how long after publishing it still takes each (None: no window), and whether it revokes an
     # account's token on disconnect (``PlatformClient.revoke_token``).
     edit_fields: frozenset[str] = frozenset()
+    # A media edit (``edit_fields`` holds "media"), what the platform can do in place: add media to
+    # a post that went out as text only, remove every medium (leaving text only), and the most
+    # media items the post may have before and after the edit (None: as many as publishing takes).
+    edit_media_adds: bool = True
+    edit_media_removes: bool = True
+    edit_media_max_items: int | None = None
     deletable: bool = False
     # The most media items a post can carry and still be deleted by the one delete call (None: any
     # number). A Telegram album is one message per item and deleteMessage removes one.
@@ -69,19 +75,16 @@ class Capabilities:
     # The most comment reads the sync may spend on one account per hour (the share of the
     # platform's rate budget that comments get; publishing keeps the rest).
     comment_reads_per_hour: int = 0
-    # The longest reply to a comment where it differs from ``comment_text_limit`` (which also says
-    # whether a post takes a ``firstComment``): a Google Business review's reply, the location
-    # having no comments under its posts. None: ``comment_text_limit``.
-    comment_reply_text_limit: int | None = None
+    # The longest reply to a comment (or a review) the account can send, counted as its text is;
+    # None: ``comment_text_limit`` (Google Business takes no first comment but answers reviews).
+    reply_text_limit: int | None = None
+    # Whether the platform's comment listing says which comments are hidden; where it does not
+    # (X's tweet objects carry no hidden flag), a sync keeps the hidden state the inbox set.
+    comment_hidden_listed: bool = True
 
     @property
     def has_analytics(self) -> bool:
         return bool(self.metrics)
-
-    @property
-    def reply_text_limit(self) -> int | None:
-        """The longest reply to a comment (or review) the platform takes."""
-        return self.comment_reply_text_limit if self.comment_reply_text_limit is not None else self.comment_text_limit
 
 
 _ALL = frozenset(METRICS)
@@ -115,6 +118,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # post cap: half of Basic's search budget goes to comment reads.
             comment_actions=frozenset({"read", "reply", "hide", "delete_own", "like"}),
             comment_reads_per_hour=120,
+            comment_hidden_listed=False,  # PUT /2/tweets/:id/hidden sets it; no read shows it
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -347,8 +351,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,  # getChatMemberCount; the Bot API has no per-post analytics
             idempotent_publish="none",
             # editMessageText / editMessageCaption (no window for the bot's own messages);
+            # editMessageMedia replaces the photo or video of one message, "or adds media to text
+            # messages": an album is one message per item, and a message's media cannot be removed;
             # deleteMessage only within 48 hours of sending
-            edit_fields=frozenset({"text"}),
+            edit_fields=frozenset({"text", "media"}),
+            edit_media_removes=False,
+            edit_media_max_items=1,
             deletable=True,
             delete_window_seconds=48 * 3600,
             delete_max_items=1,
@@ -363,8 +371,9 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             analytics_scopes=frozenset({"https://www.googleapis.com/auth/business.manage"}),
             idempotent_publish="none",
             refreshable_token=True,
-            # localPosts.patch with updateMask=summary; localPosts.delete
-            edit_fields=frozenset({"text"}),
+            # localPosts.patch with updateMask=summary and/or media (a LocalPost field: its one
+            # photo, set, replaced or removed); localPosts.delete
+            edit_fields=frozenset({"text", "media"}),
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
             post_lookup=True,  # localPosts.get
@@ -373,7 +382,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # hidden, deleted nor liked. Reads: a share of the per-minute Business Profile quota.
             comment_actions=frozenset({"read", "reply", "delete_own"}),
             comment_reads_per_hour=60,
-            comment_reply_text_limit=4096,  # updateReply: "up to 4096 characters"
+            reply_text_limit=4096,
         ),
     ]
 }
@@ -456,6 +465,48 @@ def validate_comment(platform: Platform, text: str) -> list[str]:
     if length > limit:
         return [f"{platform.value} comment is {length} characters; the limit is {limit}"]
     return []
+
+
+def validate_reply(platform: Platform, text: str) -> list[str]:
+    """Every reason ``platform`` would refuse ``text`` as the account's reply to a comment or a
+    review, as messages naming the platform."""
+    caps = CAPABILITIES[platform]
+    if "reply" not in caps.comment_actions:
+        return [f"{platform.value} does not let an app reply to comments"]
+    limit = caps.reply_text_limit or caps.comment_text_limit
+    length = text_length(platform, text)
+    if not text.strip():
+        return [f"{platform.value} reply is empty"]
+    if limit is not None and length > limit:
+        return [f"{platform.value} reply is {length} characters; the limit is {limit}"]
+    return []
+
+
+def media_edit_refusal(
+    platform: Platform, *, live_type: str, live_items: int, new_type: str, new_items: int
+) -> str | None:
+    """Why ``platform`` (one whose ``edit_fields`` hold "media") cannot turn the media of a
+    published post, a ``live_type`` post with ``live_items`` media items, into a ``new_type`` post
+    with ``new_items`` in place; None when it can. What the new files themselves must meet is
+    :func:`validate_content` and :func:`validate_media`, as at publishing."""
+    caps = CAPABILITIES[platform]
+    name = platform.value
+    if new_type not in caps.content_types:
+        taken = ", ".join(t for t in (TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT) if t in caps.content_types)
+        return f"{name} does not take {new_type} posts (only {taken}), so it cannot become one"
+    limit = caps.edit_media_max_items
+    if limit is not None and live_items > limit:
+        return (
+            f"{name} replaces the media of a post with at most {limit} media item(s) in place; this one went out "
+            f"with {live_items}"
+        )
+    if limit is not None and new_items > limit:
+        return f"{name} replaces a post's media in place with at most {limit} media item(s), not {new_items}"
+    if not live_items and new_items and not caps.edit_media_adds:
+        return f"{name} cannot add media to a post that went out as text only"
+    if live_items and not new_items and not caps.edit_media_removes:
+        return f"{name} cannot remove the media of a published post, only replace them"
+    return None
 
 
 def validate_content(

@@ -188,17 +188,28 @@ class Client(GoogleClient):
     # --- analytics -----------------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------
     def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
-        """``localPosts.patch`` (``PATCH /v4/{name}?updateMask=summary``): the post's text; the
-        answer is the LocalPost with its new ``updateTime``."""
+        """``localPosts.patch`` (``PATCH /v4/{name}?updateMask=summary,media``): the post's text
+        and its media (one photo, fetched by Google from its ``sourceUrl``; none removes it), each
+        named in the mask only when it changes; the answer is the LocalPost with its new
+        ``updateTime``."""
         refuse_edit_fields("GOOGLE_BUSINESS", request, CAPABILITIES[Platform.GOOGLE_BUSINESS].edit_fields)
-        if request.text is None:
+        body: dict[str, Any] = {}
+        if request.text is not None:
+            body["summary"] = request.text
+        if request.media is not None:
+            if any(item.kind != "image" for item in request.media) or len(request.media) > 1:
+                raise Permanent(
+                    "A local post takes at most one photo (mediaFormat PHOTO)", error_code=ErrorCode.MEDIA_REJECTED
+                )
+            body["media"] = [{"mediaFormat": "PHOTO", "sourceUrl": item.url} for item in request.media]
+        if not body:
             return EditResult()
         post = self._json(
             "PATCH",
             f"/v4/{request.platform_post_id}",
             creds,
-            params={"updateMask": "summary"},
-            json={"summary": request.text},
+            params={"updateMask": ",".join(body)},
+            json=body,
             creates=True,
         )
         return EditResult(url=str(post.get("searchUrl") or ""), edited_at=parse_instant(post.get("updateTime")))

@@ -136,7 +136,7 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
                         "fields": {
                             "type": "array",
                             "items": {"type": "string"},
-                            "description": "post.updated: the fields changed (text, title).",
+                            "description": "post.updated: the fields changed (text, title, media).",
                         },
                         "reason": {**_NULLABLE_STRING, "description": "SKIPPED: why."},
                         "errorCode": {**_NULLABLE_STRING, "description": "FAILED: the normalized errorCode."},

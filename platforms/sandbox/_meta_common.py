@@ -484,7 +484,8 @@ def owned_listing(
     since, until = since_until(request)
     mine = [item for item in items if item[owner_key] == owner and since <= item["created"] <= until]
     mine.sort(key=lambda item: item["created"], reverse=True)
-    return JsonResponse(paged(request, [view(item) for item in mine]))
+    page = paged(request, mine)  # rendered after paging: a view may read the store
+    return JsonResponse({**page, "data": [view(item) for item in page["data"]]})
 
 
 def quota_used(items: list[dict[str, Any]], *, owner_key: str, owner: str) -> int:

@@ -1,9 +1,9 @@
 """Simulator of a Bluesky PDS (plus the AppView reads and the video service) over XRPC under
 ``/sandbox/bluesky/xrpc/<nsid>``: sessions with real-shaped JWTs (any handle, password
 ``sandbox``; unknown handles become new users), uploadBlob, createRecord/getRecord with record-key
-uniqueness, getProfile/getAuthorFeed/getPosts with counts that grow, the video service's
-uploadVideo/getJobStatus under ``/sandbox/bluesky/video/xrpc/``, the ``{error, message}``
-envelope and the ``ratelimit-*`` headers.
+uniqueness, getProfile/getAuthorFeed/getPosts with counts that grow (``replyCount``: the replies
+the thread shows), the video service's uploadVideo/getJobStatus under
+``/sandbox/bluesky/video/xrpc/``, the ``{error, message}`` envelope and the ``ratelimit-*`` headers.
 
 Engagement: the audience (:mod:`platforms.sandbox.audience`) replies under each of the user's
 posts from accounts of its own (at-uris with content ids, resolvable through getPosts);
@@ -287,13 +287,38 @@ def _embed_view(request: HttpRequest, did: str, embed: dict[str, Any] | None) ->
     return None
 
 
-def _post_view(request: HttpRequest, user: dict[str, Any], post: dict[str, Any]) -> dict[str, Any]:
+def _reply_counts(posts: list[dict[str, Any]]) -> dict[str, int]:
+    """``replyCount`` of each of the user's posts, by uri: the replies whose parent is that very
+    post, as getPostThread shows them (a reply to a reply counts under its own parent; one the
+    threadgate hides still counts, as it is still a reply); every thread's read in the same three
+    store reads."""
+    roots = {p["uri"]: p for p in posts if "reply" not in p["value"]}
+    for post in posts:
+        root_uri = str(as_dict(as_dict(post["value"].get("reply")).get("root")).get("uri") or post["uri"])
+        if root_uri not in roots and (found := _root_post(root_uri)) is not None:
+            roots[root_uri] = found[1]
+    shown = audience.threads(_store(), SLUG, [(r["uri"], r["indexed"]) for r in roots.values()])
+    counts: dict[str, int] = {}
+    for post in posts:
+        if post["uri"] in roots:
+            counts[post["uri"]] = audience.comment_count(shown[post["uri"]], direct_only=True)
+            continue
+        root_uri = str(as_dict(as_dict(post["value"].get("reply")).get("root")).get("uri") or "")
+        mine = audience.comment_id(root_uri, audience_ids.own_key(post["uri"].rsplit("/", 1)[-1]))
+        counts[post["uri"]] = next((c["replyCount"] for c in shown.get(root_uri, []) if c["id"] == mine), 0)
+    return counts
+
+
+def _post_view(
+    request: HttpRequest, user: dict[str, Any], post: dict[str, Any], replies: int | None = None
+) -> dict[str, Any]:
+    """A postView of one of the user's posts; ``replies`` its reply count when already counted."""
     view = {
         "uri": post["uri"],
         "cid": post["cid"],
         "author": _profile_basic(user),
         "record": post["value"],
-        "replyCount": grown(post["indexed"], 0.3),
+        "replyCount": _reply_counts([post])[post["uri"]] if replies is None else replies,
         "repostCount": grown(post["indexed"], 0.6),
         "likeCount": grown(post["indexed"], 2.0),
         "quoteCount": grown(post["indexed"], 0.1),
@@ -318,7 +343,8 @@ def get_author_feed(request: HttpRequest) -> tuple[Any, dict[str, str]]:
         raise XrpcError(400, "InvalidRequest", "Invalid limit or cursor")
     posts = sorted(_store().all(f"posts:{user['did']}"), key=lambda p: p["indexed"], reverse=True)
     page = posts[offset : offset + limit]
-    body: dict[str, Any] = {"feed": [{"post": _post_view(request, user, p)} for p in page]}
+    counts = _reply_counts(page)
+    body: dict[str, Any] = {"feed": [{"post": _post_view(request, user, p, counts[p["uri"]])} for p in page]}
     if offset + limit < len(posts):
         body["cursor"] = str(offset + limit)
     return body, _ratelimit(viewer["did"])
@@ -329,13 +355,17 @@ def get_posts(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     uris = request.GET.getlist("uris")
     if len(uris) > 25:
         raise XrpcError(400, "InvalidRequest", "uris must not have more than 25 elements")
-    views = []
+    own: list[tuple[dict[str, Any], dict[str, Any]] | None] = []
     for uri in uris:
         match = re.fullmatch(r"at://([^/]+)/([^/]+)/([^/]+)", uri)
         user = _user_by(match.group(1)) if match else None
         post = _store().get(f"posts:{user['did']}", match.group(3)) if user and match else None
-        if user and post:
-            views.append(_post_view(request, user, post))
+        own.append((user, post) if user and post else None)
+    counts = _reply_counts([found[1] for found in own if found is not None])
+    views = []
+    for uri, found in zip(uris, own, strict=True):
+        if found is not None:
+            views.append(_post_view(request, found[0], found[1], counts[found[1]["uri"]]))
         elif (reply := _thread_reply(uri)) is not None:
             views.append(_reply_view(*reply))
     return {"posts": views}, _ratelimit(viewer["did"])
@@ -708,7 +738,8 @@ def get_post_thread(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     for comment in shown.values():
         children.setdefault(comment["parentId"], []).append(comment)
     gate = _threadgate_view(user["did"], post["uri"].rsplit("/", 1)[-1])
-    root_view = {**_post_view(request, user, post), **({"threadgate": gate} if gate else {})}
+    replies = audience.comment_count(list(shown.values()), direct_only=True)
+    root_view = {**_post_view(request, user, post, replies), **({"threadgate": gate} if gate else {})}
 
     def view(comment_id: str) -> dict[str, Any]:
         return root_view if not comment_id else _reply_view(user, post, shown[comment_id], shown)

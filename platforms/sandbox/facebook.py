@@ -7,6 +7,7 @@ the first status read and "ready" afterwards."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -129,7 +130,22 @@ def debug_token(request: HttpRequest, version: str) -> JsonResponse:
     return _json({"data": data})
 
 
-def _post_view(post: dict[str, Any]) -> dict[str, Any]:
+# ``comments.summary(total_count)`` counts what the edge lists with its ``filter``: the top-level
+# comments (the default) or, with ``filter(stream)``, every comment and reply. A hidden comment
+# still counts (the page still lists it, marked ``is_hidden``).
+STREAM_FILTER = re.compile(r"(?:^|[,{])comments(?:\.\w+\([^)]*\))*\.filter\(stream\)")
+
+
+def _comment_totals(request: HttpRequest, posts: list[dict[str, Any]]) -> dict[str, int]:
+    """Each post's ``comments.summary.total_count``, by post id, counted from the comments the
+    audience listing shows (every post's in the same three store reads)."""
+    stream = STREAM_FILTER.search(request.GET.get("fields", "")) is not None
+    shown = audience.threads(_store(), SLUG, [(p["id"], p["created"]) for p in posts])
+    return {post_id: audience.comment_count(every, direct_only=not stream) for post_id, every in shown.items()}
+
+
+def _post_view(post: dict[str, Any], comments: int) -> dict[str, Any]:
+    """A page post; ``comments`` its comment count (:func:`_comment_totals`)."""
     grown = meta.grown_metrics(post["created"])
     return {
         "id": post["id"],
@@ -139,7 +155,7 @@ def _post_view(post: dict[str, Any]) -> dict[str, Any]:
         "permalink_url": f"{pages.public_base(SLUG)}/{post['id']}",
         "full_picture": post.get("picture", ""),
         "reactions": {"data": [], "summary": {"total_count": grown["likes"]}},
-        "comments": {"data": [], "summary": {"order": "ranked", "total_count": grown["comments"]}},
+        "comments": {"data": [], "summary": {"order": "ranked", "total_count": comments}},
         "shares": {"count": grown["shares"]},
         "insights": {
             "data": [
@@ -182,7 +198,7 @@ def _video_view(video: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _node(node_id: str) -> dict[str, Any] | None:
+def _node(request: HttpRequest, node_id: str) -> dict[str, Any] | None:
     s = _store()
     page = s.get("page", node_id)
     if page:
@@ -197,7 +213,7 @@ def _node(node_id: str) -> dict[str, Any] | None:
         }
     post = s.get("post", node_id)
     if post:
-        return _post_view(post)
+        return _post_view(post, _comment_totals(request, [post])[post["id"]])
     video = s.get("video", node_id)
     if video:
         return _video_view(video)
@@ -221,7 +237,7 @@ def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
     _, error = _auth(request)
     if error:
         return error
-    found = _node(node_id)
+    found = _node(request, node_id)
     if found is None:
         return meta.graph_error(
             f"Unsupported get request. Object with ID '{node_id}' does not exist, cannot be "
@@ -273,7 +289,9 @@ def root(request: HttpRequest, version: str) -> JsonResponse:
     ids = [i for i in request.GET.get("ids", "").split(",") if i]
     if not ids:
         return meta.graph_error("(#100) Missing ids parameter", code=100)
-    found = {i: _node(i) for i in ids}
+    posts = {p["id"]: p for p in _store().get_many("post", ids) if p is not None}
+    totals = _comment_totals(request, list(posts.values()))
+    found = {i: _post_view(posts[i], totals[i]) if i in posts else _node(request, i) for i in ids}
     missing = [i for i, n in found.items() if n is None]
     if missing:
         return meta.graph_error(f"(#803) Some of the aliases you requested do not exist: {','.join(missing)}", code=803)
@@ -316,7 +334,9 @@ def feed(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
         since, until = meta.since_until(request)
         posts = [p for p in s.all("post") if p["page_id"] == page_id and since <= p["created"] <= until]
         posts.sort(key=lambda p: p["created"], reverse=True)
-        return _json(meta.paged(request, [_post_view(p) for p in posts]))
+        page = meta.paged(request, posts)
+        totals = _comment_totals(request, page["data"])
+        return _json({**page, "data": [_post_view(p, totals[p["id"]]) for p in page["data"]]})
     message = meta.param(request, "message")
     if (scenario := meta.scenario_error(s, message, f"feed:{page_id}")) is not None:
         return scenario
@@ -474,7 +494,7 @@ def insights(request: HttpRequest, version: str, post_id: str) -> JsonResponse:
         return meta.graph_error(
             f"Unsupported get request. Object with ID '{post_id}' does not exist", code=100, subcode=33
         )
-    return _json(_post_view(post)["insights"])
+    return _json(_post_view(post, 0)["insights"])  # the insights edge carries no comment count
 
 
 # --- comments: the audience (platforms.sandbox.audience) in Graph shapes ---------------------

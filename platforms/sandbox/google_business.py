@@ -253,6 +253,8 @@ def _patch_post(request: HttpRequest, post: dict[str, Any]) -> HttpResponse:
     changed = {**post, **{field: data.get(field) for field in mask}}
     summary = str(changed.get("summary") or "")
     request.sandbox_log["text"] = summary[:80]  # type: ignore[attr-defined]
+    if "media" in mask:
+        request.sandbox_log["media"] = [str(m.get("sourceUrl") or "") for m in changed.get("media") or []]  # type: ignore[attr-defined]
     scenario = marker(summary)
     if scenario == "unauthorized":
         return unauthenticated()

@@ -110,6 +110,12 @@ def _shortcode(media_id: str) -> str:
     return media_id[-11:]
 
 
+def _comments_count(media: dict[str, Any]) -> int:
+    """``comments_count`` (and the ``comments`` insight): every comment the listing shows, replies
+    and hidden ones included."""
+    return audience.comment_count(audience.thread(_store(), SLUG, media["id"], media["created"]))
+
+
 def _media_view(media: dict[str, Any]) -> dict[str, Any]:
     grown = meta.grown_metrics(media["created"])
     return {
@@ -120,7 +126,7 @@ def _media_view(media: dict[str, Any]) -> dict[str, Any]:
         "permalink": f"{pages.public_base(SLUG)}/p/{_shortcode(media['id'])}/",
         "timestamp": meta.iso(media["created"]),
         "like_count": grown["likes"],
-        "comments_count": grown["comments"],
+        "comments_count": _comments_count(media),
         "media_url": media.get("media_url", ""),
     }
 
@@ -344,6 +350,7 @@ def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
             f"(#100) metric[0] must be one of the following values: {', '.join(sorted(INSIGHT_METRICS))}", code=100
         )
     grown = meta.grown_metrics(item["created"])
+    grown["comments"] = _comments_count(item)
     grown["saved"] = grown["likes"] // 3
     grown["total_interactions"] = grown["likes"] + grown["comments"] + grown["shares"]
     return JsonResponse({"data": meta.metric_entries(metrics, grown, media_id, "lifetime")})

@@ -645,13 +645,18 @@ def reactions(request: HttpRequest) -> HttpResponse:
 
 @view
 def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
+    """``GET /rest/socialActions/{post urn}``: the post's likes (growing with time) and its
+    ``commentsSummary`` counted from the comments the Comments API lists:
+    ``totalFirstLevelComments`` those on the post itself, ``aggregatedTotalComments`` those and
+    their replies."""
     member, problem = _member(request)
     if member is None:
         return problem or _unauthorized()
     post = _own_post(member, urn)
     if post is None:
         return _error(404, "NOT_FOUND", f"Not Found: {urn}")
-    likes, comments = grown(post["created"], 30), grown(post["created"], 6)
+    likes = grown(post["created"], 30)
+    shown = list(_thread(post).values())
     return JsonResponse(
         {
             "target": urn,
@@ -664,9 +669,9 @@ def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
             },
             "commentsSummary": {
                 "selectedComments": [],
-                "totalFirstLevelComments": comments,
+                "totalFirstLevelComments": audience.comment_count(shown, direct_only=True),
                 "commentsState": "OPEN",
-                "aggregatedTotalComments": comments,
+                "aggregatedTotalComments": audience.comment_count(shown),
             },
         }
     )
@@ -686,12 +691,16 @@ def creator_analytics(request: HttpRequest) -> HttpResponse:
     if post is None:
         return _error(404, "NOT_FOUND", f"Not Found: {match.group(2)}")
     metric = {"com.linkedin.adsexternalapi.memberanalytics.v1.CreatorPostAnalyticsMetricTypeV1": query_type}
+    if query_type == "COMMENT":  # the comments and replies the Comments API lists, as socialActions counts them
+        count = audience.comment_count(list(_thread(post).values()))
+    else:
+        count = grown(post["created"], rates[query_type])
     return JsonResponse(
         {
             "paging": {"start": 0, "count": 10, "links": []},
             "elements": [
                 {
-                    "count": grown(post["created"], rates[query_type]),
+                    "count": count,
                     "metricType": metric,
                     "targetEntity": {match.group(1): match.group(2)},
                 }

@@ -444,7 +444,7 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "language": status["language"],
         "uri": f"{base}/users/{account['username']}/statuses/{status['id']}",
         "url": f"{_public_base()}/@{account['username']}/{status['id']}",
-        "replies_count": grown(status["created"], 0.2),
+        "replies_count": _replies_count(account, status),
         "reblogs_count": grown(status["created"], 0.5),
         "favourites_count": grown(status["created"], 1.5),
         # present on authenticated reads, and every simulated read is authenticated
@@ -491,18 +491,9 @@ def statuses(request: HttpRequest) -> HttpResponse:
     if scenario == "fail":
         return _error("Validation failed: Text contains content this server does not accept", 422, headers)
     media_ids = _media_ids(params)
-    if not text.strip() and not media_ids:
-        return _error("Validation failed: Text can't be blank", 422, headers)
-    if len(text) > 500:
-        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
-    if len(media_ids) > 4:
-        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
-    for media_id in media_ids:
-        media = _store().get("media", media_id)
-        if media is None or media["account_id"] != account["id"]:
-            return _error("Record not found", 404, headers)
-        if media["ready_at"] > time.time():
-            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    refused = _refused_content(text, media_ids, account, headers)
+    if refused is not None:
+        return refused
     parent_id = str(params.get("in_reply_to_id") or "")
     if parent_id:
         request.sandbox_log["inReplyTo"] = parent_id  # type: ignore[attr-defined]
@@ -533,6 +524,28 @@ def statuses(request: HttpRequest) -> HttpResponse:
         _join_thread(account, status)
     request.sandbox_log["remoteId"] = status_id  # type: ignore[attr-defined]
     return json_response(_status_json(request, status, account), headers=headers)
+
+
+def _refused_content(
+    text: str, media_ids: list[str], account: dict[str, Any], headers: dict[str, str]
+) -> HttpResponse | None:
+    """What the server refuses of a status's text and attachments, as creating and editing one
+    both check them (PostStatusService, UpdateStatusService): a blank status without media, the
+    character limit, more than 4 attachments, an attachment not the account's, one still being
+    processed. None: accepted."""
+    if not text.strip() and not media_ids:
+        return _error("Validation failed: Text can't be blank", 422, headers)
+    if len(text) > 500:
+        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
+    if len(media_ids) > 4:
+        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
+    for media_id in media_ids:
+        media = _store().get("media", media_id)
+        if media is None or media["account_id"] != account["id"]:
+            return _error("Record not found", 404, headers)
+        if media["ready_at"] > time.time():
+            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    return None
 
 
 def _wait_for_status(account_id: str, status_id: str) -> dict[str, Any] | None:
@@ -589,18 +602,10 @@ def _edit_status(
     if scenario == "fail":
         return _error("Validation failed: Text contains content this server does not accept", 422, headers)
     media_ids = _media_ids(params)
-    if not text.strip() and not media_ids:
-        return _error("Validation failed: Text can't be blank", 422, headers)
-    if len(text) > 500:
-        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
-    if len(media_ids) > 4:
-        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
-    for media_id in media_ids:
-        media = _store().get("media", media_id)
-        if media is None or media["account_id"] != account["id"]:
-            return _error("Record not found", 404, headers)
-        if media["ready_at"] > time.time():
-            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    request.sandbox_log["mediaIds"] = media_ids  # type: ignore[attr-defined]
+    refused = _refused_content(text, media_ids, account, headers)
+    if refused is not None:
+        return refused
     now = time.time()
     history = status.get("history") or [_snapshot(status, status["created"])]
     spoiler = str(params.get("spoiler_text") or "")
@@ -694,13 +699,14 @@ def status_page(request: HttpRequest, username: str, status_id: str) -> HttpResp
     status = _store().get(f"statuses:{account['id']}", status_id) if account else None
     if account is None or status is None:
         return pages.not_found_page("Mastodon")
-    media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
+    media = [_media_json(request, m) for m in (_store().get("media", i) for i in status["media_ids"]) if m]
     return pages.post_page(
         platform="Mastodon",
         author=account["display_name"],
         handle=f"@{username}",
         text=status["text"],
-        media=[str(m.get("url") or m.get("remote_url") or "") for m in media],
+        # the attachments' files (a stored attachment has no url of its own: its JSON makes one)
+        media=[str(m["url"]) for m in media if m.get("url")],
         avatar=f"{_public_base()}/avatars/original/missing.png",
     )
 
@@ -790,6 +796,19 @@ def _leave_thread(account: dict[str, Any], status: dict[str, Any]) -> None:
     if status.get("thread_root"):
         comment_id = audience.comment_id(status["thread_root"], audience_ids.own_key(status["id"]))
         audience.set_state(_store(), comment_id, deleted=True)
+
+
+def _replies_count(account: dict[str, Any], status: dict[str, Any]) -> int:
+    """``replies_count`` of one of the account's statuses: the replies whose ``in_reply_to_id`` is
+    that very status, as its context lists them (Mastodon counts the direct replies only)."""
+    if status.get("thread_root"):  # the account's reply in one of its threads
+        root = _root_status(account, status["thread_root"])
+        mine = audience.comment_id(status["thread_root"], audience_ids.own_key(status["id"]))
+        shown = audience.thread(_store(), SLUG, root["id"], root["created"]) if root else []
+        return next((c["replyCount"] for c in shown if c["id"] == mine), 0)
+    if status.get("in_reply_to_id"):  # a reply outside the account's threads: none under it here
+        return 0
+    return audience.comment_count(audience.thread(_store(), SLUG, status["id"], status["created"]), direct_only=True)
 
 
 def _avatar() -> str:

@@ -342,6 +342,16 @@ def publishing_limit(request: HttpRequest, version: str, user_id: str) -> JsonRe
     )
 
 
+def _replies(post: dict[str, Any]) -> int:
+    """The ``replies`` insight of a post (or of one of the account's replies): its direct replies
+    as the conversation lists them (Threads counts the top-level replies only); a hidden one still
+    counts, as it is still listed."""
+    if post.get("reply_to_id"):
+        found = _comment_of(post["id"])
+        return int(found[1]["replyCount"]) if found is not None else 0
+    return audience.comment_count(audience.thread(_store(), SLUG, post["id"], post["created"]), direct_only=True)
+
+
 @simulator_view(SLUG)
 def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
     _, error = _auth(request)
@@ -359,7 +369,7 @@ def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
     values = {
         "views": grown["views"],
         "likes": grown["likes"],
-        "replies": grown["comments"],
+        "replies": _replies(post),
         "reposts": grown["shares"],
         "quotes": grown["shares"] // 2,
         "shares": grown["shares"] // 3,

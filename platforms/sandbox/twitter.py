@@ -1,7 +1,8 @@
 """Simulator of the X API v2: OAuth 2.0 with PKCE (authorize auto-approves and creates a user;
 the token endpoint checks the verifier and rotates refresh tokens), users/me, the chunked v2 media
 upload with video processing, POST /2/tweets (duplicate content refused), the user's timeline and
-tweet lookup with metrics that grow, problem-details errors and the x-rate-limit headers.
+tweet lookup with metrics that grow (``reply_count``: the replies the conversation shows),
+problem-details errors and the x-rate-limit headers.
 
 Engagement: the audience (:mod:`platforms.sandbox.audience`) replies in the conversation of each
 of the user's posts. Its replies are tweets with numeric ids that carry the post and the reply's
@@ -181,7 +182,30 @@ def users_me(request: HttpRequest) -> HttpResponse:
     return json_response({"data": data}, headers=_limits(user["id"], "users_me", 75))
 
 
-def _tweet_json(tweet: dict[str, Any], fields: set[str], owner: bool) -> dict[str, Any]:
+def _reply_counts(tweets: list[dict[str, Any]]) -> dict[str, int]:
+    """``public_metrics.reply_count`` of each tweet, by id: the replies to that very tweet in its
+    conversation, as recent search lists them (a reply to a reply counts under its own parent, not
+    the post; a hidden reply still counts, as it is still a reply); every conversation's read in
+    the same three store reads."""
+    roots = {t["id"]: t for t in tweets if (t.get("conversation_id") or t["id"]) == t["id"]}
+    for tweet in tweets:
+        root_id = tweet.get("conversation_id") or tweet["id"]
+        if root_id not in roots and (root := _root_tweet(root_id)) is not None:
+            roots[root_id] = root
+    shown = audience.threads(_store(), SLUG, [(r["id"], r["created"]) for r in roots.values()])
+    counts: dict[str, int] = {}
+    for tweet in tweets:
+        root_id = tweet.get("conversation_id") or tweet["id"]
+        if root_id == tweet["id"]:
+            counts[tweet["id"]] = audience.comment_count(shown[root_id], direct_only=True)
+        else:
+            mine = audience.comment_id(root_id, audience_ids.own_key(tweet["id"]))
+            counts[tweet["id"]] = next((c["replyCount"] for c in shown.get(root_id, []) if c["id"] == mine), 0)
+    return counts
+
+
+def _tweet_json(tweet: dict[str, Any], fields: set[str], owner: bool, replies: int | None = None) -> dict[str, Any]:
+    """A tweet of the store with ``fields``; ``replies`` its reply count when already counted."""
     data: dict[str, Any] = {"id": tweet["id"], "text": tweet["text"], "edit_history_tweet_ids": [tweet["id"]]}
     if "created_at" in fields:
         data["created_at"] = iso(tweet["created"], millis=True)
@@ -193,7 +217,7 @@ def _tweet_json(tweet: dict[str, Any], fields: set[str], owner: bool) -> dict[st
     if "public_metrics" in fields:
         data["public_metrics"] = {
             "retweet_count": grown(tweet["created"], 0.5),
-            "reply_count": grown(tweet["created"], 0.3),
+            "reply_count": _reply_counts([tweet])[tweet["id"]] if replies is None else replies,
             "like_count": grown(tweet["created"], 2),
             "quote_count": grown(tweet["created"], 0.1),
             "bookmark_count": grown(tweet["created"], 0.2),
@@ -245,7 +269,8 @@ def user_tweets(request: HttpRequest, user_id: str) -> HttpResponse:
     fields = _fields(request)
     body: dict[str, Any] = {"meta": {"result_count": len(page)}}
     if page:
-        body["data"] = [_tweet_json(t, fields, viewer["id"] == user_id) for t in page]
+        counts = _reply_counts(page) if "public_metrics" in fields else {}
+        body["data"] = [_tweet_json(t, fields, viewer["id"] == user_id, counts.get(t["id"])) for t in page]
         body["meta"].update(newest_id=page[0]["id"], oldest_id=page[-1]["id"])
     if offset + limit < len(tweets):
         body["meta"]["next_token"] = str(offset + limit)
@@ -267,9 +292,17 @@ def tweets_lookup(request: HttpRequest, viewer: dict[str, Any]) -> HttpResponse:
             "https://api.twitter.com/2/problems/invalid-request",
         )
     fields = _fields(request)
-    data, errors = [], []
+    tweets = {i: t for i in ids if (t := _find_tweet(i)) is not None}
+    counts = _reply_counts(list(tweets.values())) if "public_metrics" in fields else {}
+    data: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
     for tweet_id in ids:
-        found = _any_tweet_json(tweet_id, fields, viewer)
+        found: dict[str, Any] | None
+        if tweet_id in tweets:
+            tweet = tweets[tweet_id]
+            found = _tweet_json(tweet, fields, tweet["author_id"] == viewer["id"], counts.get(tweet_id))
+        else:
+            found = _any_tweet_json(tweet_id, fields, viewer)
         if found is None:
             errors.append(
                 {
@@ -770,7 +803,8 @@ def search_recent(request: HttpRequest) -> HttpResponse:
         owner = _store().get("user", root["author_id"]) or {}
         entries = [(c["createdAt"], _comment_json(root, c, shown, fields)) for c in replies]
         if root["created"] >= oldest:
-            entries.append((root["created"], _tweet_json(root, fields, owner.get("id") == viewer["id"])))
+            direct = audience.comment_count(list(shown.values()), direct_only=True)
+            entries.append((root["created"], _tweet_json(root, fields, owner.get("id") == viewer["id"], direct)))
         for comment in replies:
             users[comment["author"]["id"]] = _user_json(comment["author"])
         if owner:

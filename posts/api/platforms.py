@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -182,6 +184,15 @@ class PlatformFirstCommentOutput(serializers.Serializer):
     )
 
 
+class PlatformMediaEditOutput(serializers.Serializer):
+    addsMedia = serializers.BooleanField(help_text="Media can be added to a post that went out as text only")
+    removesMedia = serializers.BooleanField(help_text="Every medium can be removed, leaving the text only")
+    maxItems = serializers.IntegerField(
+        allow_null=True,
+        help_text="The most media items the post may have before and after the edit (null: as publishing allows)",
+    )
+
+
 class PlatformAfterPublishingOutput(serializers.Serializer):
     editFields = serializers.ListField(
         child=choice(["media", "text", "title"]),
@@ -191,6 +202,11 @@ class PlatformAfterPublishingOutput(serializers.Serializer):
     deletable = serializers.BooleanField(
         help_text="POST /social-posts/{id}/unpublish removes the post from this platform (false: SKIPPED, remove "
         "it in the platform's app)"
+    )
+    mediaEdit = PlatformMediaEditOutput(
+        allow_null=True,
+        help_text="Platforms whose editFields hold media: which media changes it makes in place (others are "
+        "SKIPPED with the reason); null elsewhere",
     )
 
 
@@ -231,7 +247,7 @@ class PlatformListOutput(serializers.Serializer):
     platforms = PlatformOutput(many=True, help_text="One entry per platform, all twelve.")
 
 
-_EXAMPLE = {
+_EXAMPLE: dict[str, Any] = {
     "platforms": [
         {
             "platform": "BLUESKY",
@@ -265,11 +281,11 @@ _EXAMPLE = {
             "analytics": {"metrics": ["likes", "comments", "shares"], "followers": True},
             "thread": {"supported": True, "maxItems": 24},
             "firstComment": {"supported": True, "textLimit": 300},
-            "afterPublishing": {"editFields": [], "deletable": True},
+            "afterPublishing": {"editFields": [], "deletable": True, "mediaEdit": None},
             "comments": {
                 "actions": ["read", "reply", "hide", "delete_own", "like"],
                 "textLimit": 300,
-                "readsPerHour": 1500,
+                "readsPerHour": 300,
             },
         }
     ]

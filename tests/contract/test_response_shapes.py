@@ -100,21 +100,35 @@ class Ctx:
     api: APIClient
     accounts: dict[str, str] = field(default_factory=dict)
     _org: APIClient | None = None
+    _org_key_id: str = ""
 
     @property
     def org(self) -> APIClient:
         """An organization key of the workspace's organization (admin role, every organization
         permission): the caller of the organization operations."""
         if self._org is None:
-            key = organization_key_create(
+            issued = organization_key_create(
                 organization=self.workspace.organization,
                 name="shapes org",
                 role="admin",
                 permissions=list(ORGANIZATION_PERMISSIONS),
-            ).plaintext
-            self._org = APIClient()
-            self._org.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+            )
+            self._org, self._org_key_id = APIClient(), issued.api_key.id
+            self._org.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
         return self._org
+
+    def org_key_id(self) -> str:
+        """The id of :attr:`org`'s key: the organization's only key holding keys.manage."""
+        assert self.org is not None
+        return self._org_key_id
+
+    def organization_key(self) -> str:
+        """Another key of the organization, holding no organization permission (one to read or revoke)."""
+        return str(
+            organization_key_create(
+                organization=self.workspace.organization, name="listed org", role="viewer", permissions=[]
+            ).api_key.id
+        )
 
     def deletion(self) -> str:
         return str(
@@ -501,6 +515,19 @@ CASES: dict[str, Cases] = {
         c.workspace_key() and ("get", "/audit-events", None),
         ("get", "/audit-events?limit=0", None),
     ],
+    "listOrganizationApiKeys": lambda c: [
+        c.organization_key() and ("get", "/organization-keys", None),
+        ("get", "/organization-keys?limit=0", None),
+    ],
+    "createOrganizationApiKey": lambda c: [
+        ("post", "/organization-keys", {"name": "made", "role": "editor", "permissions": ["usage.read"]}),
+        ("post", "/organization-keys", {"name": "made", "role": "owner", "permissions": []}),
+    ],
+    "getOrganizationApiKey": lambda c: [("get", f"/organization-keys/{c.organization_key()}", None)],
+    "revokeOrganizationApiKey": lambda c: [
+        ("delete", f"/organization-keys/{c.organization_key()}", None),
+        ("delete", f"/organization-keys/{c.org_key_id()}", None),  # its last key managing keys: 409
+    ],
 }
 # Operations on the organization: only an organization key reaches them.
 ORGANIZATION_OPERATIONS = {
@@ -514,6 +541,10 @@ ORGANIZATION_OPERATIONS = {
     "createWorkspaceApiKey",
     "revokeWorkspaceApiKey",
     "listAuditEvents",
+    "listOrganizationApiKeys",
+    "createOrganizationApiKey",
+    "getOrganizationApiKey",
+    "revokeOrganizationApiKey",
 }
 
 

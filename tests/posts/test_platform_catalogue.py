@@ -181,7 +181,7 @@ def test_an_entry_whole(api: APIClient, settings: Any) -> None:
         "analytics": {"metrics": ["views", "likes", "comments", "shares"], "followers": True},
         "thread": {"supported": False, "maxItems": None},
         "firstComment": {"supported": False, "textLimit": None},
-        "afterPublishing": {"editFields": [], "deletable": False},
+        "afterPublishing": {"editFields": [], "deletable": False, "mediaEdit": None},
         "comments": comments_entry(CAPABILITIES[Platform.TIKTOK]),
     }
 

@@ -39,8 +39,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "edit_post",
         "update_post",
-        "Edit a published post on its platforms (text, platformTexts, title, platformTitles); answers per platform "
-        "what will be done (QUEUED, SKIPPED with the reason, UNCHANGED).",
+        "Edit a published post on its platforms (text, platformTexts, title, platformTitles, and its media: "
+        "mediaUrls, mediaAltTexts, contentType when the type changes); answers per platform what will be done "
+        "(QUEUED, SKIPPED with the reason, UNCHANGED).",
     ),
     ToolSpec("unschedule_post", "unschedule_post", "Turn a scheduled post back into an undated draft."),
     ToolSpec(
@@ -156,6 +157,24 @@ TOOLS: list[ToolSpec] = [
         "Create an API key of a workspace (name, role, expiresAt); the whole key is in `key`, shown this once.",
     ),
     ToolSpec("revoke_workspace_key", "revoke_workspace_key", "Revoke an API key of a workspace at once."),
+    ToolSpec(
+        "list_organization_keys",
+        "list_organization_keys",
+        "The organization's own keys (cpo_…), newest first, never their secrets; pass nextCursor back as `after`.",
+    ),
+    ToolSpec(
+        "create_organization_key",
+        "create_organization_key",
+        "Create an organization key (name, role, permissions, expiresAt), holding no more than this key; the whole "
+        "key is in `key`, shown this once.",
+    ),
+    ToolSpec("get_organization_key", "get_organization_key", "One of the organization's own keys (never its secret)."),
+    ToolSpec(
+        "revoke_organization_key",
+        "revoke_organization_key",
+        "Revoke one of the organization's keys at once (this key included, unless it is the last able to manage "
+        "keys). Confirm with the user first.",
+    ),
     ToolSpec("get_usage", "get_usage", "What the organization uses of its plan this month, per workspace."),
     ToolSpec(
         "list_audit_events",

@@ -40,6 +40,10 @@ OPERATIONS: dict[str, Operation] = {
     "list_workspace_keys": Operation("GET", "/workspaces/{id}/api-keys"),
     "create_workspace_key": Operation("POST", "/workspaces/{id}/api-keys"),
     "revoke_workspace_key": Operation("DELETE", "/workspaces/{id}/api-keys/{keyId}"),
+    "list_organization_keys": Operation("GET", "/organization-keys"),
+    "create_organization_key": Operation("POST", "/organization-keys"),
+    "get_organization_key": Operation("GET", "/organization-keys/{id}"),
+    "revoke_organization_key": Operation("DELETE", "/organization-keys/{id}"),
     "get_usage": Operation("GET", "/usage"),
     "list_audit_events": Operation("GET", "/audit-events"),
     # accounts and connect links
@@ -192,6 +196,23 @@ class Operations(Generic[R]):
     def revoke_workspace_key(self, workspace_id: str, key_id: str) -> R:
         return self._call("revoke_workspace_key", path={"id": workspace_id, "keyId": key_id})
 
+    def list_organization_keys(self, **params: Any) -> R:
+        """The organization's own keys, newest first (``limit``, ``after``: a ``nextCursor``)."""
+        return self._call("list_organization_keys", params=params)
+
+    def create_organization_key(self, body: Body = None, **fields: Any) -> R:
+        """An organization key (``name``, ``role``, ``permissions``, ``expires_at``), never holding
+        more than the calling key; its secret is in ``key``, once."""
+        return self._send("create_organization_key", None, body, fields)
+
+    def get_organization_key(self, key_id: str) -> R:
+        return self._call("get_organization_key", path={"id": key_id})
+
+    def revoke_organization_key(self, key_id: str) -> R:
+        """Revoke one of the organization's keys (refused with 409 ``last_key_manager`` for its last
+        key able to manage keys)."""
+        return self._call("revoke_organization_key", path={"id": key_id})
+
     def get_usage(self) -> R:
         return self._call("get_usage")
 
@@ -263,10 +284,13 @@ class Operations(Generic[R]):
 
     def edit_post(self, post_id: str, body: Body = None, **fields: Any) -> R:
         """Edit a published (COMPLETED or PARTIAL_FAILURE) post on its platforms: ``text``,
-        ``platform_texts``, ``title``, ``platform_titles``. The answer is the post with
-        ``editReport`` (per entry QUEUED, SKIPPED with the reason, or UNCHANGED); the outcomes
-        follow in each entry's ``edits`` and in the ``post.updated`` event. (The same PATCH as
-        :meth:`update_post`, which changes drafts and scheduled posts.)"""
+        ``platform_texts``, ``title``, ``platform_titles``, and its media: ``media_urls``,
+        ``media_alt_texts`` and ``content_type`` (needed when the media change the type, e.g.
+        ``content_type="VIDEO", media_urls=[...]``; ``media_urls=[]`` with ``content_type="TEXT"``
+        removes them). The answer is the post with ``editReport`` (per entry QUEUED, SKIPPED with
+        the reason, or UNCHANGED); the outcomes follow in each entry's ``edits`` and in the
+        ``post.updated`` event. (The same PATCH as :meth:`update_post`, which changes drafts and
+        scheduled posts.)"""
         return self._call("update_post", path={"id": post_id}, json=body_of(body, fields) or {})
 
     def delete_post(self, post_id: str) -> R:

@@ -15,7 +15,7 @@ from crosspost import __version__, config
 from crosspost.cli.common import EXIT_AUTH, App, JsonOption, api, console, errors, hint, show
 from crosspost.cli.inbox import comments
 from crosspost.cli.insights import ai, analytics
-from crosspost.cli.organizations import audit, keys, usage, workspaces
+from crosspost.cli.organizations import audit, keys, org_keys, usage, workspaces
 from crosspost.cli.posts import app as posts
 from crosspost.cli.resources import accounts, branding, media, recurring, webhooks
 from crosspost.client import Client
@@ -35,6 +35,7 @@ app.add_typer(comments, name="comments")
 app.add_typer(ai, name="ai")
 app.add_typer(workspaces, name="workspaces")
 app.add_typer(keys, name="keys")
+app.add_typer(org_keys, name="org-keys")
 app.command("usage")(usage)
 app.command("audit")(audit)
 
