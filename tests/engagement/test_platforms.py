@@ -88,3 +88,22 @@ def test_sync_reply_and_delete_on_each_platform(
     CommentSource.objects.update(full_synced_at=timezone.now() - sync.FULL_PASS_EVERY)
     _sync(live.account.id)
     assert set(Comment.objects.filter(deleted_at__isnull=False).values_list("id", flat=True)) == {mine.id}
+
+
+def test_a_hide_on_x_stays_although_its_listing_shows_no_hidden_flag(
+    workspace: Workspace, sandbox: str, api: Any
+) -> None:
+    assert not CAPABILITIES[Platform.TWITTER].comment_hidden_listed
+    live = publish_live(workspace, Platform.TWITTER)
+    sync.sources_discover()
+    _sync(live.account.id)
+    comment = Comment.objects.filter(target=live.target, parent__isnull=True).order_by("created_at", "id").first()
+    assert comment is not None
+    hide = api.post(f"/api/v1/comments/{comment.id}/hide", {}, format="json")
+    assert run_comment_actions([hide.json()["id"]]) == 1
+    comment.refresh_from_db()
+    assert comment.hidden
+    CommentSource.objects.update(full_synced_at=timezone.now() - sync.FULL_PASS_EVERY)
+    _sync(live.account.id)  # a full pass reads it again: X says nothing of hiding
+    comment.refresh_from_db()
+    assert comment.hidden and comment.deleted_at is None
