@@ -52,6 +52,23 @@ def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
             if "media" in caps.edit_fields
             else None,
         },
+        "comments": comments_entry(caps),
+    }
+
+
+# The order GET /platforms lists a platform's comment actions in.
+COMMENT_ACTIONS = ("read", "reply", "hide", "delete_own", "delete_others", "like")
+
+
+def comments_entry(caps: Capabilities) -> dict[str, Any]:
+    """What the inbox can do with the comments on this platform: its comment API's actions (empty:
+    none, nothing is synced), the longest reply, and the comment reads a sync may spend per account
+    and hour."""
+    actions = [action for action in COMMENT_ACTIONS if action in caps.comment_actions]
+    return {
+        "actions": actions,
+        "textLimit": (caps.reply_text_limit or caps.comment_text_limit) if "reply" in actions else None,
+        "readsPerHour": caps.comment_reads_per_hour if "read" in actions else None,
     }
 
 

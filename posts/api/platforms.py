@@ -210,6 +210,25 @@ class PlatformAfterPublishingOutput(serializers.Serializer):
     )
 
 
+class PlatformCommentsOutput(serializers.Serializer):
+    actions = serializers.ListField(
+        child=choice(["read", "reply", "hide", "delete_own", "delete_others", "like"]),
+        help_text="What the inbox does with comments here (empty: no comment API, nothing is synced): read (synced "
+        "into GET /comments), reply, hide (and unhide), delete_own (the account's own replies), delete_others "
+        "(another person's comment), like",
+    )
+    textLimit = serializers.IntegerField(
+        allow_null=True,
+        help_text="Longest reply accepted (POST /comments/{id}/replies), counted as `text.counting` says; null "
+        "where replies are not offered or the platform documents no limit",
+    )
+    readsPerHour = serializers.IntegerField(
+        allow_null=True,
+        help_text="Comment reads a sync may spend per account and hour (its share of the platform's rate limit); "
+        "null where comments are not read",
+    )
+
+
 class PlatformOutput(serializers.Serializer):
     platform = choice(PLATFORM_VALUES, help_text="The platform.")
     contentTypes = serializers.ListField(child=choice(ContentType.values), help_text="The `contentType`s it publishes.")
@@ -221,6 +240,7 @@ class PlatformOutput(serializers.Serializer):
     thread = PlatformThreadOutput(help_text="Whether it publishes threads.")
     firstComment = PlatformFirstCommentOutput(help_text="Whether it posts a first comment, and its comment limit.")
     afterPublishing = PlatformAfterPublishingOutput(help_text="What can be edited or deleted once it is published.")
+    comments = PlatformCommentsOutput(help_text="What the inbox can do with the comments on this platform.")
 
 
 class PlatformListOutput(serializers.Serializer):
@@ -262,6 +282,11 @@ _EXAMPLE: dict[str, Any] = {
             "thread": {"supported": True, "maxItems": 24},
             "firstComment": {"supported": True, "textLimit": 300},
             "afterPublishing": {"editFields": [], "deletable": True, "mediaEdit": None},
+            "comments": {
+                "actions": ["read", "reply", "hide", "delete_own", "like"],
+                "textLimit": 300,
+                "readsPerHour": 300,
+            },
         }
     ]
 }
@@ -291,7 +316,8 @@ class PlatformListView(APIView):
             "/media-files`, seconds after it is stored), and a file the probe could not read is refused "
             "(`media_unusable`) with its reason. `afterPublishing` says what a "
             "PATCH of a published post can change there and whether `POST /social-posts/{id}/unpublish` deletes "
-            "its copy."
+            "its copy. `comments` says what the inbox does with the comments there (`actions` empty: the platform "
+            "has no comment API, so its posts' comments are not synced)."
         ),
         responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],

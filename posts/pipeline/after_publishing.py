@@ -551,40 +551,26 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
     looked up first, for a delete, or for an edit where the platform reads one post; an edit that
     may have reached a platform without that read ends FAILED ``unknown_outcome``. Due PENDING
     actions whose task was lost are queued again. Returns (re-queued, failed, lost)."""
-    expired = list(
-        PostTargetAction.objects.filter(status=ActionStatus.SENDING, lease_until__lt=now).values_list(
-            "id", "kind", "lease_until", "attempts", "sending", "target__platform"
-        )[:limit]
-    )
-    requeued: list[str] = []
-    failed: list[str] = []
-    for action_id, kind, lease_until, attempts, marker, platform in expired:
-        if lease_until is None:  # cannot be: the filter asked for an expired lease
-            continue
-        claim = step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts)
-        what = step.recovery(
+    expired = PostTargetAction.objects.filter(status=ActionStatus.SENDING, lease_until__lt=now).values_list(
+        "id", "kind", "lease_until", "attempts", "sending", "target__platform"
+    )[:limit]
+    rows = [
+        step.Expired(
+            claim=step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts),
             sent=step.started_sending(marker, lease_until),
             resend_safe=kind == ActionKind.DELETE,
             can_lookup=_can_look_up(platform),
-            attempts=attempts,
         )
-        # LOOKUP: the marker stays, so the next attempt reads the post before sending (_look_up).
-        if what in (step.Recovery.RESEND, step.Recovery.LOOKUP):
-            if _release(claim, delay=0.0):
-                requeued.append(action_id)
-        elif what is step.Recovery.NOT_SENT:
-            if _write(claim, ActionStatus.FAILED, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE):
-                failed.append(action_id)
-        elif _write(claim, ActionStatus.FAILED, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_EDIT_MESSAGE):
-            failed.append(action_id)
-    cutoff = now - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS)
-    with transaction.atomic():
-        lost = list(
-            PostTargetAction.objects.filter(status=ActionStatus.PENDING, due_at__lt=cutoff, updated_at__lt=cutoff)
-            .select_for_update(skip_locked=True)
-            .values_list("id", flat=True)[:limit]
-        )
-        if lost:
-            PostTargetAction.objects.filter(id__in=lost).update(updated_at=now)
-            transaction.on_commit(partial(enqueue_actions, lost), robust=True)
-    return requeued, failed, lost
+        for action_id, kind, lease_until, attempts, marker, platform in expired
+        if lease_until is not None  # always: the filter asked for an expired lease
+    ]
+    # LOOKUP: the marker stays, so the next attempt reads the post before sending (_look_up).
+    recovered = step.recover_expired(
+        rows,
+        release=lambda claim: _release(claim, delay=0.0),
+        fail=lambda claim, code, message: _write(claim, ActionStatus.FAILED, error_code=code, message=message),
+        interrupted_message=INTERRUPTED_EDIT_MESSAGE,
+        not_sent_message=NOT_SENT_MESSAGE,
+    )
+    lost = step.requeue_lost(COLUMNS, now=now, limit=limit, touched="updated_at", enqueue=enqueue_actions)
+    return recovered.requeued, recovered.failed, lost

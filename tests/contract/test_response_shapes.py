@@ -26,8 +26,10 @@ from rest_framework.test import APIClient
 
 from audit.actors import system_actor
 from core.fields import format_instant
+from engagement.models import Comment
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from tests.factories.accounts import SocialAccountFactory
+from tests.factories.engagement import CommentFactory
 from tests.factories.media import MediaFileFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
@@ -197,6 +199,21 @@ class Ctx:
 
     def webhook(self) -> str:
         return str(WebhookFactory(workspace=self.workspace, url="http://127.0.0.1:9/closed").id)
+
+    def comment(self, platform: str = "FACEBOOK", **extra: Any) -> str:
+        """Someone's comment (and a reply to it) under a published post of the workspace's ``platform``
+        account, as a sync stores them. FACEBOOK's API takes every comment action; MASTODON hides
+        none and deletes only the account's own, INSTAGRAM likes none."""
+        target = PostTargetFactory(
+            post=PostFactory(workspace=self.workspace, status=PostStatus.COMPLETED, text="Live"),
+            platform=platform,
+            account_id=self.accounts[platform],
+            status=TargetStatus.PUBLISHED,
+            platform_post_id=f"remote-{platform.lower()}",
+        )
+        comment = CommentFactory(target=target, **extra)
+        CommentFactory(target=target, parent=comment, parent_platform_id=comment.platform_comment_id)
+        return str(comment.id)
 
 
 Call = tuple[Any, ...]  # (method, path, body) and optionally a dict of headers
@@ -438,6 +455,39 @@ CASES: dict[str, Cases] = {
     "listAccountQueueSlots": lambda c: [
         ("get", f"/social-accounts/{_queued(c)}/queue/next?count=3", None),
         ("get", f"/social-accounts/{c.accounts['MASTODON']}/queue/next?count=0", None),
+    ],
+    "listComments": lambda c: [
+        c.comment() and ("get", "/comments", None),
+        ("get", "/comments?unanswered=true&platforms=FACEBOOK&q=buy&limit=1", None),
+        ("get", "/comments?unanswered=maybe", None),
+        ("get", "/comments?after=not-a-cursor", None),
+    ],
+    "getComment": lambda c: [
+        ("get", f"/comments/{(comment := c.comment())}", None),
+        ("get", f"/comments/{comment}?x=1", None),
+    ],
+    "requestCommentSync": lambda c: [("post", "/comments/sync", {}), ("post", "/comments/sync", {})],
+    "replyToComment": lambda c: [
+        ("post", f"/comments/{(comment := c.comment())}/replies", {"text": "Thanks, it ships next week!"}),
+        ("post", f"/comments/{comment}/replies", {"text": " "}),
+        ("post", f"/comments/{comment}/replies", {"text": "x" * 8001}),  # FACEBOOK's comment limit is 8000
+    ],
+    "hideComment": lambda c: [
+        ("post", f"/comments/{c.comment()}/hide", {}),
+        ("post", f"/comments/{c.comment('MASTODON')}/hide", {}),  # 400 comment_action_not_supported
+    ],
+    "unhideComment": lambda c: [("post", f"/comments/{c.comment(hidden=True)}/unhide", {})],
+    "likeComment": lambda c: [
+        ("post", f"/comments/{c.comment()}/like", {}),
+        ("post", f"/comments/{c.comment('INSTAGRAM')}/like", {}),  # 400 comment_action_not_supported
+    ],
+    "deleteComment": lambda c: [
+        ("delete", f"/comments/{c.comment()}", None),
+        ("delete", f"/comments/{c.comment('MASTODON')}", None),  # another's: 400 comment_action_not_supported
+    ],
+    "listPostComments": lambda c: [
+        ("get", f"/social-posts/{Comment.objects.get(id=c.comment()).post_id}/comments", None),
+        ("get", f"/social-posts/{c.published_post()}/comments?x=1", None),
     ],
     "listPlatforms": lambda c: [("get", "/platforms", None), ("get", "/platforms?x=1", None)],
     "getUsage": lambda c: [("get", "/usage", None), ("get", "/usage?x=1", None)],

@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from posts.models import RecurringPost
+from tests.factories.engagement import CommentFactory
 from tests.factories.posts import PostFactory, account
 from tests.factories.webhooks import WebhookFactory
 from webhooks.models import Delivery, DeliveryStatus, Event
@@ -100,6 +101,7 @@ def test_the_links_of_the_lists_lead_to_the_resources_they_list(api, anon, works
     webhook = WebhookFactory(workspace=workspace)
     event = Event.objects.create(workspace=workspace, name="post.published", payload="{}", created_at=now)
     Delivery.objects.create(webhook=webhook, event=event, status=DeliveryStatus.FAILED)
+    CommentFactory(target__post__workspace=workspace)
     schema = anon.get("/api/v1/openapi.json").json()
     operations = _operations(schema)
     lists = [

@@ -106,6 +106,33 @@ TOOLS: list[ToolSpec] = [
         "list_events",
         "The events feed (what webhooks deliver), oldest first; pass nextCursor back as `after` to continue.",
     ),
+    # the inbox
+    ToolSpec(
+        "list_comments",
+        "list_comments",
+        "Comments under the workspace's published posts (and Google Business reviews), newest first; "
+        "unanswered=true for those still waiting for a reply; pass nextCursor back as `after`.",
+    ),
+    ToolSpec("get_comment", "get_comment", "One comment with every reply, hide, delete or like asked for on it."),
+    ToolSpec("list_post_comments", "list_post_comments", "A post's comments as a tree per platform."),
+    ToolSpec(
+        "reply_to_comment",
+        "reply_to_comment",
+        "Reply to a comment as the account, publicly on the platform (checked against its comment limit first). "
+        "Show the person the text before sending it.",
+    ),
+    ToolSpec("hide_comment", "hide_comment", "Hide a comment from the post's public view, where the platform allows."),
+    ToolSpec("unhide_comment", "unhide_comment", "Show a hidden comment again."),
+    ToolSpec(
+        "delete_comment",
+        "delete_comment",
+        "Delete a comment on its platform (the account's own reply, or another person's where the platform "
+        "allows). Cannot be undone: confirm with the user first.",
+    ),
+    ToolSpec("like_comment", "like_comment", "Like a comment as the account, where the platform allows."),
+    ToolSpec(
+        "request_comment_sync", "request_comment_sync", "Read the comments of every tracked post now (once per 10 min)."
+    ),
     # organizations (an organization key, cpo_…)
     ToolSpec(
         "create_workspace",

@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from crosspost import __version__, config
 from crosspost.cli.common import EXIT_AUTH, App, JsonOption, api, console, errors, hint, show
+from crosspost.cli.inbox import comments
 from crosspost.cli.insights import ai, analytics
 from crosspost.cli.organizations import audit, keys, org_keys, usage, workspaces
 from crosspost.cli.posts import app as posts
@@ -30,6 +31,7 @@ app.add_typer(media, name="media")
 app.add_typer(webhooks, name="webhooks")
 app.add_typer(recurring, name="recurring")
 app.add_typer(analytics, name="analytics")
+app.add_typer(comments, name="comments")
 app.add_typer(ai, name="ai")
 app.add_typer(workspaces, name="workspaces")
 app.add_typer(keys, name="keys")
