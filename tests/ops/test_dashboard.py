@@ -118,7 +118,7 @@ def test_a_fixed_number_of_queries_whatever_the_data(admin_client):
     seed(workspace, scale=12)  # more than a list holds: the counts come from count(), not the lists
     assert _queries_for_dashboard(admin_client) == small + 2
     assert _queries_for_dashboard(admin_client, workspace=workspace.pk) == small_one + 2
-    assert small <= 20
+    assert small <= 21  # 20 before the inbox's figures (comment sync lag and backlog: three aggregates)
 
 
 def test_queue_depths_come_from_the_broker(admin_client):

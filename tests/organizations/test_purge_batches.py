@@ -17,11 +17,13 @@ from analytics.models import AccountSyncState
 from audit.actors import system_actor
 from audit.models import AuditEvent
 from core.models import IdempotencyRecord
+from engagement.models import CommentAction, CommentSource
 from media.models import AiUsage, MediaVariant
 from posts.models import Post, PostRecord, PostTarget, PostTargetAction, RecurringPost
 from tests.factories import MembershipFactory, OrganizationFactory, WorkspaceFactory
 from tests.factories.accounts import SocialAccountFactory, make_connect_link
 from tests.factories.analytics import FollowerSnapshotFactory, TrackedPostFactory
+from tests.factories.engagement import CommentFactory
 from tests.factories.media import AiImageJobFactory, MediaFileFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
@@ -81,6 +83,9 @@ def _fill(workspace: Workspace) -> None:
             target = PostTargetFactory(post=post, platform="FACEBOOK", account=account)
             PostTargetAction.objects.create(target=target, request_id=f"req{n}", kind="EDIT")
             TrackedPostFactory(account=account, target_id=target.id)
+            comment = CommentFactory(target=target, workspace=workspace, account=account, post=post)
+            CommentSource.objects.create(workspace=workspace, account=account, platform="FACEBOOK", target=target)
+            CommentAction.objects.create(workspace=workspace, comment=comment, kind="HIDE")
     webhooks = [WebhookFactory(workspace=workspace) for _ in range(ROWS)]
     for n in range(ROWS):
         emit_event(workspace_id=workspace.id, name="post.published", data={"post": {"id": f"post_{n}"}})
