@@ -25,12 +25,19 @@ QUEUE_BY_APP = {
     "posts": "publish",
     "webhooks": "webhooks",
     "analytics": "analytics",
+    # The comment syncs are reads like analytics refreshes; replies, hides and deletes are platform
+    # steps that a person waits for, on the publish queue (QUEUE_BY_TASK).
+    "engagement": "analytics",
 }
 # Tasks with a queue of their own, whatever their app: media fitting (CPU-heavy, minutes per
 # file) runs on workers of its own so that it never delays publishing.
-QUEUE_BY_TASK = {"media.fit": "media"}
+QUEUE_BY_TASK = {
+    "media.fit": "media",
+    "engagement.run_comment_actions": "publish",
+    "engagement.sweep_comment_actions": "publish",
+}
 QUEUES = ("publish", "webhooks", "analytics", "default", "media")
-SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics", "audit")
+SCHEDULE_APPS = ("core", "workspaces", "accounts", "media", "webhooks", "posts", "analytics", "engagement", "audit")
 
 
 def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any) -> dict[str, str]:

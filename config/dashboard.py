@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from accounts.models import AccountStatus, SocialAccount
 from core import health
+from engagement.selectors import inbox_state
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from webhooks.models import Delivery, DeliveryStatus, Webhook
 from workspaces.models import ApiKey, Workspace
@@ -193,6 +194,7 @@ def dashboard_context(workspace_id: str | None) -> dict[str, Any]:
         "scheduler": scheduler_state(workspace_id, now),
         "unauthorized": unauthorized_accounts(workspace_id),
         "webhooks": webhook_state(workspace_id, now),
+        "inbox": inbox_state(workspace_id=workspace_id, now=now),
         "queues": health.queue_depths(),
         "beat_age_seconds": health.beat_age_seconds(),
         "chart": chart_geometry(bars),

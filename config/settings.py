@@ -68,6 +68,7 @@ INSTALLED_APPS = [
     "webhooks",
     "posts",
     "analytics",
+    "engagement",
     "audit",
 ]
 
@@ -389,6 +390,10 @@ PUBLISH_STAGE_AHEAD_SECONDS = env.float("PUBLISH_STAGE_AHEAD_SECONDS", default=2
 PUBLISH_TASK_BATCH = env.int("PUBLISH_TASK_BATCH", default=50)
 # Platform calls of one batch in flight at once (the rest of a batch waits for a free slot).
 PUBLISH_ATTEMPT_THREADS = max(1, env.int("PUBLISH_ATTEMPT_THREADS", default=25))
+# Comment reads of one account's sync side by side on the worker's threads (engagement.sync).
+COMMENT_SYNC_THREADS = max(1, env.int("COMMENT_SYNC_THREADS", default=8))
+# How often beat looks for new published entries and queues the accounts whose comments are due.
+COMMENT_SYNC_INTERVAL_SECONDS = env.float("COMMENT_SYNC_INTERVAL_SECONDS", default=60.0)
 # A PENDING target this long past its due time with no lease has lost its task: re-queued.
 PUBLISH_LOST_TASK_SECONDS = env.float("PUBLISH_LOST_TASK_SECONDS", default=60.0)
 # A post's latePolicy skip or draft without maxLatenessSeconds allows entries this late.
@@ -421,6 +426,9 @@ EVENTS_RETENTION_DAYS = env.int("EVENTS_RETENTION_DAYS", default=30)
 # Organizations (issue 31): a deleted workspace is restorable this long, then its data is removed;
 # the audit log keeps this long.
 WORKSPACE_DELETION_GRACE_DAYS = env.int("WORKSPACE_DELETION_GRACE_DAYS", default=30)
+# The purge removes a workspace's rows this many per statement, each batch its own transaction
+# (workspaces.purge): a workspace of a million posts is never one transaction.
+WORKSPACE_PURGE_BATCH_SIZE = max(1, env.int("WORKSPACE_PURGE_BATCH_SIZE", default=5000))
 AUDIT_RETENTION_DAYS = env.int("AUDIT_RETENTION_DAYS", default=365)
 
 # --- Logging: JSON lines, never a secret; request id, workspace and key prefix on each --------

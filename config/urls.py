@@ -7,7 +7,7 @@ from core import views as core_views
 from core.api_docs import RedocView, redoc_bundle_view
 from core.metrics import metrics_view
 
-API_APPS = ["workspaces", "accounts", "media", "webhooks", "posts", "analytics", "audit"]
+API_APPS = ["workspaces", "accounts", "media", "webhooks", "posts", "analytics", "engagement", "audit"]
 
 api_v1: list[URLPattern | URLResolver] = [
     path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),

@@ -52,6 +52,19 @@ PUBLISHES = Counter(
 )
 WEBHOOK_DELIVERIES = Counter("crosspost_webhook_deliveries_total", "Webhook delivery attempts, by outcome", ["outcome"])
 RATE_LIMIT_REFUSALS = Counter("crosspost_rate_limit_refusals_total", "API requests refused with 429")
+COMMENT_READS = Counter(
+    "crosspost_comment_reads_total",
+    "Comment listings read from the platforms by the inbox sync, by platform and outcome",
+    ["platform", "outcome"],
+)
+COMMENTS_RECEIVED = Counter(
+    "crosspost_comments_received_total", "New comments named in comment.received events, by platform", ["platform"]
+)
+COMMENT_ACTIONS = Counter(
+    "crosspost_comment_actions_total",
+    "Comment actions (reply, hide, unhide, delete, like) that reached a final state, by kind and outcome",
+    ["kind", "outcome"],
+)
 
 UNMATCHED_ROUTE = "(unmatched)"
 
@@ -79,6 +92,34 @@ def webhook_delivery_recorded(*, outcome: str, count: int = 1) -> None:
 
 def rate_limit_refused() -> None:
     RATE_LIMIT_REFUSALS.inc()
+
+
+def comment_reads_recorded(*, platform: str, outcome: str, count: int = 1) -> None:
+    """``outcome``: ``ok``, ``budget`` (the account's hourly share was used up: not read),
+    ``rate_limited`` or ``failed``."""
+    if count:
+        COMMENT_READS.labels(platform=platform, outcome=outcome).inc(count)
+
+
+def comments_received(*, platform: str, count: int) -> None:
+    if count:
+        COMMENTS_RECEIVED.labels(platform=platform).inc(count)
+
+
+def comment_action_recorded(*, kind: str, outcome: str) -> None:
+    """``outcome``: ``done`` or ``failed``."""
+    COMMENT_ACTIONS.labels(kind=kind, outcome=outcome).inc()
+
+
+# Figures a domain app computes when /metrics is scraped (core imports no domain app: each
+# registers its reader at start). A reader returns ``(name, help, value)`` gauges, or nothing when
+# its figures cannot be read just now.
+_live_readers: list[Callable[[], list[tuple[str, str, float]]]] = []
+
+
+def register_live_gauges(read: Callable[[], list[tuple[str, str, float]]]) -> None:
+    if read not in _live_readers:
+        _live_readers.append(read)
 
 
 def task_finished(*, task: str, outcome: str, seconds: float | None) -> None:
@@ -143,6 +184,9 @@ class LiveStateCollector(Collector):
             yield GaugeMetricFamily(
                 "crosspost_beat_heartbeat_age_seconds", "Seconds since beat's last heartbeat ran", value=beat_age
             )
+        for read in _live_readers:
+            for name, help_text, value in read():
+                yield GaugeMetricFamily(name, help_text, value=value)
 
 
 def _authorized(request: HttpRequest) -> bool:

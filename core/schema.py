@@ -51,6 +51,16 @@ ERROR_SCHEMA = {
             "enum": ["api_token", "oauth"],
             "description": "On permission_denied: the kind of credential used.",
         },
+        "platform": {
+            "type": "string",
+            "description": "On comment_action_not_supported: the comment's platform.",
+        },
+        "action": {
+            "type": "string",
+            "enum": ["read", "reply", "hide", "delete_own", "delete_others", "like"],
+            "description": "On comment_action_not_supported: what the platform's comment API does not offer "
+            "(GET /platforms, comments.actions).",
+        },
     },
 }
 RATE_HEADERS = {

@@ -380,6 +380,45 @@ def post_comment(graph: GraphApi, creds: Credentials, request: PublishRequest) -
     return PublishResult(done=True, platform_post_id=str(body["id"]))
 
 
+# --- comments ------------------------------------------------------------------------------
+
+COMMENT_PAGE_SIZE = 50  # comments asked for per page (Graph edges take up to 100)
+
+
+def next_after(body: dict[str, Any]) -> str:
+    """The ``after`` cursor of a Graph page that has a next one ("" on the last page)."""
+    paging = body.get("paging") if isinstance(body.get("paging"), dict) else {}
+    assert isinstance(paging, dict)
+    if not paging.get("next") or not body.get("data"):
+        return ""
+    return str((paging.get("cursors") or {}).get("after") or "")
+
+
+def list_edge(graph: GraphApi, creds: Credentials, path: str, params: dict[str, Any], cursor: str) -> dict[str, Any]:
+    """One page of a comments edge (``after=cursor``); an object that does not exist (any more)
+    answers an empty last page."""
+    return graph.call(
+        "GET",
+        path,
+        token=creds.access_token,
+        params={**params, **({"after": cursor} if cursor else {})},
+        missing_ok=True,
+    )
+
+
+def reply_to_comment(graph: GraphApi, creds: Credentials, request: PublishRequest, edge: str) -> PublishResult:
+    """``POST /{comment-id}/<edge>`` with ``message`` (Facebook ``comments``, Instagram
+    ``replies``): the reply's id. No idempotency key: sent as one that ``creates``, never re-sent
+    by the pipeline after an unknown outcome."""
+    if request.reply_to is None:
+        raise Permanent("A reply needs the comment it answers", error_code=ErrorCode.INVALID_REQUEST)
+    comment_id = request.reply_to.parent.platform_post_id
+    body = graph.call(
+        "POST", f"{comment_id}/{edge}", token=creds.access_token, data={"message": request.text}, creates=True
+    )
+    return PublishResult(done=True, platform_post_id=str(body["id"]))
+
+
 def find_recent_post(graph: GraphApi, *, token: str, edge: str, text_field: str, text: str) -> PublishResult | None:
     """A post of the last day on ``edge`` whose ``text_field`` is exactly ``text`` (the lookup
     after an unknown outcome, for APIs with no idempotency key); None when there is none."""

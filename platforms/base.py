@@ -208,7 +208,9 @@ class PublishResult:
 @dataclass(frozen=True)
 class EditRequest:
     """A change to a post already on the platform. ``None`` leaves a field as it is; which fields a
-    platform can change is its capabilities' ``edit_fields``."""
+    platform can change is its capabilities' ``edit_fields``. ``media`` replaces the post's media
+    (``()`` removes them); a media edit also carries in ``text`` the text the post is to keep (a
+    caption goes with its media on some platforms: Telegram's InputMedia replaces it)."""
 
     target_id: str  # our platform entry id
     platform_post_id: str

@@ -9,6 +9,16 @@ then ``com.atproto.repo.createRecord`` writes the ``app.bsky.feed.post`` with ri
 The key makes publishing exactly-once: a repeated create with the same key is refused by the PDS
 and read back as the post it already is, and ``lookup`` finds the post by key after an unknown
 outcome. Metrics from ``app.bsky.feed.getPosts`` (no views), followers from ``getProfile``.
+
+Engagement: ``app.bsky.feed.getPostThread`` gives a post's replies as a tree (flattened here, each
+naming its parent; one page, the thread has no cursor). A reply is a post record whose
+``reply`` names the thread's root and the parent by strong reference (uri and cid, read with
+``getPosts`` when the caller lacks them), under a record key minted from the request's key as
+for first comments, so a re-sent reply finds the first. Hiding writes the post's threadgate
+(``app.bsky.feed.threadgate``, same rkey as the post) with the reply in ``hiddenReplies`` (at most
+300 per thread), read-modify-write with ``swapRecord``: the app then shows it only behind "hidden
+replies". Deleting is ``deleteRecord`` in the account's own repo (another account's reply cannot
+be deleted); a like is an ``app.bsky.feed.like`` record, its key minted from the reply's uri.
 """
 
 from __future__ import annotations
@@ -28,6 +38,8 @@ from django.conf import settings
 from platforms.base import (
     AccountProfile,
     AuthError,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     ErrorCode,
@@ -41,15 +53,20 @@ from platforms.base import (
     PublishResult,
     QuotaExhausted,
     RateLimited,
+    RemoteComment,
     RemotePost,
     ReplyTo,
     Transient,
 )
-from platforms.http import download_media, json_or_empty, parse_instant, retry_at_from, send, web_url
+from platforms.http import as_int, download_media, json_or_empty, parse_instant, retry_at_from, send, web_url
 
 LIVE_BASE_URL = "https://bsky.social"
 LIVE_VIDEO_SERVICE = "https://video.bsky.app"
 POST = "app.bsky.feed.post"
+LIKE = "app.bsky.feed.like"
+THREADGATE = "app.bsky.feed.threadgate"
+THREAD_DEPTH = 100  # reply levels read under a post
+HIDDEN_REPLIES_MAX = 300  # app.bsky.feed.threadgate hiddenReplies maxLength
 VIDEO_POLL_SECONDS = 2.0
 _AUTH_ERRORS = {
     "ExpiredToken",
@@ -154,12 +171,41 @@ class Client(PlatformClient):
         data: bytes | None = None,
         content_type: str = "",
     ) -> Any:
+        response = self._xrpc_response(
+            method,
+            nsid,
+            token=token,
+            base=base,
+            creates=creates,
+            params=params,
+            body=body,
+            data=data,
+            content_type=content_type,
+        )
+        if response.status_code != 200:
+            raise self.error_from(response)
+        return json_or_empty(response)
+
+    def _xrpc_response(
+        self,
+        method: str,
+        nsid: str,
+        *,
+        token: str = "",
+        base: str = "",
+        creates: bool = False,
+        params: Any = None,
+        body: Any = None,
+        data: bytes | None = None,
+        content_type: str = "",
+    ) -> requests.Response:
+        """One XRPC call, its answer as it came (for a caller that reads the error's name)."""
         headers = {"Accept": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         if content_type:
             headers["Content-Type"] = content_type
-        response = send(
+        return send(
             self.session,
             method,
             f"{base or self.base_url}/xrpc/{nsid}",
@@ -170,9 +216,6 @@ class Client(PlatformClient):
             json=body,
             data=data,
         )
-        if response.status_code != 200:
-            raise self.error_from(response)
-        return json_or_empty(response)
 
     @staticmethod
     def error_from(response: requests.Response) -> PlatformError:
@@ -456,6 +499,205 @@ class Client(PlatformClient):
 
     def lookup(self, creds: Credentials, request: PublishRequest) -> PublishResult | None:
         return self._get_post(creds, record_key(request.target_id))
+
+    # --- engagement ---------------------------------------------------------------------
+    @staticmethod
+    def _error_name(response: requests.Response) -> str:
+        return str(json_or_empty(response).get("error") or "")
+
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``app.bsky.feed.getPostThread``: every reply of the tree in one page (oldest first under
+        each parent), hidden where the thread's threadgate lists it; ``since`` is applied here (the
+        call has no such filter). A post that is gone (``NotFound``) has none."""
+        response = self._xrpc_response(
+            "GET",
+            "app.bsky.feed.getPostThread",
+            token=creds.access_token,
+            params={"uri": platform_post_id, "depth": THREAD_DEPTH, "parentHeight": 0},
+        )
+        if response.status_code == 400 and self._error_name(response) == "NotFound":
+            return CommentPage(())
+        if response.status_code != 200:
+            raise self.error_from(response)
+        body = json_or_empty(response)
+        gate = body.get("threadgate") or ((body.get("thread") or {}).get("post") or {}).get("threadgate") or {}
+        hidden = set((gate.get("record") or {}).get("hiddenReplies") or [])
+        found: list[RemoteComment] = []
+        stack = list(reversed((body.get("thread") or {}).get("replies") or []))
+        while stack:
+            node = stack.pop()
+            if not isinstance(node, dict) or node.get("$type", "app.bsky.feed.defs#threadViewPost") != (
+                "app.bsky.feed.defs#threadViewPost"
+            ):
+                continue  # a reply not found, or blocked
+            stack.extend(reversed(node.get("replies") or []))
+            comment = self._comment_from(creds, platform_post_id, node.get("post") or {}, hidden)
+            if comment is not None and (since is None or comment.created_at >= since):
+                found.append(comment)
+        return CommentPage(tuple(found))
+
+    def _comment_from(
+        self, creds: Credentials, post_id: str, post: dict[str, Any], hidden: set[str]
+    ) -> RemoteComment | None:
+        uri = str(post.get("uri") or "")
+        if not uri:
+            return None
+        record = post.get("record") or {}
+        author = post.get("author") or {}
+        parent = str(((record.get("reply") or {}).get("parent") or {}).get("uri") or "")
+        handle = str(author.get("handle") or "")
+        return RemoteComment(
+            platform_comment_id=uri,
+            platform_post_id=post_id,
+            text=str(record.get("text") or ""),
+            created_at=parse_instant(record.get("createdAt"))
+            or parse_instant(post.get("indexedAt"))
+            or dt.datetime.now(dt.UTC),
+            author=CommentAuthor(
+                id=str(author.get("did") or ""),
+                name=str(author.get("displayName") or ""),
+                handle=handle,
+                avatar_url=str(author.get("avatar") or ""),
+            ),
+            parent_id="" if parent in ("", post_id) else parent,
+            like_count=as_int(post.get("likeCount")),
+            reply_count=as_int(post.get("replyCount")),
+            hidden=uri in hidden,
+            permalink=post_url(self.base_url, handle or str(author.get("did") or ""), uri),
+            from_account=author.get("did") == creds.external_id,
+        )
+
+    def _views(self, creds: Credentials, uris: list[str]) -> dict[str, dict[str, Any]]:
+        """``app.bsky.feed.getPosts``: the postViews of ``uris`` that exist, by uri."""
+        body = self.xrpc("GET", "app.bsky.feed.getPosts", token=creds.access_token, params={"uris": uris})
+        return {str(p.get("uri")): p for p in body.get("posts") or [] if isinstance(p, dict)}
+
+    def _view(self, creds: Credentials, uri: str) -> dict[str, Any]:
+        found = self._views(creds, [uri]).get(uri)
+        if found is None:
+            raise Permanent(f"Bluesky has no post {uri}", error_code=ErrorCode.INVALID_REQUEST, http_status=404)
+        return found
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A reply record to the comment, in the thread of the comment's root (the post), under the
+        record key minted from ``request.target_id``: a re-sent reply finds the first. The strong
+        references are read with getPosts when the request lacks a cid."""
+        if request.reply_to is None:
+            raise Permanent("A reply needs the comment it answers", error_code=ErrorCode.INVALID_REQUEST)
+        root, parent = request.reply_to.root, request.reply_to.parent
+        if not parent.cid or not root.cid:
+            view = self._views(creds, [parent.platform_post_id]).get(parent.platform_post_id)
+            if view is None:
+                raise Permanent("The comment to reply to was not found", error_code=ErrorCode.INVALID_REQUEST)
+            thread_root = ((view.get("record") or {}).get("reply") or {}).get("root") or {}
+            parent = PostRef(parent.platform_post_id, str(view.get("cid") or ""))
+            root = PostRef(str(thread_root.get("uri") or root.platform_post_id), str(thread_root.get("cid") or ""))
+            if not root.cid:
+                raise Permanent("The comment to reply to is in no thread", error_code=ErrorCode.INVALID_REQUEST)
+        return self._create_post(creds, dataclasses.replace(request, reply_to=ReplyTo(root=root, parent=parent)), None)
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """Put the reply in (or take it out of) ``hiddenReplies`` of the threadgate of its thread's
+        root, which must be the account's own post: read, change, ``putRecord`` with
+        ``swapRecord`` (read again when another writer came first). A state it already has is
+        left as it is."""
+        view = self._view(creds, platform_comment_id)
+        root = str((((view.get("record") or {}).get("reply") or {}).get("root") or {}).get("uri") or "")
+        if not root:
+            raise Permanent("Only a reply can be hidden", error_code=ErrorCode.INVALID_REQUEST)
+        repo, _, rkey = self._record_of(root)
+        if repo != creds.external_id:
+            raise Permanent(
+                "Bluesky hides replies only in threads of the account's own posts",
+                error_code=ErrorCode.PERMISSION_MISSING,
+            )
+        for _attempt in range(3):
+            current = self._threadgate(creds, rkey)
+            record = dict(current["value"]) if current else {"$type": THREADGATE, "post": root}
+            listed = [str(u) for u in record.get("hiddenReplies") or []]
+            if hidden == (platform_comment_id in listed):
+                return
+            listed = [*listed, platform_comment_id] if hidden else [u for u in listed if u != platform_comment_id]
+            if len(listed) > HIDDEN_REPLIES_MAX:
+                raise Permanent(
+                    f"Bluesky hides at most {HIDDEN_REPLIES_MAX} replies in a thread",
+                    error_code=ErrorCode.CONTENT_REJECTED,
+                )
+            record["hiddenReplies"] = listed
+            record.setdefault(
+                "createdAt", dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+            )
+            body: dict[str, Any] = {"repo": repo, "collection": THREADGATE, "rkey": rkey, "record": record}
+            if current:
+                body["swapRecord"] = current["cid"]
+            response = self._xrpc_response(
+                "POST", "com.atproto.repo.putRecord", token=creds.access_token, creates=True, body=body
+            )
+            if response.status_code == 200:
+                return
+            if self._error_name(response) != "InvalidSwap":
+                raise self.error_from(response)
+        raise Transient("The threadgate kept changing while the reply was being hidden")
+
+    def _threadgate(self, creds: Credentials, rkey: str) -> dict[str, Any] | None:
+        response = self._xrpc_response(
+            "GET",
+            "com.atproto.repo.getRecord",
+            token=creds.access_token,
+            params={"repo": creds.external_id, "collection": THREADGATE, "rkey": rkey},
+        )
+        if response.status_code == 400 and self._error_name(response) == "RecordNotFound":
+            return None
+        if response.status_code != 200:
+            raise self.error_from(response)
+        return json_or_empty(response)
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``deleteRecord`` of the account's own reply (gone already: deleted as well); a reply in
+        another account's repo cannot be deleted (Permanent, nothing sent)."""
+        repo, _, _ = self._record_of(platform_comment_id)
+        if repo != creds.external_id:
+            raise Permanent(
+                "Bluesky deletes only the account's own posts; this reply is another account's",
+                error_code=ErrorCode.PERMISSION_MISSING,
+            )
+        self.delete(creds, platform_comment_id)
+
+    def like_comment(self, creds: Credentials, platform_comment_id: str) -> None:
+        """An ``app.bsky.feed.like`` record of the reply, its record key minted from the reply's
+        uri: liking again finds the like there (or the viewer state already says liked). A like
+        is a record in the account's repo, so the PDS refuses a second under the same key."""
+        view = self._view(creds, platform_comment_id)
+        if (view.get("viewer") or {}).get("like"):
+            return
+        rkey = record_key(f"like:{platform_comment_id}")
+        record = {
+            "$type": LIKE,
+            "subject": {"uri": platform_comment_id, "cid": str(view.get("cid") or "")},
+            "createdAt": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        response = self._xrpc_response(
+            "POST",
+            "com.atproto.repo.createRecord",
+            token=creds.access_token,
+            creates=True,
+            body={"repo": creds.external_id, "collection": LIKE, "rkey": rkey, "record": record},
+        )
+        if response.status_code == 200:
+            return
+        error = self.error_from(response)
+        if error.error_code != ErrorCode.INVALID_REQUEST:
+            raise error
+        existing = self._xrpc_response(
+            "GET",
+            "com.atproto.repo.getRecord",
+            token=creds.access_token,
+            params={"repo": creds.external_id, "collection": LIKE, "rkey": rkey},
+        )
+        if existing.status_code != 200:
+            raise error  # not a like written before: the PDS refused this one
 
     # --- analytics ----------------------------------------------------------------------
     @staticmethod

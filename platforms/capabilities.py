@@ -50,6 +50,12 @@ class Capabilities:
     # how long after publishing it still takes each (None: no window), and whether it revokes an
     # account's token on disconnect (``PlatformClient.revoke_token``).
     edit_fields: frozenset[str] = frozenset()
+    # A media edit (``edit_fields`` holds "media"), what the platform can do in place: add media to
+    # a post that went out as text only, remove every medium (leaving text only), and the most
+    # media items the post may have before and after the edit (None: as many as publishing takes).
+    edit_media_adds: bool = True
+    edit_media_removes: bool = True
+    edit_media_max_items: int | None = None
     deletable: bool = False
     # The most media items a post can carry and still be deleted by the one delete call (None: any
     # number). A Telegram album is one message per item and deleteMessage removes one.
@@ -69,6 +75,12 @@ class Capabilities:
     # The most comment reads the sync may spend on one account per hour (the share of the
     # platform's rate budget that comments get; publishing keeps the rest).
     comment_reads_per_hour: int = 0
+    # The longest reply to a comment (or a review) the account can send, counted as its text is;
+    # None: ``comment_text_limit`` (Google Business takes no first comment but answers reviews).
+    reply_text_limit: int | None = None
+    # Whether the platform's comment listing says which comments are hidden; where it does not
+    # (X's tweet objects carry no hidden flag), a sync keeps the hidden state the inbox set.
+    comment_hidden_listed: bool = True
 
     @property
     def has_analytics(self) -> bool:
@@ -98,6 +110,15 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST /2/oauth2/revoke
             post_lookup=True,  # GET /2/tweets/:id
+            # Replies are read with recent search (conversation_id:<post>), which reaches back 7
+            # days only; PUT /2/tweets/:id/hidden hides one in the account's own conversation,
+            # POST /2/tweets replies, DELETE /2/tweets/:id deletes the account's own tweets only,
+            # POST /2/users/:id/likes likes. Recent search allows 60 requests / 15 min per user on
+            # the Basic plan (300 on Pro), and every reply read counts against the plan's monthly
+            # post cap: half of Basic's search budget goes to comment reads.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "like"}),
+            comment_reads_per_hour=120,
+            comment_hidden_listed=False,  # PUT /2/tweets/:id/hidden sets it; no read shows it
         ),
         Capabilities(
             Platform.BLUESKY,
@@ -117,6 +138,14 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # com.atproto.repo.deleteRecord; no edit (the app shows no edited post)
             deletable=True,
             post_lookup=True,  # com.atproto.repo.getRecord
+            # app.bsky.feed.getPostThread reads the reply tree; a reply is a post record naming root
+            # and parent; hiding puts the reply in the post's threadgate hiddenReplies (at most 300,
+            # shown behind "hidden replies" in the app); deleteRecord works in the account's own
+            # repo only; a like is an app.bsky.feed.like record. bsky.social allows 3,000 requests
+            # per 5 minutes per client IP, which every account the service syncs from that address
+            # shares: 300 comment reads an hour per account.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "like"}),
+            comment_reads_per_hour=300,
         ),
         Capabilities(
             Platform.MASTODON,
@@ -134,6 +163,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST /oauth/revoke
             post_lookup=True,  # GET /api/v1/statuses/:id and its /source
+            # GET /api/v1/statuses/:id/context (descendants); a reply is a status with
+            # in_reply_to_id and an Idempotency-Key; an account deletes only its own statuses and
+            # Mastodon has no call that hides another's reply; favourite likes. 300 requests per 5
+            # minutes per account: a sixth goes to comment reads.
+            comment_actions=frozenset({"read", "reply", "delete_own", "like"}),
+            comment_reads_per_hour=600,
         ),
         Capabilities(
             Platform.THREADS,
@@ -153,6 +188,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # DELETE /{threads-media-id} (threads_delete, 100 a day); no edit call
             deletable=True,
             post_lookup=True,  # GET /{threads-media-id}
+            # /{media-id}/conversation (every reply, flattened); a reply is a container with
+            # reply_to_id; /{reply-id}/manage_reply hides a top-level reply; DELETE /{media-id} only
+            # the account's own replies; no like call. Reads: a share of the account's hourly
+            # Threads calls, the rest kept for publishing.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own"}),
+            comment_reads_per_hour=200,
         ),
         Capabilities(
             Platform.LINKEDIN,
@@ -174,6 +215,13 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST /oauth/v2/revoke
             post_lookup=True,  # GET /rest/posts/{urn}
+            # Comments API: GET /rest/socialActions/{urn}/comments (first-level comments, then the
+            # replies of each: a read per comment that has some; r_member_social), replies with
+            # parentComment (one level), DELETE of the member's own comment, likes through the
+            # Reactions API; no hide. LinkedIn's throttles are daily per member and app: a
+            # conservative 40 reads an hour (960 a day) go to comments.
+            comment_actions=frozenset({"read", "reply", "delete_own", "like"}),
+            comment_reads_per_hour=40,
         ),
         Capabilities(
             Platform.INSTAGRAM,
@@ -193,6 +241,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # POST /{ig-media-id} changes only comment_enabled: no caption edit, no delete
             revocable_token=True,  # DELETE /{user-id}/permissions (the Facebook Login behind it)
             post_lookup=True,  # GET /{ig-media-id}
+            # /{ig-media-id}/comments with replies; POST /{ig-comment-id}/replies; POST
+            # /{ig-comment-id}?hide=; DELETE /{ig-comment-id} (anyone's, on the account's media);
+            # no comment like. Reads: a share of the 200 calls an hour an Instagram account gets.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others"}),
+            comment_reads_per_hour=120,
         ),
         Capabilities(
             Platform.FACEBOOK,
@@ -212,6 +265,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # DELETE /{user-id}/permissions
             post_lookup=True,  # GET /{post-id}
+            # /{post-id}/comments?filter=stream; POST /{comment-id}/comments; POST /{comment-id}
+            # ?is_hidden=; DELETE /{comment-id} (the page moderates its posts); POST
+            # /{comment-id}/likes. Reads: a share of the page's hourly Graph budget.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others", "like"}),
+            comment_reads_per_hour=600,
         ),
         Capabilities(
             Platform.TIKTOK,
@@ -230,6 +288,11 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             refreshable_token=True,
             # the Content Posting API neither edits nor deletes a published post
             revocable_token=True,  # POST /v2/oauth/revoke/
+            # No comment_actions: the APIs an app reaches with the creator's Login Kit token
+            # (Display API, Content Posting API) have no comment read or write; the Research API
+            # lists a video's comments but only for approved non-commercial researchers and never
+            # replies; comment management exists only in the separate TikTok API for Business,
+            # for Business Accounts authorized through its own app and OAuth.
         ),
         Capabilities(
             Platform.YOUTUBE,
@@ -250,6 +313,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
             post_lookup=True,  # videos.list by id
+            # commentThreads.list / comments.list?parentId= (1 quota unit a page); comments.insert;
+            # comments.setModerationStatus heldForReview|published (hide), rejected (others'
+            # comments); comments.delete (the channel's own); no like call. Reads: kept low, the
+            # project's 10,000 daily units are shared by every channel and an upload costs 1,600.
+            comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others"}),
+            comment_reads_per_hour=30,
         ),
         Capabilities(
             Platform.PINTEREST,
@@ -282,8 +351,12 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             followers=True,  # getChatMemberCount; the Bot API has no per-post analytics
             idempotent_publish="none",
             # editMessageText / editMessageCaption (no window for the bot's own messages);
+            # editMessageMedia replaces the photo or video of one message, "or adds media to text
+            # messages": an album is one message per item, and a message's media cannot be removed;
             # deleteMessage only within 48 hours of sending
-            edit_fields=frozenset({"text"}),
+            edit_fields=frozenset({"text", "media"}),
+            edit_media_removes=False,
+            edit_media_max_items=1,
             deletable=True,
             delete_window_seconds=48 * 3600,
             delete_max_items=1,
@@ -298,11 +371,18 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             analytics_scopes=frozenset({"https://www.googleapis.com/auth/business.manage"}),
             idempotent_publish="none",
             refreshable_token=True,
-            # localPosts.patch with updateMask=summary; localPosts.delete
-            edit_fields=frozenset({"text"}),
+            # localPosts.patch with updateMask=summary and/or media (a LocalPost field: its one
+            # photo, set, replaced or removed); localPosts.delete
+            edit_fields=frozenset({"text", "media"}),
             deletable=True,
             revocable_token=True,  # POST oauth2.googleapis.com/revoke
             post_lookup=True,  # localPosts.get
+            # Reviews of the location: reviews.list; updateReply (PUT …/reviews/{id}/reply, one
+            # reply per review, up to 4096 characters); deleteReply; a review can be neither
+            # hidden, deleted nor liked. Reads: a share of the per-minute Business Profile quota.
+            comment_actions=frozenset({"read", "reply", "delete_own"}),
+            comment_reads_per_hour=60,
+            reply_text_limit=4096,
         ),
     ]
 }
@@ -385,6 +465,48 @@ def validate_comment(platform: Platform, text: str) -> list[str]:
     if length > limit:
         return [f"{platform.value} comment is {length} characters; the limit is {limit}"]
     return []
+
+
+def validate_reply(platform: Platform, text: str) -> list[str]:
+    """Every reason ``platform`` would refuse ``text`` as the account's reply to a comment or a
+    review, as messages naming the platform."""
+    caps = CAPABILITIES[platform]
+    if "reply" not in caps.comment_actions:
+        return [f"{platform.value} does not let an app reply to comments"]
+    limit = caps.reply_text_limit or caps.comment_text_limit
+    length = text_length(platform, text)
+    if not text.strip():
+        return [f"{platform.value} reply is empty"]
+    if limit is not None and length > limit:
+        return [f"{platform.value} reply is {length} characters; the limit is {limit}"]
+    return []
+
+
+def media_edit_refusal(
+    platform: Platform, *, live_type: str, live_items: int, new_type: str, new_items: int
+) -> str | None:
+    """Why ``platform`` (one whose ``edit_fields`` hold "media") cannot turn the media of a
+    published post, a ``live_type`` post with ``live_items`` media items, into a ``new_type`` post
+    with ``new_items`` in place; None when it can. What the new files themselves must meet is
+    :func:`validate_content` and :func:`validate_media`, as at publishing."""
+    caps = CAPABILITIES[platform]
+    name = platform.value
+    if new_type not in caps.content_types:
+        taken = ", ".join(t for t in (TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT) if t in caps.content_types)
+        return f"{name} does not take {new_type} posts (only {taken}), so it cannot become one"
+    limit = caps.edit_media_max_items
+    if limit is not None and live_items > limit:
+        return (
+            f"{name} replaces the media of a post with at most {limit} media item(s) in place; this one went out "
+            f"with {live_items}"
+        )
+    if limit is not None and new_items > limit:
+        return f"{name} replaces a post's media in place with at most {limit} media item(s), not {new_items}"
+    if not live_items and new_items and not caps.edit_media_adds:
+        return f"{name} cannot add media to a post that went out as text only"
+    if live_items and not new_items and not caps.edit_media_removes:
+        return f"{name} cannot remove the media of a published post, only replace them"
+    return None
 
 
 def validate_content(

@@ -16,19 +16,25 @@ import datetime as dt
 from typing import Any
 
 from platforms._meta_common import (
+    COMMENT_PAGE_SIZE,
     FACEBOOK_DIALOG_HOST,
     GRAPH_VERSION,
     GraphApi,
     delete_object,
     facebook_login_token,
     insight_values,
+    list_edge,
+    next_after,
     parse_time,
     post_comment,
     read_object,
+    reply_to_comment,
     revoke_login,
 )
 from platforms.base import (
     AccountProfile,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     EditRequest,
@@ -41,6 +47,7 @@ from platforms.base import (
     PlatformClient,
     PublishRequest,
     PublishResult,
+    RemoteComment,
     RemotePost,
 )
 from platforms.capabilities import CAPABILITIES
@@ -48,13 +55,24 @@ from platforms.http import dialog_url, refuse_edit_fields, utcnow, web_url
 
 LIVE_BASE_URL = "https://graph.facebook.com"
 WEB_URL = "https://www.facebook.com"
-SCOPES = ("pages_show_list", "pages_read_engagement", "pages_manage_posts", "read_insights", "business_management")
+SCOPES = (
+    "pages_show_list",
+    "pages_read_engagement",
+    "pages_manage_posts",
+    "read_insights",
+    "business_management",
+    "pages_read_user_content",  # the comments (and their authors) under the page's posts
+    "pages_manage_engagement",  # replying to, hiding, deleting and liking them
+)
 VIDEO_POLL_SECONDS = 10.0
 METRIC_FIELDS = (
     "reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),shares,"
     "insights.metric(post_impressions,post_impressions_unique)"
 )
 POST_FIELDS = f"id,message,created_time,permalink_url,full_picture,{METRIC_FIELDS}"
+COMMENT_FIELDS = (
+    "id,message,created_time,from{id,name,picture},like_count,comment_count,is_hidden,permalink_url,parent{id}"
+)
 
 
 def metrics_of(node: dict[str, Any]) -> Metrics:
@@ -85,9 +103,33 @@ def remote_post_of(node: dict[str, Any]) -> RemotePost:
     )
 
 
+def remote_comment_of(node: dict[str, Any], *, post_id: str, page_id: str) -> RemoteComment:
+    """A comment node read with :data:`COMMENT_FIELDS` (``from`` is the page itself on its own
+    replies)."""
+    author = node.get("from") if isinstance(node.get("from"), dict) else {}
+    assert isinstance(author, dict)
+    picture = ((author.get("picture") or {}).get("data") or {}).get("url") or ""
+    parent = node.get("parent") if isinstance(node.get("parent"), dict) else {}
+    assert isinstance(parent, dict)
+    return RemoteComment(
+        platform_comment_id=str(node["id"]),
+        platform_post_id=post_id,
+        text=str(node.get("message") or ""),
+        created_at=parse_time(node.get("created_time")),
+        author=CommentAuthor(id=str(author.get("id") or ""), name=str(author.get("name") or ""), avatar_url=picture),
+        parent_id=str(parent.get("id") or ""),
+        like_count=node.get("like_count") if isinstance(node.get("like_count"), int) else None,
+        reply_count=node.get("comment_count") if isinstance(node.get("comment_count"), int) else None,
+        hidden=node.get("is_hidden") is True,
+        permalink=str(node.get("permalink_url") or ""),
+        from_account=bool(page_id) and str(author.get("id") or "") == page_id,
+    )
+
+
 class Client(PlatformClient):
     platform = Platform.FACEBOOK
     version = GRAPH_VERSION
+    comment_page_size = COMMENT_PAGE_SIZE
 
     @property
     def graph(self) -> GraphApi:
@@ -355,6 +397,48 @@ class Client(PlatformClient):
             raise Permanent("the account has no Facebook user id to revoke", error_code=ErrorCode.INVALID_REQUEST)
         app_token = f"{self.app.client_id}|{self.app.client_secret}"
         revoke_login(self.graph, user_id=user_id, token=app_token, users_own_token=False)
+
+    # --- engagement ------------------------------------------------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``GET /{post-id}/comments?filter=stream&order=reverse_chronological``: every comment of
+        the post, replies flattened (each naming its ``parent``), newest first, so a page that
+        reaches ``since`` is the last one."""
+        params = {
+            "fields": COMMENT_FIELDS,
+            "filter": "stream",
+            "order": "reverse_chronological",
+            "limit": self.comment_page_size,
+        }
+        body = list_edge(self.graph, creds, f"{platform_post_id}/comments", params, cursor)
+        found: list[RemoteComment] = []
+        for node in body.get("data") or []:
+            if not isinstance(node, dict) or not node.get("id"):
+                continue
+            comment = remote_comment_of(node, post_id=platform_post_id, page_id=creds.external_id)
+            if since is not None and comment.created_at < since:
+                return CommentPage(tuple(found))  # the rest is older still
+            found.append(comment)
+        return CommentPage(tuple(found), next_after(body))
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``POST /{comment-id}/comments`` with ``message`` (a reply to a reply joins its thread)."""
+        return reply_to_comment(self.graph, creds, request, "comments")
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """``POST /{comment-id}`` with ``is_hidden``: ``{"success": true}`` (the same state again is
+        harmless, so a retry may send it twice)."""
+        data = {"is_hidden": "true" if hidden else "false"}
+        self.graph.call("POST", platform_comment_id, token=creds.access_token, data=data)
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``DELETE /{comment-id}``: the page removes any comment under its posts; gone counts."""
+        delete_object(self.graph, creds, platform_comment_id)
+
+    def like_comment(self, creds: Credentials, platform_comment_id: str) -> None:
+        """``POST /{comment-id}/likes``: the page likes the comment (again: harmless)."""
+        self.graph.call("POST", f"{platform_comment_id}/likes", token=creds.access_token)
 
     # --- analytics --------------------------------------------------------------------
     def _posts(

@@ -17,6 +17,8 @@ from typing import Any
 from platforms._google_common import GoogleClient
 from platforms.base import (
     AccountProfile,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     EditRequest,
@@ -27,6 +29,7 @@ from platforms.base import (
     Platform,
     PublishRequest,
     PublishResult,
+    RemoteComment,
     RemotePost,
 )
 from platforms.capabilities import CAPABILITIES
@@ -40,12 +43,17 @@ INSIGHTS_BATCH = 10
 INSIGHTS_DAYS = 540
 PROCESSING_POLL_SECONDS = 5.0
 CTA_TYPES = {"BOOK", "ORDER", "SHOP", "LEARN_MORE", "SIGN_UP", "CALL"}
+REVIEW_PAGE_SIZE = 50  # reviews.list takes pageSize up to 50
+REPLY_LIMIT = 4096  # the longest owner's reply to a review, in characters
+REPLY_SUFFIX = "/reply"  # a review's reply has no id of its own: ours is the review's name + this
+STARS = {"ONE": 1, "TWO": 2, "THREE": 3, "FOUR": 4, "FIVE": 5}
 
 
 class Client(GoogleClient):
     platform = Platform.GOOGLE_BUSINESS
     live_base_url = LIVE_BASE_URL
     scopes = ("https://www.googleapis.com/auth/business.manage",)
+    review_page_size = REVIEW_PAGE_SIZE
 
     def _accounts_api(self) -> str:
         return host_url(self.base_url, LIVE_BASE_URL, LIVE_ACCOUNTS_URL, "/mybusinessaccountmanagement/v1")
@@ -127,20 +135,81 @@ class Client(GoogleClient):
             published_at=parse_instant(post.get("createTime")) or dt.datetime.now(dt.UTC),
         )
 
+    # --- engagement: the location's reviews and the owner's replies ------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``accounts.locations.reviews.list`` (``pageToken`` the cursor): each review, and the
+        owner's reply where it has one as a comment of its own under it (``<review>/reply``,
+        ``from_account``). Reviews are on the location, not on a post: ``platform_post_id`` ""
+        lists them, a local post has none. Reviews come by update time, newest first, but a reply
+        can be newer than its review, so ``since`` drops older ones without ending the listing."""
+        if platform_post_id:
+            return CommentPage(())
+        params: dict[str, Any] = {"pageSize": self.review_page_size, "orderBy": "updateTime desc"}
+        if cursor:
+            params["pageToken"] = cursor
+        body = self._json("GET", f"/v4/{creds.external_id}/reviews", creds, params=params)
+        found: list[RemoteComment] = []
+        for review in body.get("reviews") or []:
+            if isinstance(review, dict) and review.get("name"):
+                found.extend(review_comments(review, location=creds.external_id))
+        if since is not None:
+            found = [c for c in found if c.created_at >= since]
+        return CommentPage(tuple(found), str(body.get("nextPageToken") or ""))
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``updateReply`` (``PUT /v4/{review}/reply`` with ``comment``): a review has one reply,
+        which this sets (again: replaced, the same text again changes nothing)."""
+        if request.reply_to is None:
+            raise Permanent("A reply needs the review it answers", error_code=ErrorCode.INVALID_REQUEST)
+        review = request.reply_to.parent.platform_post_id.removesuffix(REPLY_SUFFIX)
+        if len(request.text) > REPLY_LIMIT:
+            raise Permanent(
+                f"GOOGLE_BUSINESS reply is {len(request.text)} characters; the limit is {REPLY_LIMIT}",
+                error_code=ErrorCode.INVALID_REQUEST,
+            )
+        self._json("PUT", f"/v4/{review}/reply", creds, json={"comment": request.text}, creates=True)
+        return PublishResult(done=True, platform_post_id=f"{review}{REPLY_SUFFIX}")
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``deleteReply`` (``DELETE /v4/{review}/reply``): only the owner's reply can go, a review
+        stays; a reply already gone (404) counts as deleted."""
+        review = parent_id or platform_comment_id.removesuffix(REPLY_SUFFIX)
+        if not platform_comment_id.endswith(REPLY_SUFFIX):
+            raise Permanent(
+                "Google Business does not let the owner delete a review, only the reply to it",
+                error_code=ErrorCode.INVALID_REQUEST,
+            )
+        self.delete_resource(f"/v4/{review}/reply", creds)
+
+    # Reviews can be neither hidden nor liked through the API: NotSupported.
+
     # --- analytics -----------------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------
     def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
-        """``localPosts.patch`` (``PATCH /v4/{name}?updateMask=summary``): the post's text; the
-        answer is the LocalPost with its new ``updateTime``."""
+        """``localPosts.patch`` (``PATCH /v4/{name}?updateMask=summary,media``): the post's text
+        and its media (one photo, fetched by Google from its ``sourceUrl``; none removes it), each
+        named in the mask only when it changes; the answer is the LocalPost with its new
+        ``updateTime``."""
         refuse_edit_fields("GOOGLE_BUSINESS", request, CAPABILITIES[Platform.GOOGLE_BUSINESS].edit_fields)
-        if request.text is None:
+        body: dict[str, Any] = {}
+        if request.text is not None:
+            body["summary"] = request.text
+        if request.media is not None:
+            if any(item.kind != "image" for item in request.media) or len(request.media) > 1:
+                raise Permanent(
+                    "A local post takes at most one photo (mediaFormat PHOTO)", error_code=ErrorCode.MEDIA_REJECTED
+                )
+            body["media"] = [{"mediaFormat": "PHOTO", "sourceUrl": item.url} for item in request.media]
+        if not body:
             return EditResult()
         post = self._json(
             "PATCH",
             f"/v4/{request.platform_post_id}",
             creds,
-            params={"updateMask": "summary"},
-            json={"summary": request.text},
+            params={"updateMask": ",".join(body)},
+            json=body,
             creates=True,
         )
         return EditResult(url=str(post.get("searchUrl") or ""), edited_at=parse_instant(post.get("updateTime")))
@@ -203,6 +272,43 @@ class Client(GoogleClient):
                 answer = self._json("POST", f"/v4/{location}/localPosts:reportInsights", creds, json=body)
                 result.update(views_from_insights(answer))
         return result
+
+
+def review_comments(review: dict[str, Any], *, location: str) -> list[RemoteComment]:
+    """A ``Review`` as a comment (its stars as ``rating``), and its ``reviewReply`` after it."""
+    name = str(review["name"])
+    reviewer = review.get("reviewer") or {}
+    anonymous = reviewer.get("isAnonymous") is True
+    display_name = "" if anonymous else str(reviewer.get("displayName") or "")
+    created = parse_instant(review.get("createTime")) or dt.datetime.now(dt.UTC)
+    reply = review.get("reviewReply") if isinstance(review.get("reviewReply"), dict) else None
+    found = [
+        RemoteComment(
+            platform_comment_id=name,
+            platform_post_id="",
+            text=str(review.get("comment") or ""),
+            created_at=created,
+            # the API names no reviewer id: the display name stands for it ("" when anonymous)
+            author=CommentAuthor(
+                id=display_name, name=display_name, avatar_url=str(reviewer.get("profilePhotoUrl") or "")
+            ),
+            reply_count=1 if reply else 0,
+            rating=STARS.get(str(review.get("starRating") or "")),
+        )
+    ]
+    if reply is not None:
+        found.append(
+            RemoteComment(
+                platform_comment_id=f"{name}{REPLY_SUFFIX}",
+                platform_post_id="",
+                text=str(reply.get("comment") or ""),
+                created_at=parse_instant(reply.get("updateTime")) or created,
+                author=CommentAuthor(id=location),
+                parent_id=name,
+                from_account=True,
+            )
+        )
+    return found
 
 
 def views_from_insights(answer: dict[str, Any]) -> dict[str, Metrics]:

@@ -17,23 +17,30 @@ import json
 from typing import Any
 
 from platforms._meta_common import (
+    COMMENT_PAGE_SIZE,
     FACEBOOK_DIALOG_HOST,
     GRAPH_VERSION,
     ContainerFlow,
     GraphApi,
     check_publishing_limit,
+    delete_object,
     facebook_login_token,
     find_recent_post,
     insight_values,
+    list_edge,
     long_lived_token,
+    next_after,
     parse_time,
     post_comment,
     read_object,
+    reply_to_comment,
     revoke_login,
 )
 from platforms.base import (
     AccountProfile,
     AudioItem,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     ErrorCode,
@@ -44,6 +51,7 @@ from platforms.base import (
     PlatformClient,
     PublishRequest,
     PublishResult,
+    RemoteComment,
     RemotePost,
 )
 from platforms.http import dialog_url
@@ -56,12 +64,15 @@ SCOPES = (
     "pages_show_list",
     "pages_read_engagement",
     "business_management",
+    "instagram_manage_comments",  # reading, replying to, hiding and deleting comments
 )
 IMAGE_POLL_SECONDS = 3.0
 VIDEO_POLL_SECONDS = 10.0
 INSIGHT_METRICS = "views,reach,likes,comments,shares,saved"
 MEDIA_FIELDS = "id,caption,media_type,media_url,thumbnail_url,permalink,timestamp,like_count,comments_count"
 AUDIO_QUERY_LIMIT = 100
+_COMMENT = "id,text,timestamp,username,from{id,username},like_count,hidden,parent_id"
+COMMENT_FIELDS = f"{_COMMENT},replies{{{_COMMENT}}}"
 
 
 def remote_post_of(node: dict[str, Any]) -> RemotePost:
@@ -87,9 +98,32 @@ def audio_item_of(node: dict[str, Any]) -> AudioItem:
     )
 
 
+def remote_comment_of(
+    node: dict[str, Any], *, media_id: str, account_id: str, reply_count: int | None = None
+) -> RemoteComment:
+    """A comment (or reply) node read with :data:`COMMENT_FIELDS`."""
+    author = node.get("from") if isinstance(node.get("from"), dict) else {}
+    assert isinstance(author, dict)
+    username = str(author.get("username") or node.get("username") or "")
+    author_id = str(author.get("id") or "")
+    return RemoteComment(
+        platform_comment_id=str(node["id"]),
+        platform_post_id=media_id,
+        text=str(node.get("text") or ""),
+        created_at=parse_time(node.get("timestamp")),
+        author=CommentAuthor(id=author_id or username, name=username, handle=username),
+        parent_id=str(node.get("parent_id") or ""),
+        like_count=node.get("like_count") if isinstance(node.get("like_count"), int) else None,
+        reply_count=reply_count,
+        hidden=node.get("hidden") is True,
+        from_account=bool(author_id) and author_id == account_id,
+    )
+
+
 class Client(PlatformClient):
     platform = Platform.INSTAGRAM
     version = GRAPH_VERSION
+    comment_page_size = COMMENT_PAGE_SIZE
 
     @property
     def graph(self) -> GraphApi:
@@ -236,6 +270,59 @@ class Client(PlatformClient):
             text_field="caption",
             text=request.text,
         )
+
+    # --- engagement ------------------------------------------------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``GET /{ig-media-id}/comments`` with each comment's ``replies`` expanded (their further
+        pages followed): the top-level comments come newest first, but a new reply can sit under an
+        old comment, so ``since`` drops older ones without ending the listing."""
+        params = {"fields": COMMENT_FIELDS, "limit": self.comment_page_size}
+        body = list_edge(self.graph, creds, f"{platform_post_id}/comments", params, cursor)
+        found: list[RemoteComment] = []
+        for node in body.get("data") or []:
+            if not isinstance(node, dict) or not node.get("id"):
+                continue
+            replies = [
+                remote_comment_of(
+                    {"parent_id": node["id"], **reply}, media_id=platform_post_id, account_id=creds.external_id
+                )
+                for reply in self._replies(creds, node)
+            ]
+            top = remote_comment_of(
+                node, media_id=platform_post_id, account_id=creds.external_id, reply_count=len(replies)
+            )
+            found.extend(c for c in (top, *replies) if since is None or c.created_at >= since)
+        return CommentPage(tuple(found), next_after(body))
+
+    def _replies(self, creds: Credentials, node: dict[str, Any]) -> list[dict[str, Any]]:
+        """The replies expanded on a comment node, with the pages its ``paging.next`` leads to."""
+        edge = node.get("replies") if isinstance(node.get("replies"), dict) else {}
+        assert isinstance(edge, dict)
+        replies = [r for r in edge.get("data") or [] if isinstance(r, dict) and r.get("id")]
+        for _ in range(20):  # bounded: a runaway "next" link must not loop forever
+            next_url = (edge.get("paging") or {}).get("next")
+            if not next_url or not edge.get("data"):
+                break
+            edge = self.graph.call("GET", "", token=creds.access_token, absolute_url=str(next_url))
+            replies.extend(r for r in edge.get("data") or [] if isinstance(r, dict) and r.get("id"))
+        return replies
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``POST /{ig-comment-id}/replies`` with ``message`` (a reply to a reply joins its thread)."""
+        return reply_to_comment(self.graph, creds, request, "replies")
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """``POST /{ig-comment-id}`` with ``hide``: ``{"success": true}``."""
+        data = {"hide": "true" if hidden else "false"}
+        self.graph.call("POST", platform_comment_id, token=creds.access_token, data=data)
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``DELETE /{ig-comment-id}``: any comment on the account's media; gone counts."""
+        delete_object(self.graph, creds, platform_comment_id)
+
+    # Instagram has no comment like through the API: ``like_comment`` stays NotSupported.
 
     # --- analytics and helpers ------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------

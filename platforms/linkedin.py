@@ -9,11 +9,21 @@ uploads twice, and the post is created last.
 Metrics: likes and comments from socialActions (likesSummary.totalLikes,
 commentsSummary.aggregatedTotalComments); views (IMPRESSION) and shares (RESHARE) from
 memberCreatorPostAnalytics (None when the app lacks that product). Followers:
-memberFollowersCount?q=me."""
+memberFollowersCount?q=me.
+
+Engagement (Comments and Reactions APIs; reading a member's comments needs r_member_social):
+``GET /rest/socialActions/{post urn}/comments`` pages the first-level comments (``start``/``count``)
+and ``/rest/socialActions/{comment urn}/comments`` the replies of each that has some, fetched with
+its page; the call has no time filter, so ``since`` is applied here. A comment names its author
+by URN only (the API gives no member names). LinkedIn nests one level: a reply to a reply goes
+under the first-level comment (read first with ``GET .../comments/{id}``), naming it as
+``parentComment``; there is no idempotency key. ``DELETE .../comments/{id}?actor=`` deletes the
+member's own comment; LinkedIn has no hide; ``POST /rest/reactions`` likes one."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -22,6 +32,8 @@ import requests
 from platforms.base import (
     AccountProfile,
     AuthError,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     EditRequest,
@@ -35,6 +47,7 @@ from platforms.base import (
     PublishRequest,
     PublishResult,
     RateLimited,
+    RemoteComment,
     RemotePost,
     Transient,
     UnknownOutcome,
@@ -70,6 +83,8 @@ SCOPES = (
 )
 PROCESSING_POLL_SECONDS = 3.0
 PAGE_SIZE = 50
+COMMENT_PAGE = 100  # the Comments API's largest count
+_COMMENT_URN = re.compile(r"^urn:li:comment:\((urn:li:[a-zA-Z]+:[^,()]+),([^,()]+)\)$")
 
 
 def urn_path(urn: str) -> str:
@@ -78,6 +93,7 @@ def urn_path(urn: str) -> str:
 
 class Client(PlatformClient):
     platform = Platform.LINKEDIN
+    comment_page_size = COMMENT_PAGE
 
     # --- transport -------------------------------------------------------------------------
     def _call(
@@ -350,6 +366,148 @@ class Client(PlatformClient):
         if not comment_urn:
             raise UnknownOutcome("LinkedIn answered the comment without its URN")
         return PublishResult(done=True, platform_post_id=comment_urn)
+
+    # --- engagement -------------------------------------------------------------------------
+    def _actor(self, creds: Credentials) -> str:
+        return f"urn:li:person:{creds.external_id}"
+
+    @staticmethod
+    def _split_comment(urn: str) -> tuple[str, str]:
+        """(the post's URN, the comment's id) of ``urn:li:comment:(<post urn>,<id>)``."""
+        match = _COMMENT_URN.match(urn)
+        if match is None:
+            raise Permanent(f"{urn!r} is not a LinkedIn comment URN", error_code=ErrorCode.INVALID_REQUEST)
+        return match.group(1), match.group(2)
+
+    def _comment_pages(self, creds: Credentials, target: str, start: int) -> tuple[list[dict[str, Any]], int | None]:
+        """One page of the comments on ``target`` from ``start``: (elements, the next start or None)."""
+        body = self._json(
+            "GET",
+            f"/rest/socialActions/{urn_path(target)}/comments",
+            creds,
+            params={"start": start, "count": self.comment_page_size},
+        )
+        elements = [e for e in body.get("elements") or [] if isinstance(e, dict)]
+        paging = body.get("paging") or {}
+        total = as_int(paging.get("total"))
+        after = start + len(elements)
+        more = (
+            after < total if total is not None else any(link.get("rel") == "next" for link in paging.get("links") or [])
+        )
+        return elements, (after if elements and more else None)
+
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """A page of first-level comments with every reply of each (their own pages followed to the
+        end); the cursor is the next first-level ``start``. A post that is gone (404) has none."""
+        try:
+            start = int(cursor or 0)
+        except ValueError:
+            raise Permanent(f"{cursor!r} is not a LinkedIn comment cursor", error_code=ErrorCode.INVALID_REQUEST)
+        try:
+            elements, following = self._comment_pages(creds, platform_post_id, start)
+        except Permanent as exc:
+            if exc.http_status == 404:
+                return CommentPage(())
+            raise
+        found: list[dict[str, Any]] = []
+        for element in elements:
+            found.append(element)
+            replies = (element.get("commentsSummary") or {}).get("totalFirstLevelComments")
+            urn = str(element.get("commentUrn") or element.get("$URN") or "")
+            reply_start: int | None = 0 if urn and (as_int(replies) or 0) > 0 else None
+            while reply_start is not None:
+                page, reply_start = self._comment_pages(creds, urn, reply_start)
+                found.extend(page)
+        comments = tuple(
+            comment
+            for comment in (self._comment_from(creds, platform_post_id, e) for e in found)
+            if comment is not None and (since is None or comment.created_at >= since)
+        )
+        return CommentPage(comments, cursor="" if following is None else str(following))
+
+    def _comment_from(self, creds: Credentials, post_urn: str, element: dict[str, Any]) -> RemoteComment | None:
+        urn = str(element.get("commentUrn") or element.get("$URN") or "")
+        if not urn:
+            return None
+        actor = str(element.get("actor") or "")
+        likes = element.get("likesSummary") or {}
+        replies = element.get("commentsSummary") or {}
+        created = parse_instant((element.get("created") or {}).get("time"), millis=True)
+        link = f"/feed/update/{post_urn}/?commentUrn={urn_path(urn)}"
+        return RemoteComment(
+            platform_comment_id=urn,
+            platform_post_id=post_urn,
+            text=str((element.get("message") or {}).get("text") or ""),
+            created_at=created or dt.datetime.now(dt.UTC),
+            author=CommentAuthor(id=actor),
+            parent_id=str(element.get("parentComment") or ""),
+            like_count=as_int(likes.get("totalLikes")),
+            reply_count=as_int(replies.get("totalFirstLevelComments")),
+            permalink=web_url(self.base_url, LIVE_BASE_URL, f"https://www.linkedin.com{link}", link),
+            from_account=actor == self._actor(creds),
+        )
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``POST /rest/socialActions/{comment urn}/comments`` with ``parentComment``: the reply goes
+        under the first-level comment of the one answered (LinkedIn nests one level), read first,
+        which also refuses a reply to a comment that is not there before anything is sent."""
+        if request.reply_to is None:
+            raise Permanent("A reply needs the comment it answers", error_code=ErrorCode.INVALID_REQUEST)
+        post_urn, comment_id = self._split_comment(request.reply_to.parent.platform_post_id)
+        try:
+            parent = self._json("GET", f"/rest/socialActions/{urn_path(post_urn)}/comments/{comment_id}", creds)
+        except Permanent as exc:
+            if exc.http_status == 404:
+                raise Permanent("The comment to reply to was not found", error_code=ErrorCode.INVALID_REQUEST)
+            raise
+        top = str(parent.get("parentComment") or request.reply_to.parent.platform_post_id)
+        body = {
+            "actor": self._actor(creds),
+            "object": post_urn,
+            "message": {"text": request.text},
+            "parentComment": top,
+        }
+        response = self._call("POST", f"/rest/socialActions/{urn_path(top)}/comments", creds, json=body, creates=True)
+        created = json_or_empty(response)
+        urn = str(created.get("$URN") or created.get("commentUrn") or response.headers.get("x-restli-id") or "")
+        if not urn:
+            raise UnknownOutcome("LinkedIn answered the reply without its URN")
+        return PublishResult(done=True, platform_post_id=urn, url=self.post_url(post_urn), published_at=utcnow())
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``DELETE /rest/socialActions/{post urn}/comments/{id}?actor=``: the member's own comment
+        (another's is refused, Permanent); one already gone (404) counts as deleted."""
+        post_urn, comment_id = self._split_comment(platform_comment_id)
+        try:
+            self._call(
+                "DELETE",
+                f"/rest/socialActions/{urn_path(post_urn)}/comments/{comment_id}",
+                creds,
+                creates=True,
+                params={"actor": self._actor(creds)},
+                headers={"X-RestLi-Method": "DELETE"},
+            )
+        except Permanent as exc:
+            if exc.http_status != 404:
+                raise
+
+    def like_comment(self, creds: Credentials, platform_comment_id: str) -> None:
+        """``POST /rest/reactions?actor=`` with a ``LIKE`` of the comment (again: still liked; a
+        409 for a reaction that exists counts as done)."""
+        try:
+            self._call(
+                "POST",
+                "/rest/reactions",
+                creds,
+                creates=True,
+                params={"actor": self._actor(creds)},
+                json={"root": platform_comment_id, "reactionType": "LIKE"},
+            )
+        except Permanent as exc:
+            if exc.http_status != 409:
+                raise
 
     # --- analytics -----------------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------

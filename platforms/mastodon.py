@@ -7,6 +7,12 @@ answers 200 with a ``url``), then ``POST /api/v1/statuses`` carrying ``Idempoten
 id>``: the server answers a repeated key with the status it already created, so a resumed or
 re-sent publish never makes a second status. Mastodon reports no analytics to us; the account's
 statuses can still be listed and its followers counted.
+
+Engagement: a post's replies are the ``descendants`` of ``GET /api/v1/statuses/:id/context``
+(every one in one answer, each naming ``in_reply_to_id``; the call has no cursor and no time
+filter, so ``since`` is applied here). A reply is a status with ``in_reply_to_id`` and the
+``Idempotency-Key`` of its request, like a first comment; ``favourite`` likes one. Mastodon lets an
+account delete only its own statuses and has no call that hides another's reply to it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import requests
 from platforms.base import (
     AccountProfile,
     AuthError,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     EditRequest,
@@ -37,9 +45,10 @@ from platforms.base import (
     PublishRequest,
     PublishResult,
     RateLimited,
+    RemoteComment,
     RemotePost,
 )
-from platforms.http import classify_http, download_media, json_or_empty, parse_instant, retry_at_from, send
+from platforms.http import as_int, classify_http, download_media, json_or_empty, parse_instant, retry_at_from, send
 
 LIVE_BASE_URL = "https://mastodon.social"
 SCOPES = "read write"
@@ -307,6 +316,70 @@ class Client(PlatformClient):
         for a token it no longer knows as well."""
         data = {"client_id": self.app.client_id, "client_secret": self.app.client_secret, "token": creds.access_token}
         self._call("POST", "/oauth/revoke", None, data=data)
+
+    # --- engagement -------------------------------------------------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``GET /api/v1/statuses/:id/context``: the ``descendants`` (depth first) in one page; a
+        status that is gone (404) has none."""
+        response = self._call("GET", f"/api/v1/statuses/{platform_post_id}/context", creds, ok=(200, 404))
+        if response.status_code == 404:
+            return CommentPage(())
+        body = json_or_empty(response)
+        found = []
+        for status in body.get("descendants") or []:
+            if not isinstance(status, dict) or "id" not in status:
+                continue
+            comment = self._comment_from(creds, platform_post_id, status)
+            if since is None or comment.created_at >= since:
+                found.append(comment)
+        return CommentPage(tuple(found))
+
+    def _comment_from(self, creds: Credentials, post_id: str, status: dict[str, Any]) -> RemoteComment:
+        account = status.get("account") or {}
+        parent = str(status.get("in_reply_to_id") or "")
+        return RemoteComment(
+            platform_comment_id=str(status["id"]),
+            platform_post_id=post_id,
+            text=html_to_text(str(status.get("content") or "")),
+            created_at=parse_instant(status.get("created_at")) or dt.datetime.now(dt.UTC),
+            author=CommentAuthor(
+                id=str(account.get("id") or ""),
+                name=str(account.get("display_name") or account.get("username") or ""),
+                handle=str(account.get("acct") or account.get("username") or ""),
+                avatar_url=str(account.get("avatar") or ""),
+            ),
+            parent_id="" if parent == post_id else parent,
+            like_count=as_int(status.get("favourites_count")),
+            reply_count=as_int(status.get("replies_count")),
+            permalink=str(status.get("url") or status.get("uri") or ""),
+            from_account=str(account.get("id") or "") == creds.external_id,
+        )
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``POST /api/v1/statuses`` with ``in_reply_to_id`` (the comment) and ``Idempotency-Key``
+        (``request.target_id``): the server answers a re-sent reply with the status it made."""
+        if request.reply_to is None:
+            raise Permanent("A reply needs the comment it answers", error_code=ErrorCode.INVALID_REQUEST)
+        return self.publish(creds, request, state)
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``DELETE /api/v1/statuses/:id``. Mastodon answers 404 both for a status that is gone and
+        for another account's (which it will not delete): a status still there is read back to
+        tell them apart (Permanent for another's; gone counts as deleted)."""
+        path = f"/api/v1/statuses/{platform_comment_id}"
+        deleted = self._call("DELETE", path, creds, creates=True, ok=(200, 404))
+        if deleted.status_code == 404 and self._call("GET", path, creds, ok=(200, 404)).status_code == 200:
+            raise Permanent(
+                "Mastodon deletes only the account's own statuses; this reply is another account's",
+                error_code=ErrorCode.PERMISSION_MISSING,
+                http_status=404,
+            )
+
+    def like_comment(self, creds: Credentials, platform_comment_id: str) -> None:
+        """``POST /api/v1/statuses/:id/favourite`` (a status already favourited stays so)."""
+        self._call("POST", f"/api/v1/statuses/{platform_comment_id}/favourite", creds, creates=True)
 
     # --- listing ------------------------------------------------------------------------
     def list_recent_posts(self, creds: Credentials, since: dt.datetime) -> list[RemotePost]:

@@ -15,17 +15,22 @@ import datetime as dt
 from typing import Any
 
 from platforms._meta_common import (
+    COMMENT_PAGE_SIZE,
     ContainerFlow,
     GraphApi,
     check_publishing_limit,
     delete_object,
     find_recent_post,
     insight_values,
+    list_edge,
+    next_after,
     parse_time,
     read_object,
 )
 from platforms.base import (
     AccountProfile,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     ErrorCode,
@@ -36,6 +41,7 @@ from platforms.base import (
     PlatformClient,
     PublishRequest,
     PublishResult,
+    RemoteComment,
     RemotePost,
 )
 from platforms.http import dialog_url, token_credentials
@@ -43,11 +49,19 @@ from platforms.http import dialog_url, token_credentials
 LIVE_BASE_URL = "https://graph.threads.net"
 AUTHORIZE_HOST = "https://threads.net"
 VERSION = "v1.0"
-SCOPES = ("threads_basic", "threads_content_publish", "threads_manage_insights")
+SCOPES = (
+    "threads_basic",
+    "threads_content_publish",
+    "threads_manage_insights",
+    "threads_read_replies",  # the replies under the account's threads
+    "threads_manage_replies",  # hiding them
+)
 TEXT_POLL_SECONDS = 3.0
 VIDEO_POLL_SECONDS = 10.0
 PROFILE_FIELDS = "id,username,name,threads_profile_picture_url"
 THREAD_FIELDS = "id,text,media_type,media_url,thumbnail_url,permalink,timestamp"
+REPLY_FIELDS = "id,text,timestamp,username,permalink,hide_status,replied_to,root_post,is_reply_owned_by_me"
+HIDDEN_STATUSES = {"HIDDEN", "COVERED"}
 
 
 def remote_post_of(node: dict[str, Any]) -> RemotePost:
@@ -68,8 +82,29 @@ def metrics_of(body: dict[str, Any]) -> Metrics:
     return Metrics(views=values.get("views"), likes=values.get("likes"), comments=values.get("replies"), shares=shares)
 
 
+def remote_reply_of(node: dict[str, Any], *, root_id: str) -> RemoteComment:
+    """A reply node read with :data:`REPLY_FIELDS`; a reply to the root post is a top-level one.
+    The Threads API reports neither the authors' ids nor likes and reply counts on replies."""
+    replied_to = node.get("replied_to") if isinstance(node.get("replied_to"), dict) else {}
+    assert isinstance(replied_to, dict)
+    parent = str(replied_to.get("id") or "")
+    username = str(node.get("username") or "")
+    return RemoteComment(
+        platform_comment_id=str(node["id"]),
+        platform_post_id=root_id,
+        text=str(node.get("text") or ""),
+        created_at=parse_time(node.get("timestamp")),
+        author=CommentAuthor(id=username, name=username, handle=username),
+        parent_id="" if parent == root_id else parent,
+        hidden=str(node.get("hide_status") or "") in HIDDEN_STATUSES,
+        permalink=str(node.get("permalink") or ""),
+        from_account=node.get("is_reply_owned_by_me") is True,
+    )
+
+
 class Client(PlatformClient):
     platform = Platform.THREADS
+    comment_page_size = COMMENT_PAGE_SIZE
 
     @property
     def graph(self) -> GraphApi:
@@ -205,6 +240,44 @@ class Client(PlatformClient):
             text_field="text",
             text=request.text,
         )
+
+    # --- engagement ------------------------------------------------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``GET /{threads-media-id}/conversation``: every reply below the post at any depth,
+        flattened (each naming ``replied_to``), newest first (``reverse=true``), so a page that
+        reaches ``since`` is the last one."""
+        params = {"fields": REPLY_FIELDS, "reverse": "true", "limit": self.comment_page_size}
+        body = list_edge(self.graph, creds, f"{platform_post_id}/conversation", params, cursor)
+        found: list[RemoteComment] = []
+        for node in body.get("data") or []:
+            if not isinstance(node, dict) or not node.get("id"):
+                continue
+            reply = remote_reply_of(node, root_id=platform_post_id)
+            if since is not None and reply.created_at < since:
+                return CommentPage(tuple(found))
+            found.append(reply)
+        return CommentPage(tuple(found), next_after(body))
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A reply container (``reply_to_id`` the reply answered) then its publish: the thread
+        items' flow, resumed from ``state``. Threads takes no idempotency key: a container found
+        already published when resumed is UnknownOutcome, never published twice."""
+        return self.publish(creds, request, state)
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """``POST /{threads-reply-id}/manage_reply`` with ``hide``: top-level replies only (their
+        nested replies follow them); ``{"success": true}``."""
+        data = {"hide": "true" if hidden else "false"}
+        self.graph.call("POST", f"{platform_comment_id}/manage_reply", token=creds.access_token, data=data)
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``DELETE /{threads-media-id}``: the account's own replies only (others' can be hidden);
+        gone counts as deleted."""
+        delete_object(self.graph, creds, platform_comment_id)
+
+    # Threads has no like through the API: ``like_comment`` stays NotSupported.
 
     # --- analytics --------------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------

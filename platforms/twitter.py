@@ -9,6 +9,15 @@ which rotates on every refresh). Publish: each media file goes through the chunk
 recent tweets for the exact text (capabilities: "lookup"), and X itself refuses an identical
 tweet as duplicate content. Metrics from ``GET /2/tweets`` (public + non-public metrics; views
 are impressions), followers from ``/2/users/me``.
+
+Engagement: the replies under a post are its conversation, read with recent search
+(``conversation_id:<post>``, ``next_token`` pages, ``start_time`` for ``since``; recent search
+reaches back seven days only, so a post's older replies are out of reach), each naming the tweet
+it replies to in ``referenced_tweets``. A reply is a tweet with ``reply.in_reply_to_tweet_id``
+(no idempotency key, as for publishing); ``PUT /2/tweets/:id/hidden`` hides one in the account's
+own conversation (the v2 tweet object has no field that says a reply is hidden, so listings report
+``hidden`` False); ``DELETE /2/tweets/:id`` deletes the account's own only;
+``POST /2/users/:id/likes`` likes one.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ import requests
 from platforms.base import (
     AccountProfile,
     AuthError,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     ErrorCode,
@@ -39,10 +50,12 @@ from platforms.base import (
     PublishResult,
     QuotaExhausted,
     RateLimited,
+    RemoteComment,
     RemotePost,
     Transient,
 )
 from platforms.http import (
+    as_int,
     download_media,
     json_or_empty,
     parse_instant,
@@ -54,8 +67,11 @@ from platforms.http import (
 
 LIVE_BASE_URL = "https://api.x.com"
 LIVE_AUTHORIZE_URL = "https://x.com/i/oauth2/authorize"
-SCOPES = "tweet.read tweet.write users.read media.write offline.access"
+SCOPES = "tweet.read tweet.write tweet.moderate.write users.read like.write media.write offline.access"
 CHUNK_BYTES = 4 * 1024 * 1024
+SEARCH_DAYS = 7  # recent search reaches back this far
+COMMENT_FIELDS = "author_id,conversation_id,created_at,in_reply_to_user_id,referenced_tweets,public_metrics"
+COMMENT_PAGE = 100
 _URL = re.compile(r"https?://\S+")
 
 
@@ -70,6 +86,7 @@ def _same_text(a: str, b: str) -> bool:
 
 class Client(PlatformClient):
     platform = Platform.TWITTER
+    comment_page_size = COMMENT_PAGE  # recent search's max_results: 10 to 100
 
     # --- plumbing -----------------------------------------------------------------------
     def _call(
@@ -345,6 +362,92 @@ class Client(PlatformClient):
             if _same_text(post.text, request.text):
                 return self._result(creds, post.platform_post_id, post.published_at)
         return None
+
+    # --- engagement ---------------------------------------------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``GET /2/tweets/search/recent`` with ``conversation_id:<post>``: the replies of the last
+        seven days (newest first, ``since`` as ``start_time``), the post itself left out."""
+        params: dict[str, Any] = {
+            "query": f"conversation_id:{platform_post_id}",
+            "max_results": self.comment_page_size,
+            "tweet.fields": COMMENT_FIELDS,
+            "expansions": "author_id",
+            "user.fields": "name,username,profile_image_url",
+        }
+        reach = dt.datetime.now(dt.UTC) - dt.timedelta(days=SEARCH_DAYS) + dt.timedelta(minutes=1)
+        if since is not None and since > reach:
+            params["start_time"] = since.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if cursor:
+            params["next_token"] = cursor
+        body = self._call("GET", "/2/tweets/search/recent", creds.access_token, params=params)
+        users = {str(u.get("id")): u for u in (body.get("includes") or {}).get("users") or [] if isinstance(u, dict)}
+        comments = tuple(
+            self._comment_from(creds, platform_post_id, tweet, users)
+            for tweet in body.get("data") or []
+            if isinstance(tweet, dict) and str(tweet.get("id")) != platform_post_id
+        )
+        return CommentPage(comments, cursor=str((body.get("meta") or {}).get("next_token") or ""))
+
+    def _comment_from(
+        self, creds: Credentials, post_id: str, tweet: dict[str, Any], users: dict[str, dict[str, Any]]
+    ) -> RemoteComment:
+        replied = next(
+            (str(r.get("id")) for r in tweet.get("referenced_tweets") or [] if r.get("type") == "replied_to"), ""
+        )
+        author_id = str(tweet.get("author_id") or "")
+        author = users.get(author_id) or {}
+        metrics = tweet.get("public_metrics") or {}
+        tweet_id = str(tweet["id"])
+        return RemoteComment(
+            platform_comment_id=tweet_id,
+            platform_post_id=post_id,
+            text=str(tweet.get("text") or ""),
+            created_at=parse_instant(tweet.get("created_at")) or dt.datetime.now(dt.UTC),
+            author=CommentAuthor(
+                id=author_id,
+                name=str(author.get("name") or ""),
+                handle=str(author.get("username") or ""),
+                avatar_url=str(author.get("profile_image_url") or ""),
+            ),
+            parent_id="" if replied in ("", post_id) else replied,
+            like_count=as_int(metrics.get("like_count")),
+            reply_count=as_int(metrics.get("reply_count")),
+            permalink=self.tweet_url(str(author.get("username") or "i/web"), tweet_id),
+            from_account=author_id == creds.external_id,
+        )
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """A reply tweet to the comment (``reply.in_reply_to_tweet_id``), as :meth:`comment`."""
+        if request.reply_to is None:
+            raise Permanent("A reply needs the comment it answers", error_code=ErrorCode.INVALID_REQUEST)
+        return self.publish(creds, request, state)
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """``PUT /2/tweets/:id/hidden`` (a reply in a conversation the account started)."""
+        self._call(
+            "PUT",
+            f"/2/tweets/{platform_comment_id}/hidden",
+            creds.access_token,
+            creates=True,
+            json={"hidden": hidden},
+        )
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """``DELETE /2/tweets/:id``: the account's own reply (another's answers 403, Permanent); a
+        reply already gone counts as deleted."""
+        self.delete(creds, platform_comment_id)
+
+    def like_comment(self, creds: Credentials, platform_comment_id: str) -> None:
+        """``POST /2/users/:id/likes``; a tweet already liked stays liked."""
+        self._call(
+            "POST",
+            f"/2/users/{creds.external_id}/likes",
+            creds.access_token,
+            creates=True,
+            json={"tweet_id": platform_comment_id},
+        )
 
     # --- analytics ----------------------------------------------------------------------
     @staticmethod

@@ -18,6 +18,8 @@ from typing import Any
 from platforms._google_common import GoogleClient, google_error
 from platforms.base import (
     AccountProfile,
+    CommentAuthor,
+    CommentPage,
     ConnectedIdentity,
     Credentials,
     EditRequest,
@@ -28,6 +30,7 @@ from platforms.base import (
     Platform,
     PublishRequest,
     PublishResult,
+    RemoteComment,
     RemotePost,
     Transient,
 )
@@ -50,6 +53,10 @@ UPLOAD = "/upload/youtube/v3/videos"
 SHORTS_TAG = "#Shorts"
 MAX_TAGS = 20
 PAGE_SIZE = 50
+COMMENT_PAGE_SIZE = 100  # commentThreads.list and comments.list take maxResults up to 100
+# The thread listings a comment read walks through, in order: what is public, then what the
+# channel holds for review (our "hidden"; the default listing leaves it out).
+MODERATION_LISTINGS = ("published", "heldForReview")
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +68,9 @@ class Client(GoogleClient):
         "https://www.googleapis.com/auth/youtube.upload",
         "https://www.googleapis.com/auth/youtube.readonly",
         "https://www.googleapis.com/auth/youtube",
+        "https://www.googleapis.com/auth/youtube.force-ssl",  # comments: insert, moderate, delete
     )
+    comment_page_size = COMMENT_PAGE_SIZE
 
     # --- account -------------------------------------------------------------------------
     def _channel(self, creds: Credentials) -> dict[str, Any]:
@@ -234,6 +243,124 @@ class Client(GoogleClient):
             published_at=parse_instant(state.get("published_at")) or dt.datetime.now(dt.UTC),
         )
 
+    # --- engagement ------------------------------------------------------------------------
+    def list_comments(
+        self, creds: Credentials, platform_post_id: str, *, since: dt.datetime | None = None, cursor: str = ""
+    ) -> CommentPage:
+        """``commentThreads.list?videoId=…&order=time`` (part snippet and replies), published
+        threads first, then those held for review (hidden); a thread whose ``totalReplyCount``
+        exceeds the replies it carries has them read with ``comments.list?parentId=…``. The cursor
+        is ``<moderation status>:<pageToken>``. A new reply can sit under an old thread, so
+        ``since`` drops older comments without ending the listing. A video that is gone
+        (``videoNotFound``) has no comments."""
+        status, _, page_token = (cursor or f"{MODERATION_LISTINGS[0]}:").partition(":")
+        if status not in MODERATION_LISTINGS:
+            raise Permanent(f"Unknown comment cursor {cursor!r}", error_code=ErrorCode.INVALID_REQUEST)
+        params: dict[str, Any] = {
+            "part": "snippet,replies",
+            "videoId": platform_post_id,
+            "maxResults": self.comment_page_size,
+            "order": "time",
+            "textFormat": "plainText",
+            "moderationStatus": status,
+        }
+        if page_token:
+            params["pageToken"] = page_token
+        try:
+            body = self._json("GET", f"{API}/commentThreads", creds, params=params)
+        except Permanent as exc:
+            if exc.http_status == 404:
+                return CommentPage(())
+            raise
+        found: list[RemoteComment] = []
+        for thread in body.get("items") or []:
+            found.extend(self._thread_comments(creds, thread, platform_post_id, hidden=status != "published"))
+        if since is not None:
+            found = [c for c in found if c.created_at >= since]
+        next_token = str(body.get("nextPageToken") or "")
+        if next_token:
+            return CommentPage(tuple(found), f"{status}:{next_token}")
+        later = MODERATION_LISTINGS.index(status) + 1
+        return CommentPage(tuple(found), f"{MODERATION_LISTINGS[later]}:" if later < len(MODERATION_LISTINGS) else "")
+
+    def _thread_comments(
+        self, creds: Credentials, thread: dict[str, Any], video_id: str, *, hidden: bool
+    ) -> list[RemoteComment]:
+        snippet = thread.get("snippet") or {}
+        top = snippet.get("topLevelComment") or {}
+        if not top.get("id"):
+            return []
+        total = as_int(snippet.get("totalReplyCount")) or 0
+        replies = [r for r in (thread.get("replies") or {}).get("comments") or [] if isinstance(r, dict)]
+        if total > len(replies):
+            replies = self._replies(creds, str(top["id"]))
+        channel_id = creds.external_id
+        comments = [comment_of(top, video_id, self.base_url, channel_id, reply_count=total, hidden=hidden)]
+        comments.extend(comment_of(r, video_id, self.base_url, channel_id) for r in replies if r.get("id"))
+        return comments
+
+    def _replies(self, creds: Credentials, parent_id: str) -> list[dict[str, Any]]:
+        """Every published reply of a thread: ``comments.list?parentId=…``, page by page."""
+        replies: list[dict[str, Any]] = []
+        page_token = ""
+        for _ in range(100):  # bounded: a runaway nextPageToken must not loop forever
+            params: dict[str, Any] = {
+                "part": "snippet",
+                "parentId": parent_id,
+                "maxResults": self.comment_page_size,
+                "textFormat": "plainText",
+            }
+            if page_token:
+                params["pageToken"] = page_token
+            body = self._json("GET", f"{API}/comments", creds, params=params)
+            replies.extend(r for r in body.get("items") or [] if isinstance(r, dict))
+            page_token = str(body.get("nextPageToken") or "")
+            if not page_token:
+                break
+        return replies
+
+    def reply_comment(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
+        """``comments.insert`` with ``snippet.parentId``: YouTube nests one level, so a reply to a
+        reply (``<thread id>.<reply>``) goes to its thread. No idempotency key: sent as one that
+        ``creates``."""
+        if request.reply_to is None:
+            raise Permanent("A reply needs the comment it answers", error_code=ErrorCode.INVALID_REQUEST)
+        parent_id = request.reply_to.parent.platform_post_id.split(".", 1)[0]
+        body = {"snippet": {"parentId": parent_id, "textOriginal": request.text}}
+        created = self._json("POST", f"{API}/comments", creds, params={"part": "snippet"}, json=body, creates=True)
+        return PublishResult(done=True, platform_post_id=str(created["id"]))
+
+    def set_comment_hidden(self, creds: Credentials, platform_comment_id: str, hidden: bool) -> None:
+        """``comments.setModerationStatus``: ``heldForReview`` takes a comment off the video (until
+        it is ``published`` again), 204. The same status again is harmless."""
+        params = {"id": platform_comment_id, "moderationStatus": "heldForReview" if hidden else "published"}
+        self._call("POST", f"{API}/comments/setModerationStatus", creds, params=params)
+
+    def delete_comment(self, creds: Credentials, platform_comment_id: str, *, parent_id: str = "") -> None:
+        """The comment is read first (``comments.list?id=…``; none: gone, done). The channel's own
+        is deleted (``comments.delete``, only its author may); another person's is rejected
+        (``setModerationStatus`` ``rejected``: off the video for good, with its replies)."""
+        found = (
+            self._json("GET", f"{API}/comments", creds, params={"part": "snippet", "id": platform_comment_id}).get(
+                "items"
+            )
+            or []
+        )
+        if not found:
+            return
+        author = ((found[0].get("snippet") or {}).get("authorChannelId") or {}).get("value")
+        if author == creds.external_id:
+            self.delete_resource(f"{API}/comments", creds, params={"id": platform_comment_id})
+            return
+        params = {"id": platform_comment_id, "moderationStatus": "rejected"}
+        try:
+            self._call("POST", f"{API}/comments/setModerationStatus", creds, creates=True, params=params)
+        except Permanent as exc:
+            if exc.http_status != 404:
+                raise
+
+    # YouTube has no comment like through the API (comments.rate is gone): NotSupported.
+
     # --- analytics -----------------------------------------------------------------------
     # --- after publishing ----------------------------------------------------------------
     def edit(self, creds: Credentials, request: EditRequest) -> EditResult:
@@ -323,6 +450,42 @@ class Client(GoogleClient):
                 break
         metrics = self.fetch_post_metrics(creds, [p.platform_post_id for p in found]) if found else {}
         return [dataclasses.replace(p, metrics=metrics.get(p.platform_post_id, Metrics())) for p in found]
+
+
+def comment_of(
+    node: dict[str, Any],
+    video_id: str,
+    base_url: str,
+    channel_id: str,
+    *,
+    reply_count: int | None = None,
+    hidden: bool = False,
+) -> RemoteComment:
+    """A ``youtube#comment`` (a thread's top-level comment, or a reply naming ``parentId``)."""
+    snippet = node.get("snippet") or {}
+    author_id = str((snippet.get("authorChannelId") or {}).get("value") or "")
+    channel_url = str(snippet.get("authorChannelUrl") or "")
+    handle = channel_url.rsplit("/@", 1)[1] if "/@" in channel_url else ""
+    comment_id = str(node["id"])
+    status = str(snippet.get("moderationStatus") or "published")
+    return RemoteComment(
+        platform_comment_id=comment_id,
+        platform_post_id=video_id,
+        text=str(snippet.get("textOriginal") or snippet.get("textDisplay") or ""),
+        created_at=parse_instant(snippet.get("publishedAt")) or utcnow(),
+        author=CommentAuthor(
+            id=author_id,
+            name=str(snippet.get("authorDisplayName") or ""),
+            handle=handle,
+            avatar_url=str(snippet.get("authorProfileImageUrl") or ""),
+        ),
+        parent_id=str(snippet.get("parentId") or ""),
+        like_count=as_int(snippet.get("likeCount")),
+        reply_count=reply_count,
+        hidden=hidden or status != "published",
+        permalink=f"{video_url(base_url, video_id)}&lc={comment_id}",
+        from_account=bool(author_id) and author_id == channel_id,
+    )
 
 
 def metrics_of(statistics: dict[str, Any]) -> Metrics:

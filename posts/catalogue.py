@@ -41,7 +41,34 @@ def _entry(platform: Platform, caps: Capabilities) -> dict[str, Any]:
         "analytics": {"metrics": [m for m in METRICS if m in caps.metrics], "followers": caps.followers},
         "thread": {"supported": caps.threads, "maxItems": THREAD_MAX_ITEMS if caps.threads else None},
         "firstComment": {"supported": caps.comment_text_limit is not None, "textLimit": caps.comment_text_limit},
-        "afterPublishing": {"editFields": sorted(caps.edit_fields), "deletable": caps.deletable},
+        "afterPublishing": {
+            "editFields": sorted(caps.edit_fields),
+            "deletable": caps.deletable,
+            "mediaEdit": {
+                "addsMedia": caps.edit_media_adds,
+                "removesMedia": caps.edit_media_removes,
+                "maxItems": caps.edit_media_max_items,
+            }
+            if "media" in caps.edit_fields
+            else None,
+        },
+        "comments": comments_entry(caps),
+    }
+
+
+# The order GET /platforms lists a platform's comment actions in.
+COMMENT_ACTIONS = ("read", "reply", "hide", "delete_own", "delete_others", "like")
+
+
+def comments_entry(caps: Capabilities) -> dict[str, Any]:
+    """What the inbox can do with the comments on this platform: its comment API's actions (empty:
+    none, nothing is synced), the longest reply, and the comment reads a sync may spend per account
+    and hour."""
+    actions = [action for action in COMMENT_ACTIONS if action in caps.comment_actions]
+    return {
+        "actions": actions,
+        "textLimit": (caps.reply_text_limit or caps.comment_text_limit) if "reply" in actions else None,
+        "readsPerHour": caps.comment_reads_per_hour if "read" in actions else None,
     }
 
 

@@ -269,6 +269,13 @@ class PostTarget(models.Model):
     # when it was last edited or asked to be removed (null: never; its record then reads no actions).
     unpublished_at = models.DateTimeField(null=True, blank=True)
     last_action_at = models.DateTimeField(null=True, blank=True)
+    media = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="After publishing, the media live on the platform where they differ from the post's (a media edit "
+        "its platform could not take, or not confirmed yet): {contentType, mediaUrls, mediaAltTexts}; empty: the "
+        "post's own",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -322,7 +329,11 @@ class PostTargetAction(models.Model):
     request_id = models.CharField(max_length=40, help_text="The request (PATCH or unpublish) that asked for it")
     kind = models.CharField(max_length=10, choices=ActionKind.choices)
     status = models.CharField(max_length=10, choices=ActionStatus.choices, default=ActionStatus.PENDING)
-    changes = models.JSONField(default=dict, blank=True, help_text="An edit: the new values, {text?, title?}")
+    changes = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="An edit: the new values, {text?, title?, media?: {contentType, mediaUrls, mediaAltTexts}}",
+    )
     previous = models.JSONField(default=dict, blank=True, help_text="An edit: the values it replaces")
     reason = models.TextField(blank=True, default="", help_text="SKIPPED: why the platform cannot take it")
     error_code = models.CharField(max_length=40, blank=True, default="")
@@ -332,6 +343,11 @@ class PostTargetAction(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True)
     sending = models.CharField(
         max_length=40, blank=True, default="", help_text="The lease of the attempt that started sending"
+    )
+    state = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the platform's last answer asked to resume from (an edit whose new media it still processes)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -376,16 +376,35 @@ class PlatformMediaFitInput(strict.Serializer):
     mediaFit = choice(["auto", "off"], help_text="`auto` or `off` for this platform, instead of the post's mediaFit.")
 
 
+def content_type_field(help_text: str, **kwargs: Any) -> serializers.ChoiceField:
+    """A post's ``contentType`` (the create's, and a published post's media edit's)."""
+    return choice(ContentType.values, help_text=help_text, **kwargs)
+
+
+def media_urls_field(help_text: str) -> serializers.ListField:
+    """A post's ``mediaUrls`` (the create's, and a published post's media edit's)."""
+    return serializers.ListField(
+        child=serializers.CharField(max_length=2000), required=False, max_length=35, help_text=help_text
+    )
+
+
+def media_alt_texts_field(help_text: str) -> serializers.ListField:
+    """A post's ``mediaAltTexts`` (the create's, and a published post's media edit's)."""
+    return serializers.ListField(
+        child=serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False),
+        required=False,
+        max_length=35,
+        help_text=help_text,
+    )
+
+
 class PostContentInput(strict.Serializer):
     """Fields shared by create, change and bulk items."""
 
-    contentType = choice(
-        ContentType.values,
-        help_text=(
-            "What the post is: TEXT (text only), IMAGE or VIDEO (one medium of that kind in "
-            "`mediaUrls`), CAROUSEL (2 or more media) or DOCUMENT (LINKEDIN only, exactly one"
-            " PDF, PPT, PPTX, DOC or DOCX). GET /platforms lists what each platform accepts."
-        ),
+    contentType = content_type_field(
+        "What the post is: TEXT (text only), IMAGE or VIDEO (one medium of that kind in "
+        "`mediaUrls`), CAROUSEL (2 or more media) or DOCUMENT (LINKEDIN only, exactly one"
+        " PDF, PPT, PPTX, DOC or DOCX). GET /platforms lists what each platform accepts."
     )
     text = serializers.CharField(
         required=False,
@@ -408,23 +427,12 @@ class PostContentInput(strict.Serializer):
             "(each platform at most once; a platform the post does not target is ignored)."
         ),
     )
-    mediaUrls = serializers.ListField(
-        child=serializers.CharField(max_length=2000),
-        required=False,
-        max_length=35,
-        help_text=(
-            "The media, in order: `publicUrl`s from POST /upload-urls (each must exist in "
-            "storage, else 400 `media_not_found` naming it)."
-        ),
+    mediaUrls = media_urls_field(
+        "The media, in order: `publicUrl`s from POST /upload-urls (each must exist in "
+        "storage, else 400 `media_not_found` naming it)."
     )
-    mediaAltTexts = serializers.ListField(
-        child=serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False),
-        required=False,
-        max_length=35,
-        help_text=(
-            'Alternative text per medium, in the order of `mediaUrls` ("" skips one); used '
-            "where the platform supports it."
-        ),
+    mediaAltTexts = media_alt_texts_field(
+        'Alternative text per medium, in the order of `mediaUrls` ("" skips one); used where the platform supports it.'
     )
     thumbnailUrl = serializers.URLField(
         required=False,

@@ -141,6 +141,7 @@ TARGET_FIELDS = (
     "updated_at",
     "unpublished_at",
     "last_action_at",
+    "media",
     "actions",
 )
 
@@ -277,7 +278,9 @@ ENTRY_MEDIA = Record(
     {
         "mediaUrls": Key(
             serializers.ListField(
-                child=serializers.CharField(), help_text="The media this entry publishes (the post's)"
+                child=serializers.CharField(),
+                help_text="The media this entry publishes (the post's), or, after a media edit its platform did not "
+                "take (or has not confirmed yet), the media live there",
             ),
             column("media_urls"),
         ),
@@ -296,6 +299,20 @@ ENTRY_MEDIA = Record(
     }
 )
 _NO_CONFIG = Record({})
+# Entries whose live media differ from the post's only (after a media edit: docs/contract.md, "After
+# publishing").
+ENTRY_OWN_MEDIA = Record(
+    {
+        "contentType": Key(
+            serializers.CharField(
+                required=False,
+                help_text="Entries whose media differ from the post's only (a media edit their platform did not take, "
+                "or has not confirmed yet): the content type of what is live there, with its mediaUrls",
+            ),
+            column("content_type"),
+        )
+    }
+)
 
 
 class ThreadItemResultOutput(serializers.Serializer):
@@ -422,9 +439,12 @@ EntryEditOutput = type(
         "id": serializers.CharField(help_text="The edit's id."),
         "requestId": serializers.CharField(help_text="The PATCH that asked for it (its `post.updated` event names it)"),
         "requestedAt": serializers.DateTimeField(help_text="When the edit was asked for."),
-        "fields": serializers.ListField(child=choice(["text", "title"]), help_text="What the edit changes."),
-        "changes": serializers.DictField(help_text="The new values, by field (null for a SKIPPED edit)."),
-        "previous": serializers.DictField(help_text="The values they replace, by field."),
+        "fields": serializers.ListField(child=choice(["media", "text", "title"]), help_text="What the edit changes."),
+        "changes": serializers.DictField(
+            help_text="The new values, by field (null for a SKIPPED edit); `media` is `{contentType, mediaUrls, "
+            "mediaAltTexts}`"
+        ),
+        "previous": serializers.DictField(help_text="The values they replace, by field (`media` as in `changes`)."),
         "status": choice(
             ["PENDING", "SENDING", "DONE", "FAILED", "SKIPPED"],
             help_text="PENDING/SENDING until the platform answers; DONE, FAILED (errorCode, errorMessage) or SKIPPED "
@@ -518,6 +538,7 @@ PlatformEntryOutput = ENTRY.serializer(
     "PlatformEntryOutput",
     *ENTRY_CONFIG.values(),
     ENTRY_MEDIA,
+    ENTRY_OWN_MEDIA,
     ENTRY_THREAD,
     ENTRY_FIRST_COMMENT,
     ENTRY_AFTER_PUBLISHING,
@@ -691,7 +712,7 @@ PostOutput = POST.serializer(
 
 
 def _entry(
-    row: dict[str, Any], media: dict[str, list[Any]], *, thread: bool = False, first_comment: bool = False
+    row: dict[str, Any], media: dict[str, Any], *, thread: bool = False, first_comment: bool = False
 ) -> dict[str, Any]:
     """The entry of a ``TARGET_FIELDS`` row, with the media of its post (and, when the post has a
     thread, its thread items; when it has a first comment, of the post or its own, the comment's result)."""
@@ -699,6 +720,7 @@ def _entry(
         **ENTRY.render(row),
         **ENTRY_CONFIG.get(row["platform"], _NO_CONFIG).render(row),
         **ENTRY_MEDIA.render(media),
+        **(ENTRY_OWN_MEDIA.render(media) if media.get("own") else {}),
         **(ENTRY_THREAD.render(row) if thread else {}),
         **(ENTRY_FIRST_COMMENT.render(row) if first_comment else {}),
         **(ENTRY_AFTER_PUBLISHING.render(row) if row["last_action_at"] else {}),
@@ -712,7 +734,8 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
     one way a post is rendered (the list and the get read their rows with ``posts.selectors``)."""
     if not rows:
         return []
-    previews = _previews(url for row in rows for url in (row["media_urls"] or []))
+    own_urls = [url for target in targets for url in (target.get("media") or {}).get("mediaUrls") or []]
+    previews = _previews([*(url for row in rows for url in (row["media_urls"] or [])), *own_urls])
     fitted_posts = {t["post_id"] for t in targets if t.get("media_fit")}
     variants = variants_by_original(
         urls=[u for row in rows if row["id"] in fitted_posts for u in (row["media_urls"] or []) + _thread_urls(row)]
@@ -727,12 +750,24 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
         records[row["id"]] = source
     for target in targets:
         post = records[target["post_id"]]
-        # every entry publishes the post's media (a list of its own in each entry)
-        media = {
-            "media_urls": list(post["media_urls"]),
-            "preview_urls": list(post["preview_urls"]),
-            "media_alt_texts": list(post["media_alt_texts"] or []),
-        }
+        # every entry publishes the post's media (a list of its own in each entry), unless media of
+        # its own are live on its platform (after a media edit it did not take, or not yet)
+        own = target.get("media") or {}
+        if own:
+            own_urls = list(own.get("mediaUrls") or [])
+            media = {
+                "own": True,
+                "content_type": own.get("contentType"),
+                "media_urls": own_urls,
+                "preview_urls": _preview_urls(own_urls, previews),
+                "media_alt_texts": list(own.get("mediaAltTexts") or []),
+            }
+        else:
+            media = {
+                "media_urls": list(post["media_urls"]),
+                "preview_urls": list(post["preview_urls"]),
+                "media_alt_texts": list(post["media_alt_texts"] or []),
+            }
         if target.get("media_fit"):
             target = {**target, "media_variants": _entry_variants(post, target, variants, kinds)}
         post["platforms"].append(

@@ -101,12 +101,13 @@ _TARGET_COLUMNS = {
     "updated_at": _instant("t.updated_at"),
     "unpublished_at": _instant("t.unpublished_at"),
     "last_action_at": _instant("t.last_action_at"),
+    "media": "t.media",
     # An entry's edits and removals after publishing (read only for an entry that has any).
     "actions": _ACTIONS_SQL,
 }
 assert tuple(_POST_COLUMNS) == POST_FIELDS and tuple(_TARGET_COLUMNS) == TARGET_FIELDS
 _JSON_FIELDS = frozenset(
-    {"media_urls", "media_alt_texts", "config", "thread", "thread_items", "first_comment", "actions"}
+    {"media_urls", "media_alt_texts", "config", "thread", "thread_items", "first_comment", "media", "actions"}
 )  # jsonb: Django's connection reads it as text
 _POST_SQL = ", ".join(_POST_COLUMNS.values())
 _TARGET_SQL = ", ".join(_TARGET_COLUMNS.values())

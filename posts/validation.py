@@ -6,8 +6,9 @@ platform validation waits for publish) every platform's rules checked through
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 
@@ -80,6 +81,34 @@ class TargetPlan:
     media_fit: bool = False  # mediaFit auto (the post's, or its platform's platformMediaFit item)
 
 
+class EntryContent(Protocol):
+    """What the platform rules read of an entry: its platform, text, config (its title among them)
+    and whether its media are fitted (a :class:`TargetPlan`, or a published entry being edited)."""
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def config(self) -> dict[str, Any]: ...
+
+    @property
+    def media_fit(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class EditedEntry:
+    """A published entry as an edit would leave it (its new text and title in ``config``). Its
+    media are sent as they are: ``mediaFit`` does not apply to an edit."""
+
+    platform: str
+    text: str
+    config: dict[str, Any]
+    media_fit: bool = False
+
+
 @dataclass
 class PostPlan:
     content_type: str
@@ -108,11 +137,17 @@ class PostPlan:
     def raise_if_invalid(self) -> None:
         """400 listing every issue; its code is the most telling one (connection_not_found,
         account_unauthorized, media_not_found) or validation_error."""
-        if not self.issues:
-            return
-        codes = {i.code for i in self.issues if i.code}
-        code = next((c for c in _CODE_PRIORITY if c in codes), None)
-        raise ValidationFailed([i.message for i in self.issues], code=code)
+        raise_issues(self.issues)
+
+
+def raise_issues(issues: Sequence[Issue]) -> None:
+    """400 listing every issue (nothing when there is none); its code is the most telling one
+    (connection_not_found, account_unauthorized, media_not_found, a media rule) or validation_error."""
+    if not issues:
+        return
+    codes = {i.code for i in issues if i.code}
+    code = next((c for c in _CODE_PRIORITY if c in codes), None)
+    raise ValidationFailed([i.message for i in issues], code=code)
 
 
 def _plan_lateness(plan: PostPlan, data: dict[str, Any]) -> None:
@@ -151,8 +186,7 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
     comment = data.get("firstComment")
     if comment:
         plan.first_comment = {"text": comment["text"], "delaySeconds": int(comment.get("delaySeconds") or 0)}
-    if len(plan.media_alt_texts) > len(plan.media_urls):
-        plan.issues.append(Issue("mediaAltTexts: must not have more items than mediaUrls", None, "mediaAltTexts"))
+    _check_alt_texts(plan)
     _resolve_targets(plan, workspace_id, data, full)
     if plan.queue:
         _check_queue(plan)
@@ -171,6 +205,49 @@ def build_plan(*, workspace_id: str, data: dict[str, Any], full: bool) -> PostPl
             _check_thread(plan, target, thread_kinds)
             _check_first_comment(plan, target)
     return plan
+
+
+def validate_published_media(
+    *,
+    workspace_id: str,
+    content_type: str,
+    media_urls: list[str],
+    media_alt_texts: list[str],
+    entries: Sequence[EntryContent],
+) -> list[Issue]:
+    """New media for a published post (a PATCH of its media), checked as publishing checks a
+    post: the files looked up in the workspace's uploads (``media_not_found``, ``media_too_large``;
+    a file seen for the first time is probed, as at create), the content type against them, at
+    most one alt text per file, then for each entry that is to take them its text and title within
+    its platform's limits with these media, its options, and every file within its platform's
+    media rules for its post type (in full once probed). Every problem found, as the create
+    words it (each names the field, and the platform where it is one's)."""
+    plan = PostPlan(
+        content_type=content_type,
+        text="",
+        timezone="UTC",
+        scheduled_at=None,
+        save_as_draft=False,
+        media_urls=list(media_urls),
+        media_alt_texts=list(media_alt_texts),
+        thumbnail_url="",
+        thumbnail_timestamp_ms=None,
+    )
+    _check_alt_texts(plan)
+    media = _resolve_media(plan, workspace_id)
+    if media is None:
+        return plan.issues
+    kinds = [m.kind for m in media]
+    _check_content_of(plan, kinds, [entry.platform for entry in entries])
+    for entry in entries:
+        _check_target(plan, entry, kinds)
+        _check_media(plan, entry, media, [])
+    return plan.issues
+
+
+def _check_alt_texts(plan: PostPlan) -> None:
+    if len(plan.media_alt_texts) > len(plan.media_urls):
+        plan.issues.append(Issue("mediaAltTexts: must not have more items than mediaUrls", None, "mediaAltTexts"))
 
 
 def _check_first_comment(plan: PostPlan, target: TargetPlan) -> None:
@@ -209,7 +286,7 @@ def _resolve_thread_media(plan: PostPlan, workspace_id: str) -> list[list[MediaI
 
 
 def _check_media(
-    plan: PostPlan, target: TargetPlan, media: list[MediaInfo], thread_media: list[list[MediaInfo] | None]
+    plan: PostPlan, target: EntryContent, media: list[MediaInfo], thread_media: list[list[MediaInfo] | None]
 ) -> None:
     """Every file of the post (and of its thread, where the platform publishes one) within what
     the entry's platform takes for the post type its options select (``platforms.media_rules``:
@@ -395,18 +472,19 @@ def _stored_config(config: dict[str, Any], key: str) -> dict[str, Any]:
 def _check_content(plan: PostPlan, kinds: list[str] | None) -> None:
     if kinds is None:
         return  # media could not be resolved; already reported
+    _check_content_of(plan, kinds, [target.platform for target in plan.targets])
+
+
+def _check_content_of(plan: PostPlan, kinds: list[str], platforms: list[str]) -> None:
+    """The content type against the media's kinds, and a DOCUMENT post's platforms."""
     issue = _content_type_issue(plan.content_type, kinds)
     if issue:
         plan.issues.append(Issue(issue, None, "contentType" if kinds else "mediaUrls"))
     if plan.content_type == ContentType.DOCUMENT:
-        for target in plan.targets:
-            if target.platform != Platform.LINKEDIN:
+        for platform in platforms:
+            if platform != Platform.LINKEDIN:
                 plan.issues.append(
-                    Issue(
-                        f"contentType: DOCUMENT posts go to LINKEDIN only, not {target.platform}",
-                        target.platform,
-                        "contentType",
-                    )
+                    Issue(f"contentType: DOCUMENT posts go to LINKEDIN only, not {platform}", platform, "contentType")
                 )
 
 
@@ -426,7 +504,7 @@ def _content_type_issue(content_type: str, kinds: list[str]) -> str | None:
     return None
 
 
-def _check_target(plan: PostPlan, target: TargetPlan, kinds: list[str] | None) -> None:
+def _check_target(plan: PostPlan, target: EntryContent, kinds: list[str] | None) -> None:
     platform, config = target.platform, target.config
     title_key = _TITLE_KEYS.get(platform)
     title = config.get(title_key) if title_key else None
@@ -439,7 +517,7 @@ def _check_target(plan: PostPlan, target: TargetPlan, kinds: list[str] | None) -
         plan.issues.append(Issue(message, platform, field_name))
 
 
-def _config_rules(plan: PostPlan, target: TargetPlan, kinds: list[str]) -> list[tuple[str, str]]:
+def _config_rules(plan: PostPlan, target: EntryContent, kinds: list[str]) -> list[tuple[str, str]]:
     platform, config, content = target.platform, target.config, plan.content_type
     field_name = CONFIG_FIELDS.get(platform, "")
     found: list[tuple[str, str]] = []

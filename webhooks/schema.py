@@ -136,7 +136,7 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
                         "fields": {
                             "type": "array",
                             "items": {"type": "string"},
-                            "description": "post.updated: the fields changed (text, title).",
+                            "description": "post.updated: the fields changed (text, title, media).",
                         },
                         "reason": {**_NULLABLE_STRING, "description": "SKIPPED: why."},
                         "errorCode": {**_NULLABLE_STRING, "description": "FAILED: the normalized errorCode."},
@@ -207,6 +207,89 @@ DATA_SCHEMAS: dict[str, dict[str, Any]] = {
                 },
                 "additionalProperties": True,
             }
+        },
+    },
+    "WebhookComment": {
+        "type": "object",
+        "description": "A comment (or a Google Business review) as GET /comments answers it.",
+        "required": ["id", "platform", "accountId", "platformCommentId", "author", "text", "createdAt"],
+        "properties": {
+            "id": _text("The comment's id here."),
+            "platform": _text("The platform it is on."),
+            "accountId": _text("The connected account whose post it is under."),
+            "postId": _maybe_text("The post it is under (null for a Google Business review)."),
+            "platformId": _maybe_text("The post's platform entry it is under (null for a review)."),
+            "parentId": _maybe_text("The comment it answers (null: directly under the post)."),
+            "platformCommentId": _text("Its id on the platform."),
+            "author": {
+                "type": "object",
+                "description": "Who wrote it.",
+                "properties": {
+                    "id": _maybe_text("The author's id on the platform."),
+                    "name": _maybe_text("The author's name."),
+                    "handle": _maybe_text("The author's handle."),
+                    "avatarUrl": _maybe_text("The author's picture."),
+                },
+            },
+            "text": _text("What it says."),
+            "createdAt": {"type": "string", "format": "date-time", "description": "When it was written."},
+            "likeCount": {"type": "integer", "nullable": True, "description": "The platform's own count."},
+            "replyCount": {"type": "integer", "nullable": True, "description": "The platform's own count of replies."},
+            "hidden": {"type": "boolean", "description": "Hidden from the post's public view."},
+            "answered": {"type": "boolean", "description": "A reply from the connected account exists under it."},
+            "fromAccount": {"type": "boolean", "description": "Written by the connected account itself."},
+            "rating": {"type": "integer", "nullable": True, "description": "A review's stars, 1 to 5."},
+            "permalink": _maybe_text("Its address on the platform."),
+            "deletedAt": _maybe_instant("When it was deleted; null while it is there."),
+            "firstSeenAt": {"type": "string", "format": "date-time", "description": "When a sync first found it."},
+        },
+        "additionalProperties": True,
+    },
+    "WebhookCommentAction": {
+        "type": "object",
+        "description": "An action on a comment, as its POST answered it and GET /comments/{id} lists it.",
+        "required": ["id", "commentId", "kind", "status"],
+        "properties": {
+            "id": _text("The action's id."),
+            "commentId": _text("The comment it acts on."),
+            "kind": {"type": "string", "enum": ["REPLY", "HIDE", "UNHIDE", "DELETE", "LIKE"], "description": "What."},
+            "status": {
+                "type": "string",
+                "enum": ["PENDING", "SENDING", "DONE", "FAILED"],
+                "description": "DONE on the platform, or FAILED (errorCode; unknown_outcome: check the platform).",
+            },
+            "text": _maybe_text("REPLY: the reply's text."),
+            "replyId": _maybe_text("REPLY, once DONE: the reply's own comment id here."),
+            "errorCode": _maybe_text("FAILED: the normalized errorCode."),
+            "errorMessage": _maybe_text("FAILED: the platform's words."),
+            "requestedAt": {"type": "string", "format": "date-time", "description": "When it was asked for."},
+            "finishedAt": _maybe_instant("When it became DONE or FAILED."),
+        },
+        "additionalProperties": True,
+    },
+    "WebhookCommentsReceivedData": {
+        "type": "object",
+        "required": ["accountId", "platform", "comments"],
+        "properties": {
+            "accountId": _text("The account whose posts (or location) the comments are under."),
+            "platform": _text("The account's platform."),
+            "comments": {
+                "type": "array",
+                "items": _ref("WebhookComment"),
+                "description": "The new comments found by one sync, oldest first (at most 100; each named once, ever).",
+            },
+        },
+    },
+    "WebhookCommentActionData": {
+        "type": "object",
+        "required": ["comment", "action"],
+        "properties": {
+            "comment": {"allOf": [_ref("WebhookComment")], "description": "The comment acted on, as it is now."},
+            "action": {"allOf": [_ref("WebhookCommentAction")], "description": "The action and its outcome."},
+            "reply": {
+                "allOf": [_ref("WebhookComment")],
+                "description": "comment.replied only: the reply, as a comment of the account's own.",
+            },
         },
     },
     "WebhookImageEventData": {
@@ -347,6 +430,40 @@ EVENT_DATA: dict[str, tuple[str, str, str]] = {
         "An account was disconnected (DELETE /social-accounts/{id}): its stored tokens are gone, its entries that "
         "were not sent failed with errorCode account_disconnected (their posts' own events follow as usual), its "
         "series paused and its posting queue was removed. Sent once.",
+    ),
+    "comment.received": (
+        "WebhookCommentsReceivedData",
+        "New comments",
+        "A comment sync found new comments (or Google Business reviews) under an account's posts: one event per "
+        "sync and account (up to 100 comments each), every comment named once, ever. The account's own replies "
+        "are not named.",
+    ),
+    "comment.replied": (
+        "WebhookCommentActionData",
+        "Reply posted",
+        "A reply asked for with POST /comments/{id}/replies is on the platform (`reply`); the comment is answered.",
+    ),
+    "comment.hidden": (
+        "WebhookCommentActionData",
+        "Comment hidden",
+        "POST /comments/{id}/hide is done on the platform.",
+    ),
+    "comment.unhidden": (
+        "WebhookCommentActionData",
+        "Comment shown again",
+        "POST /comments/{id}/unhide is done on the platform.",
+    ),
+    "comment.deleted": (
+        "WebhookCommentActionData",
+        "Comment deleted",
+        "DELETE /comments/{id} is done on the platform (its replies are gone with it).",
+    ),
+    "comment.liked": ("WebhookCommentActionData", "Comment liked", "POST /comments/{id}/like is done on the platform."),
+    "comment.action_failed": (
+        "WebhookCommentActionData",
+        "Comment action failed",
+        "A reply, hide, unhide, delete or like could not be done (`action.errorCode`; `unknown_outcome`: the platform "
+        "did not say whether it was done: check it before asking again).",
     ),
     "image.completed": (
         "WebhookImageEventData",

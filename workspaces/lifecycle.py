@@ -14,14 +14,16 @@ Deleting a workspace is a two-step job (a :class:`~workspaces.models.WorkspaceDe
 3. Until ``purge_after`` (``WORKSPACE_DELETION_GRACE_DAYS``, default 30 days) the organization may
    restore the workspace (:func:`workspace_restore`): it is active again, its keys work again,
    its accounts must be connected again and its series resumed. After it, the beat task
-   (:func:`workspaces_purge`) deletes the workspace with every row of it; the job is kept, so
-   that its status URL answers ``purged``.
+   (:func:`workspaces_purge`) deletes every row of the workspace in bounded batches, each its
+   own transaction (``workspaces.purge``), then the workspace; the job is kept, so that its
+   status URL answers ``purged``.
 
 Each change is recorded in the audit log in its own transaction."""
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Any
 
 from celery import current_app
@@ -39,6 +41,9 @@ from posts.services.transitions import post_unschedule
 from workspaces import key_cache
 from workspaces.models import DeletionStatus, Organization, Workspace, WorkspaceDeletion
 from workspaces.plans import WORKSPACES, require_within
+from workspaces.purge import workspace_rows_purge
+
+logger = logging.getLogger(__name__)
 
 DEACTIVATE_TASK = "workspaces.deactivate_workspace"
 OPEN = (DeletionStatus.PENDING, DeletionStatus.DEACTIVATED)
@@ -206,23 +211,54 @@ def workspace_deactivate(*, deletion_id: str) -> bool:
 
 
 def workspaces_purge(*, now: dt.datetime | None = None) -> int:
-    """The beat task's work: run step one again for jobs whose task was lost, then delete every
-    workspace whose grace period is over, with all its rows (each in its own transaction; the
-    job is kept as ``purged``, and the purge recorded in the audit log). Running it twice
-    deletes nothing more. Returns how many workspaces were purged."""
+    """The beat task's work: run step one again for jobs whose task was lost, then purge every
+    workspace whose grace period is over (:func:`workspace_purge`, one after the other; one that
+    fails does not keep the others waiting, and its error is raised once they are done). Running
+    it twice deletes nothing more. Returns how many workspaces were purged."""
     now = now or timezone.now()
     lost = WorkspaceDeletion.objects.filter(status=DeletionStatus.PENDING, requested_at__lte=now - LOST_AFTER)
     for deletion_id in list(lost.values_list("id", flat=True)):
         workspace_deactivate(deletion_id=deletion_id)
     due = WorkspaceDeletion.objects.filter(status=DeletionStatus.DEACTIVATED, purge_after__lte=now)
-    purged = 0
+    purged, failures = 0, []
     for deletion_id in list(due.order_by("purge_after").values_list("id", flat=True)):
-        purged += int(_purge(deletion_id, now=now))
+        try:
+            purged += int(workspace_purge(deletion_id=deletion_id, now=now))
+        except Exception as exc:
+            logger.exception("workspace purge %s failed; the next run resumes it", deletion_id)
+            failures.append(exc)
+    if failures:
+        raise failures[0]
     return purged
 
 
+def workspace_purge(*, deletion_id: str, now: dt.datetime) -> bool:
+    """Step two of a deletion whose grace period is over: the workspace's rows removed in
+    bounded batches, each its own transaction (``workspaces.purge``), then the workspace itself
+    with whatever appeared meanwhile, the job marked ``purged`` and the purge recorded in the
+    audit log, in one short transaction. Until that last step the job stays ``deactivated``
+    (it can no longer be restored: its grace period is over), so a purge that dies midway is
+    finished by the next run. True when this call marked it purged; a second call does nothing."""
+    workspace_id = _purgeable(deletion_id, now=now)
+    if workspace_id is None:
+        return False
+    workspace_rows_purge(workspace_id=workspace_id, batch_size=settings.WORKSPACE_PURGE_BATCH_SIZE)
+    return _purge_finish(deletion_id, now=now)
+
+
+def _purgeable(deletion_id: str, *, now: dt.datetime) -> str | None:
+    """The id of the workspace of a due job whose rows may be removed; None when the job is not due
+    (or no longer open). An active workspace's rows are never removed."""
+    deletion = WorkspaceDeletion.objects.filter(pk=deletion_id).first()
+    if deletion is None or deletion.status != DeletionStatus.DEACTIVATED or deletion.purge_after > now:
+        return None
+    if Workspace.objects.filter(pk=deletion.workspace_ref, deleted_at__isnull=True).exists():
+        return None
+    return deletion.workspace_ref
+
+
 @transaction.atomic
-def _purge(deletion_id: str, *, now: dt.datetime) -> bool:
+def _purge_finish(deletion_id: str, *, now: dt.datetime) -> bool:
     deletion = WorkspaceDeletion.objects.select_for_update().filter(pk=deletion_id).first()
     if deletion is None or deletion.status != DeletionStatus.DEACTIVATED or deletion.purge_after > now:
         return False
@@ -237,7 +273,7 @@ def _purge(deletion_id: str, *, now: dt.datetime) -> bool:
             target_id=workspace.id,
             changes={"deletionId": deletion.id, "name": workspace.name},
         )
-        workspace.delete()  # every row of it, by the foreign keys' cascades
+        workspace.delete()  # its rows are gone by now: only those made since the batches ran cascade
     deletion.status, deletion.purged_at = DeletionStatus.PURGED, now
     deletion.save(update_fields=["status", "purged_at"])
     return True

@@ -17,6 +17,11 @@ class Permission:
     WEBHOOKS_MANAGE = "webhooks.manage"
     ANALYTICS_READ = "analytics.read"
     AI_GENERATE = "ai.generate"
+    # The inbox (issue 33): read the comments under the accounts' posts, reply to them as the
+    # account, and hide, show again, delete or like them.
+    COMMENTS_READ = "comments.read"
+    COMMENTS_REPLY = "comments.reply"
+    COMMENTS_MODERATE = "comments.moderate"
     # The organization permission of the same name, held by a workspace's admins for their own
     # workspace (GET /usage answers its usage only).
     USAGE_READ = "usage.read"
@@ -65,6 +70,9 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             Permission.WEBHOOKS_READ,
             Permission.WEBHOOKS_MANAGE,
             Permission.AI_GENERATE,
+            Permission.COMMENTS_READ,
+            Permission.COMMENTS_REPLY,
+            Permission.COMMENTS_MODERATE,
         }
     ),
     Role.CONTRIBUTOR: frozenset(
@@ -75,10 +83,17 @@ ROLE_PERMISSIONS: dict[str, frozenset[str]] = {
             Permission.ACCOUNTS_READ,
             Permission.ANALYTICS_READ,
             Permission.AI_GENERATE,
+            Permission.COMMENTS_READ,
         }
     ),
     Role.VIEWER: frozenset(
-        {Permission.POSTS_READ, Permission.ACCOUNTS_READ, Permission.ANALYTICS_READ, Permission.WEBHOOKS_READ}
+        {
+            Permission.POSTS_READ,
+            Permission.ACCOUNTS_READ,
+            Permission.ANALYTICS_READ,
+            Permission.WEBHOOKS_READ,
+            Permission.COMMENTS_READ,
+        }
     ),
 }
 
@@ -111,6 +126,9 @@ _ABILITIES: dict[str, tuple[str, str]] = {
     Permission.WEBHOOKS_MANAGE: ("webhooks", "manage"),
     Permission.ANALYTICS_READ: ("analytics", "read"),
     Permission.AI_GENERATE: ("AI images", "generate"),
+    Permission.COMMENTS_READ: ("comments", "read"),
+    Permission.COMMENTS_REPLY: ("comments", "reply to"),
+    Permission.COMMENTS_MODERATE: ("comments", "moderate"),
     Permission.USAGE_READ: ("plan usage", "read"),
 }
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection
 
 from core.errors import NotFound
+from core.pagination import CursorPage, newest_first_page
 from workspaces.models import ApiKey, DeletionStatus, Membership, Organization, Workspace, WorkspaceDeletion
 
 if TYPE_CHECKING:  # access → principal → this module: the type only
@@ -35,6 +36,26 @@ def deletion_get(*, organization_id: str, deletion_id: str) -> WorkspaceDeletion
 def workspace_keys(*, workspace: Workspace) -> list[ApiKey]:
     """The workspace's keys, newest first."""
     return list(ApiKey.objects.filter(workspace=workspace).order_by("-created_at", "-id"))
+
+
+def organization_key_get(*, organization_id: str, key_id: str) -> ApiKey:
+    """An organization key of the organization; 404 otherwise (another organization's key and a
+    workspace key alike)."""
+    api_key = ApiKey.objects.filter(pk=key_id, organization_id=organization_id).first()
+    if api_key is None:
+        raise NotFound("API key not found")
+    return api_key
+
+
+def organization_keys_page(*, organization_id: str, limit: int, after: str | None) -> CursorPage:
+    """The organization's own keys (not its workspaces'), newest first, revoked and expired ones
+    too; one query whatever the page size."""
+    return newest_first_page(
+        ApiKey.objects.filter(organization_id=organization_id),
+        limit=limit,
+        after=after,
+        invalid="after must be a nextCursor returned by GET /organization-keys",
+    )
 
 
 def organization_workspaces(*, organization: Organization) -> list[Workspace]:

@@ -11,11 +11,12 @@ import string
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from audit.actors import Actor, system_actor
 from audit.services import record
-from core.errors import NotFound, PermissionDenied
+from core.errors import Conflict, NotFound, PermissionDenied
 from workspaces import key_cache
 from workspaces.models import ORGANIZATION_KEY_PREFIX, WORKSPACE_KEY_PREFIX, ApiKey, Organization, Workspace
 from workspaces.roles import ORGANIZATION_PERMISSIONS, ROLE_PERMISSIONS, OrganizationPermission, Role, permissions_of
@@ -290,4 +291,68 @@ def workspace_key_revoke(*, workspace: Workspace, key_id: str, actor: Actor) -> 
     api_key = ApiKey.objects.filter(pk=key_id, workspace=workspace).first()
     if api_key is None:
         raise NotFound("API key not found")
+    return _revoke(api_key, actor=actor)
+
+
+# --- organization keys through the API (an organization key holding keys.manage) -------------
+
+
+@transaction.atomic
+def organization_key_issue(
+    *,
+    organization: Organization,
+    issuer: ApiKey,
+    name: str,
+    role: str,
+    permissions: list[str],
+    expires_at: dt.datetime | None,
+    actor: Actor,
+) -> IssuedKey:
+    """An organization key of ``organization`` made by its key ``issuer`` (``keys.manage``, checked
+    by the view), holding no more than the issuer does: its role within the issuer's role and its
+    organization permissions among the issuer's (403 ``permission_denied`` naming the first one it
+    would add, as for workspace keys). The plaintext is returned once; only its hash is stored,
+    and the audit event is written with it."""
+    _require_role_within(role=role, issuer=issuer)
+    return organization_key_create(
+        organization=organization,
+        name=name,
+        role=role,
+        permissions=permissions,
+        issued_by=issuer,
+        expires_at=expires_at,
+        actor=actor,
+    )
+
+
+def _manages_keys(*, organization_id: str, now: dt.datetime) -> QuerySet[ApiKey]:
+    """The organization's keys that can manage keys now: not revoked, not expired, ``keys.manage``."""
+    return ApiKey.objects.filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now),
+        organization_id=organization_id,
+        revoked_at__isnull=True,
+        organization_permissions__contains=[OrganizationPermission.KEYS_MANAGE],
+    )
+
+
+@transaction.atomic
+def organization_key_revoke(*, organization: Organization, key_id: str, actor: Actor) -> ApiKey:
+    """Revoke an organization key of ``organization`` (404 for any other id: another
+    organization's key, a workspace key). Idempotent: a revoked key is answered again with its
+    first revocation time. Refused with 409 ``last_key_manager`` when it is the organization's
+    last working key holding ``keys.manage`` (a key revoking itself, in practice), so that the
+    organization never locks itself out of its keys; staff revocations (admin, ``manage.py``) are
+    not refused. The organization's row is locked first, so that two such keys revoking
+    themselves at once cannot both succeed. Every process refuses the key from the next request."""
+    Organization.objects.select_for_update().filter(pk=organization.id).values_list("pk", flat=True).get()
+    api_key = ApiKey.objects.filter(pk=key_id, organization_id=organization.id).first()
+    if api_key is None:
+        raise NotFound("API key not found")
+    managers = _manages_keys(organization_id=organization.id, now=timezone.now())
+    if managers.filter(pk=api_key.pk).exists() and not managers.exclude(pk=api_key.pk).exists():
+        raise Conflict(
+            f"This is the organization's last working key holding {OrganizationPermission.KEYS_MANAGE}: mint "
+            "another one first, or ask staff to revoke it",
+            code="last_key_manager",
+        )
     return _revoke(api_key, actor=actor)

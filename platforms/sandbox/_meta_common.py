@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 
+from platforms.sandbox import audience
 from platforms.sandbox.common import pull_media
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -343,9 +344,18 @@ def log_publish(
 # --- (Instagram, Threads) have in common ----------------------------------------------------
 
 
-def post_comment(store: SandboxStore, request: HttpRequest, *, object_id: str, exists: bool) -> JsonResponse:
+def post_comment(
+    store: SandboxStore,
+    request: HttpRequest,
+    *,
+    object_id: str,
+    exists: bool,
+    create: Callable[[str], str] | None = None,
+) -> JsonResponse:
     """``POST /{object-id}/comments`` (Facebook posts, Instagram media): a comment under an object
-    that exists, its id answered; the call recorded with its body (tests count comments by it)."""
+    that exists, its id answered; the call recorded with its body (tests count comments by it).
+    ``create`` stores the account's comment (given its text) and answers its id; without it the
+    comment is kept apart from the audience's."""
     if request.method != "POST":
         return bad_method()
     message = param(request, "message")
@@ -358,8 +368,11 @@ def post_comment(store: SandboxStore, request: HttpRequest, *, object_id: str, e
         )
     if not message.strip():
         return graph_error("(#100) The parameter message is required", code=100)
-    comment_id = new_numeric_id(store, "17")
-    store.put("comment", comment_id, {"id": comment_id, "object_id": object_id, "message": message})
+    if create is not None:
+        comment_id = create(message)
+    else:
+        comment_id = new_numeric_id(store, "17")
+        store.put("comment", comment_id, {"id": comment_id, "object_id": object_id, "message": message})
     request.sandbox_log = {  # type: ignore[attr-defined]
         "comment": True,
         "on": object_id,
@@ -367,6 +380,80 @@ def post_comment(store: SandboxStore, request: HttpRequest, *, object_id: str, e
         "body": {"message": message},
     }
     return JsonResponse({"id": comment_id})
+
+
+# --- comments: the audience (platforms.sandbox.audience) under Graph ids ----------------------
+#
+# An audience comment's neutral id is ``<post id>_<key>`` (keys are lower-case letters and
+# digits). Graph ids are digits: each key character becomes two digits (0-9 → 10-19, a-z →
+# 20-45), so an id always leads back to its post and key without a lookup table.
+
+_KEY_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _key_digits(key: str) -> str:
+    return "".join(f"{10 + _KEY_CHARS.index(char):02d}" for char in key)
+
+
+def _key_of(digits: str) -> str | None:
+    if not digits or len(digits) % 2 or not digits.isdigit():
+        return None
+    codes = [int(digits[i : i + 2]) - 10 for i in range(0, len(digits), 2)]
+    if any(not 0 <= code < len(_KEY_CHARS) for code in codes):
+        return None
+    return "".join(_KEY_CHARS[code] for code in codes)
+
+
+def numeric_comment_id(neutral: str) -> str:
+    """The all-digit Graph id (Instagram, Threads) of the audience comment ``neutral``: ``17``, the
+    post id's length in two digits, the post id, the key's digits."""
+    post_id, key = audience.split_id(neutral)
+    return f"17{len(post_id):02d}{post_id}{_key_digits(key)}"
+
+
+def neutral_of_numeric(comment_id: str) -> str | None:
+    """The audience id behind :func:`numeric_comment_id` (None: not a comment id)."""
+    if not comment_id.isdigit() or not comment_id.startswith("17") or len(comment_id) < 6:
+        return None
+    length = int(comment_id[2:4])
+    post_id, rest = comment_id[4 : 4 + length], comment_id[4 + length :]
+    key = _key_of(rest)
+    if len(post_id) != length or key is None or not key[0].isalpha():
+        return None
+    return audience.comment_id(post_id, key)
+
+
+def underscored_comment_id(neutral: str) -> str:
+    """A Facebook comment id: ``<post id>_<key digits>`` (Graph's ``{object}_{comment}`` form)."""
+    post_id, key = audience.split_id(neutral)
+    return f"{post_id}_{_key_digits(key)}"
+
+
+def neutral_of_underscored(comment_id: str) -> str | None:
+    post_id, _, digits = comment_id.rpartition("_")
+    key = _key_of(digits)
+    if not post_id or key is None or not key[0].isalpha():
+        return None
+    return audience.comment_id(post_id, key)
+
+
+def new_reply_key(store: SandboxStore) -> str:
+    """A key for one of the account's own comments or replies (``a<n>``)."""
+    return f"a{store.redis.incr(store._key('reply-seq'))}"
+
+
+def add_account_comment(
+    store: SandboxStore, post_id: str, parent_id: str, text: str, author: audience.Person
+) -> dict[str, Any]:
+    """The account's comment under ``post_id`` (``parent_id`` "": under the post itself)."""
+    reply_id = audience.comment_id(post_id, new_reply_key(store))
+    return audience.add_reply(store, post_id, parent_id, text, author=author, reply_id=reply_id)
+
+
+def hide_flag(request: HttpRequest, name: str) -> bool | None:
+    """A ``true``/``false`` parameter (None: absent or neither)."""
+    value = param(request, name).lower()
+    return {"true": True, "false": False, "1": True, "0": False}.get(value)
 
 
 def facebook_login_views(
@@ -397,7 +484,8 @@ def owned_listing(
     since, until = since_until(request)
     mine = [item for item in items if item[owner_key] == owner and since <= item["created"] <= until]
     mine.sort(key=lambda item: item["created"], reverse=True)
-    return JsonResponse(paged(request, [view(item) for item in mine]))
+    page = paged(request, mine)  # rendered after paging: a view may read the store
+    return JsonResponse({**page, "data": [view(item) for item in page["data"]]})
 
 
 def quota_used(items: list[dict[str, Any]], *, owner_key: str, owner: str) -> int:
@@ -439,10 +527,11 @@ def publish_container(
     refusal: Callable[[dict[str, Any]], JsonResponse | None],
     quota_reached: Callable[[], JsonResponse],
     published: Callable[[dict[str, Any]], dict[str, Any]],
+    new_media_id: Callable[[dict[str, Any]], str] | None = None,
 ) -> JsonResponse:
     """``*_publish`` with ``creation_id``: a container published once (a repeat answers the same
     id), refused while ``refusal`` says so or when the 24-hour quota is used up; ``published``
-    gives the new post's fields from the container."""
+    gives the new post's fields from the container, ``new_media_id`` (when given) its id."""
     container = store.get("container", param(request, "creation_id"))
     if container is None or container[owner_key] != owner:
         return invalid_id()
@@ -454,7 +543,7 @@ def publish_container(
         return refused
     if quota_used(store.all(collection), owner_key=owner_key, owner=owner) >= quota_total:
         return quota_reached()
-    media_id = new_numeric_id(store, "180")
+    media_id = new_media_id(container) if new_media_id is not None else new_numeric_id(store, "180")
     store.put(collection, media_id, {"id": media_id, owner_key: owner, "created": time.time(), **published(container)})
     store.update("container", container["id"], media_id=media_id, **{status_key: "PUBLISHED"})
     log_publish(request, remote_id=media_id, marker=container["id"], text=text)

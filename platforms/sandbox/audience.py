@@ -6,7 +6,8 @@ comments a sync must find with :func:`expected` before it syncs. A comment appea
 ``SANDBOX_AUDIENCE_PACE_SECONDS`` × its rank after the post was published (0: all at once), so a
 sync of a young post finds new comments on every run. What changes a comment (the account's
 replies, hiding, deleting, liking) is kept in the simulator's :class:`~platforms.sandbox.store.SandboxStore`
-and laid over the generated ones by :func:`thread`.
+and laid over the generated ones by :func:`thread` (:func:`threads` for many posts at once, in three
+store reads); :func:`comment_count` counts a thread the way a platform counts a post's comments.
 
 Each simulator renders these neutral documents in its platform's own shapes and id formats
 (:func:`comment_id` joins a post id and a comment's key; :func:`split_id` takes one apart).
@@ -180,16 +181,34 @@ def thread(store: SandboxStore, slug: str, post_id: str, published_at: float) ->
     and the account's replies, each with ``hidden``, ``liked`` and ``fromAccount``, without the
     deleted ones (nor the replies under a deleted one); ``author`` as a plain dict;
     ``replyCount`` counts each comment's visible direct replies."""
-    generated = [
-        {**c, "author": c["author"].__dict__, "fromAccount": False} for c in expected(slug, post_id, published_at)
-    ]
-    replies = store.all(_replies_kind(post_id))
-    every = sorted(generated + replies, key=lambda c: (c["createdAt"], c["id"]))
-    states = {c["id"]: store.get(_STATE, c["id"]) or {} for c in every}
+    return threads(store, slug, [(post_id, published_at)])[post_id]
+
+
+def threads(store: SandboxStore, slug: str, posts: list[tuple[str, float]]) -> dict[str, list[dict[str, Any]]]:
+    """:func:`thread` of each ``(post id, published at)`` of ``posts``, by post id, in at most three
+    store reads whatever their number (the ids of the account's replies under every post, those
+    replies, the states of every comment), so a call that reports the comments of many posts stays
+    cheap."""
+    generated = {
+        post_id: [{**c, "author": c["author"].__dict__, "fromAccount": False} for c in expected(slug, post_id, at)]
+        for post_id, at in posts
+    }
+    replies = store.all_of_kinds([_replies_kind(post_id) for post_id in generated])
+    every = {
+        post_id: sorted(shown + replies[_replies_kind(post_id)], key=lambda c: (c["createdAt"], c["id"]))
+        for post_id, shown in generated.items()
+    }
+    ids = [c["id"] for comments in every.values() for c in comments]
+    states = dict(zip(ids, store.get_many(_STATE, ids), strict=True))
+    return {post_id: _overlaid(comments, states) for post_id, comments in every.items()}
+
+
+def _overlaid(every: list[dict[str, Any]], states: dict[str, dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """``every`` comment of a post (oldest first) with what the account did to it laid over."""
     gone: set[str] = set()
     shown: list[dict[str, Any]] = []
     for comment in every:
-        state = states[comment["id"]]
+        state = states[comment["id"]] or {}
         if state.get("deleted") or comment["parentId"] in gone:
             gone.add(comment["id"])
             continue
@@ -206,6 +225,22 @@ def thread(store: SandboxStore, slug: str, post_id: str, published_at: float) ->
         if comment["parentId"]:
             counts[comment["parentId"]] = counts.get(comment["parentId"], 0) + 1
     return [{**c, "replyCount": counts.get(c["id"], 0)} for c in shown]
+
+
+def comment_count(comments: list[dict[str, Any]], *, direct_only: bool = False, public_only: bool = False) -> int:
+    """How many of a post's comments (as :func:`thread` shows them) a platform's own count of them
+    holds: every one, or (``direct_only``) those under the post itself, not the replies to them;
+    ``public_only`` leaves out the hidden ones and every one under a hidden one (a platform whose
+    hidden comments are off the post, such as YouTube's held for review)."""
+    off: set[str] = set()
+    counted = 0
+    for comment in comments:  # oldest first: a parent comes before its replies
+        if public_only and (comment["hidden"] or comment["parentId"] in off):
+            off.add(comment["id"])
+            continue
+        if not direct_only or not comment["parentId"]:
+            counted += 1
+    return counted
 
 
 def find(store: SandboxStore, slug: str, comment: str, published_at: float) -> dict[str, Any] | None:

@@ -1,9 +1,16 @@
 """Simulator of a Bluesky PDS (plus the AppView reads and the video service) over XRPC under
 ``/sandbox/bluesky/xrpc/<nsid>``: sessions with real-shaped JWTs (any handle, password
 ``sandbox``; unknown handles become new users), uploadBlob, createRecord/getRecord with record-key
-uniqueness, getProfile/getAuthorFeed/getPosts with counts that grow, the video service's
-uploadVideo/getJobStatus under ``/sandbox/bluesky/video/xrpc/``, the ``{error, message}``
-envelope and the ``ratelimit-*`` headers."""
+uniqueness, getProfile/getAuthorFeed/getPosts with counts that grow (``replyCount``: the replies
+the thread shows), the video service's uploadVideo/getJobStatus under
+``/sandbox/bluesky/video/xrpc/``, the ``{error, message}`` envelope and the ``ratelimit-*`` headers.
+
+Engagement: the audience (:mod:`platforms.sandbox.audience`) replies under each of the user's
+posts from accounts of its own (at-uris with content ids, resolvable through getPosts);
+``app.bsky.feed.getPostThread`` shows the reply tree (``depth``), with the post's threadgate; a
+reply record of the user's under a post joins its thread; ``app.bsky.feed.like`` records like a
+reply; a threadgate written with ``com.atproto.repo.putRecord`` hides the replies its
+``hiddenReplies`` names (at most 300)."""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import time
@@ -23,8 +31,8 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
 from platforms.base import Platform
-from platforms.sandbox import media_checks, pages
-from platforms.sandbox.common import bearer_token, grown, iso, json_response, sniff_mime
+from platforms.sandbox import audience, audience_ids, media_checks, pages
+from platforms.sandbox.common import as_dict, bearer_token, grown, iso, json_response, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import json_body, simulator_view
@@ -38,6 +46,11 @@ BLOB_LIMIT = 100 * 1024 * 1024
 VIDEO_READY_AFTER = 1.5
 TID = re.compile(r"^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$")
 POST = "app.bsky.feed.post"
+LIKE = "app.bsky.feed.like"
+THREADGATE = "app.bsky.feed.threadgate"
+HIDDEN_REPLIES_MAX = 300
+# where each collection's records are kept, per repo (``<kind>:<did>``)
+RECORDS = {POST: "posts", LIKE: "likes", THREADGATE: "threadgates"}
 
 
 class XrpcError(Exception):
@@ -274,13 +287,38 @@ def _embed_view(request: HttpRequest, did: str, embed: dict[str, Any] | None) ->
     return None
 
 
-def _post_view(request: HttpRequest, user: dict[str, Any], post: dict[str, Any]) -> dict[str, Any]:
+def _reply_counts(posts: list[dict[str, Any]]) -> dict[str, int]:
+    """``replyCount`` of each of the user's posts, by uri: the replies whose parent is that very
+    post, as getPostThread shows them (a reply to a reply counts under its own parent; one the
+    threadgate hides still counts, as it is still a reply); every thread's read in the same three
+    store reads."""
+    roots = {p["uri"]: p for p in posts if "reply" not in p["value"]}
+    for post in posts:
+        root_uri = str(as_dict(as_dict(post["value"].get("reply")).get("root")).get("uri") or post["uri"])
+        if root_uri not in roots and (found := _root_post(root_uri)) is not None:
+            roots[root_uri] = found[1]
+    shown = audience.threads(_store(), SLUG, [(r["uri"], r["indexed"]) for r in roots.values()])
+    counts: dict[str, int] = {}
+    for post in posts:
+        if post["uri"] in roots:
+            counts[post["uri"]] = audience.comment_count(shown[post["uri"]], direct_only=True)
+            continue
+        root_uri = str(as_dict(as_dict(post["value"].get("reply")).get("root")).get("uri") or "")
+        mine = audience.comment_id(root_uri, audience_ids.own_key(post["uri"].rsplit("/", 1)[-1]))
+        counts[post["uri"]] = next((c["replyCount"] for c in shown.get(root_uri, []) if c["id"] == mine), 0)
+    return counts
+
+
+def _post_view(
+    request: HttpRequest, user: dict[str, Any], post: dict[str, Any], replies: int | None = None
+) -> dict[str, Any]:
+    """A postView of one of the user's posts; ``replies`` its reply count when already counted."""
     view = {
         "uri": post["uri"],
         "cid": post["cid"],
         "author": _profile_basic(user),
         "record": post["value"],
-        "replyCount": grown(post["indexed"], 0.3),
+        "replyCount": _reply_counts([post])[post["uri"]] if replies is None else replies,
         "repostCount": grown(post["indexed"], 0.6),
         "likeCount": grown(post["indexed"], 2.0),
         "quoteCount": grown(post["indexed"], 0.1),
@@ -305,7 +343,8 @@ def get_author_feed(request: HttpRequest) -> tuple[Any, dict[str, str]]:
         raise XrpcError(400, "InvalidRequest", "Invalid limit or cursor")
     posts = sorted(_store().all(f"posts:{user['did']}"), key=lambda p: p["indexed"], reverse=True)
     page = posts[offset : offset + limit]
-    body: dict[str, Any] = {"feed": [{"post": _post_view(request, user, p)} for p in page]}
+    counts = _reply_counts(page)
+    body: dict[str, Any] = {"feed": [{"post": _post_view(request, user, p, counts[p["uri"]])} for p in page]}
     if offset + limit < len(posts):
         body["cursor"] = str(offset + limit)
     return body, _ratelimit(viewer["did"])
@@ -316,13 +355,19 @@ def get_posts(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     uris = request.GET.getlist("uris")
     if len(uris) > 25:
         raise XrpcError(400, "InvalidRequest", "uris must not have more than 25 elements")
-    views = []
+    own: list[tuple[dict[str, Any], dict[str, Any]] | None] = []
     for uri in uris:
         match = re.fullmatch(r"at://([^/]+)/([^/]+)/([^/]+)", uri)
         user = _user_by(match.group(1)) if match else None
         post = _store().get(f"posts:{user['did']}", match.group(3)) if user and match else None
-        if user and post:
-            views.append(_post_view(request, user, post))
+        own.append((user, post) if user and post else None)
+    counts = _reply_counts([found[1] for found in own if found is not None])
+    views = []
+    for uri, found in zip(uris, own, strict=True):
+        if found is not None:
+            views.append(_post_view(request, found[0], found[1], counts[found[1]["uri"]]))
+        elif (reply := _thread_reply(uri)) is not None:
+            views.append(_reply_view(*reply))
     return {"posts": views}, _ratelimit(viewer["did"])
 
 
@@ -411,6 +456,8 @@ def _check_reply(reply: Any) -> None:
         did, _, rest = ref["uri"].removeprefix("at://").partition("/")
         collection, _, rkey = rest.partition("/")
         post = _store().get(f"posts:{did}", rkey) if collection == POST and rkey else None
+        if post is None and (reply := _thread_reply(ref["uri"])) is not None:
+            post = {"cid": _reply_cid(reply[0], reply[2])}
         if post is None or post["cid"] != ref["cid"]:
             raise XrpcError(400, "InvalidRequest", f"Could not find reply {name}: {ref['uri']} ({ref['cid']})")
 
@@ -438,6 +485,8 @@ def create_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     request.sandbox_log = log  # type: ignore[attr-defined]
     if str(body.get("repo")) not in {user["did"], user["handle"]}:
         raise XrpcError(400, "InvalidRequest", "Invalid repo")
+    if body.get("collection") == LIKE:
+        return _create_like(request, user, rkey, record)
     if body.get("collection") != POST:
         raise XrpcError(400, "InvalidRequest", f"Unsupported collection: {body.get('collection')}")
     if rkey and not TID.match(rkey):
@@ -453,6 +502,7 @@ def create_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     if not created:
         request.sandbox_log["repeat"] = True  # type: ignore[attr-defined]
         raise XrpcError(400, "InvalidRequest", f"Record already exists: {uri}")
+    _join_thread(user, rkey, record)
     rev = _tid()
     return {
         "uri": uri,
@@ -472,9 +522,10 @@ def delete_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     request.sandbox_log = {"delete": True, "remoteId": uri}  # type: ignore[attr-defined]
     if str(body.get("repo")) not in {user["did"], user["handle"]}:
         raise XrpcError(400, "InvalidRequest", "Invalid repo")
-    if body.get("collection") != POST or not rkey:
+    if body.get("collection") not in (POST, LIKE) or not rkey:
         raise XrpcError(400, "InvalidRequest", "Input must have the properties collection and rkey")
-    if not _store().delete(f"posts:{user['did']}", rkey):
+    _leave_thread(user, str(body["collection"]), rkey)
+    if not _store().delete(f"{RECORDS[str(body['collection'])]}:{user['did']}", rkey):
         # deleteRecord of a record that is not there succeeds too; the log says so (tests tell a
         # delete that removed the post from one that found it gone)
         request.sandbox_log["alreadyGone"] = True  # type: ignore[attr-defined]
@@ -485,11 +536,352 @@ def delete_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
 def get_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
     user = _user_by(str(request.GET.get("repo") or "").lower())
     collection, rkey = request.GET.get("collection"), str(request.GET.get("rkey") or "")
-    post = _store().get(f"posts:{user['did']}", rkey) if user and collection == POST else None
+    kind = RECORDS.get(str(collection))
+    post = _store().get(f"{kind}:{user['did']}", rkey) if user and kind else None
     if post is None:
         repo = request.GET.get("repo")
         raise XrpcError(400, "RecordNotFound", f"Could not locate record: at://{repo}/{collection}/{rkey}")
     return {"uri": post["uri"], "cid": post["cid"], "value": post["value"]}, {}
+
+
+# --- the audience: replies under the user's posts ------------------------------------------------
+
+
+def _split_uri(uri: str) -> tuple[str, str, str]:
+    """(repo, collection, rkey) of an at:// uri ("" for the parts it lacks)."""
+    repo, _, rest = str(uri).removeprefix("at://").partition("/")
+    collection, _, rkey = rest.partition("/")
+    return repo, collection, rkey
+
+
+def _fan_did(person_id: str) -> str:
+    return "did:plc:" + base64.b32encode(hashlib.sha256(f"fan:{person_id}".encode()).digest()).decode().lower()[:24]
+
+
+def _audience_rkey(comment: dict[str, Any]) -> str:
+    """The record key of an audience reply: a TID of when it was written, made unique by its id."""
+    noise = int.from_bytes(hashlib.sha256(comment["id"].encode()).digest()[:2], "big") & 0x3FF
+    value = (int(comment["createdAt"] * 1_000_000) << 10) | noise
+    alphabet = "234567abcdefghijklmnopqrstuvwxyz"
+    return "".join(alphabet[(value >> (5 * (12 - i))) & 31] for i in range(13))
+
+
+def comment_uri(comment: dict[str, Any]) -> str:
+    """The at:// uri of a reply in a thread (an audience document of
+    :func:`platforms.sandbox.audience.thread`): the user's own reply is its record in the user's
+    repo; the audience's, a post in its author's repo."""
+    post_uri, key = audience.split_id(comment["id"])
+    own = audience_ids.own_platform_id(key)
+    if own is not None:
+        return f"at://{_split_uri(post_uri)[0]}/{POST}/{own}"
+    return f"at://{_fan_did(comment['author']['id'])}/{POST}/{_audience_rkey(comment)}"
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The at:// uri this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find (and can act on one before any listing showed it)."""
+    post_uri, key = audience.split_id(neutral)
+    own = audience_ids.own_platform_id(key)
+    if own is not None:
+        return f"at://{_split_uri(post_uri)[0]}/{POST}/{own}"
+    root = _root_post(post_uri)
+    published = root[1]["indexed"] if root else 0.0
+    written = audience.expected(SLUG, post_uri, published, now=math.inf)
+    found = next((c for c in written if c["id"] == neutral), None)
+    if found is None:
+        raise KeyError(f"the audience writes no comment {neutral}")
+    comment = {**found, "author": found["author"].__dict__, "fromAccount": False}
+    _remember([comment])
+    return comment_uri(comment)
+
+
+def _remember(comments: list[dict[str, Any]]) -> None:
+    """Note which audience document each shown reply's uri names (a uri is all a client has)."""
+    pipe = _store().redis.pipeline()
+    for comment in comments:
+        if not comment["fromAccount"]:
+            uri = comment_uri(comment)
+            pipe.hset(_store()._key("reply-uri"), uri, str(comment["id"]))
+            # its page on bsky.app: /profile/<handle>/post/<rkey>
+            pipe.hset(
+                _store()._key("reply-page"), f"{comment['author']['handle']}.bsky.social/{uri.rsplit('/', 1)[-1]}", uri
+            )
+    pipe.execute()
+
+
+def _root_post(uri: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(author, post) of a post that starts a thread (a post of the user's that replies to none)."""
+    did, collection, rkey = _split_uri(uri)
+    user = _store().get("user", did) if collection == POST and rkey else None
+    post = _store().get(f"posts:{did}", rkey) if user else None
+    if user is None or post is None or "reply" in post["value"]:
+        return None
+    return user, post
+
+
+def _audience_id(uri: str) -> str | None:
+    """The audience document a reply's uri names (None: no reply under a post of the sandbox)."""
+    known = _store().redis.hget(_store()._key("reply-uri"), uri)
+    if known:
+        return known.decode() if isinstance(known, bytes) else str(known)
+    did, collection, rkey = _split_uri(uri)
+    post = _store().get(f"posts:{did}", rkey) if collection == POST and rkey else None
+    root = as_dict(as_dict(as_dict(post["value"] if post else {}).get("reply")).get("root")).get("uri")
+    return audience.comment_id(str(root), audience_ids.own_key(rkey)) if root and root != uri else None
+
+
+def _thread_reply(
+    uri: str,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]] | None:
+    """(the post's author, the post, the reply as the thread shows it, every shown reply by id)
+    for a reply under one of the user's posts; None when there is none (or it was deleted)."""
+    comment_id = _audience_id(uri)
+    root = _root_post(audience.split_id(comment_id)[0]) if comment_id else None
+    if comment_id is None or root is None:
+        return None
+    user, post = root
+    shown = {c["id"]: c for c in audience.thread(_store(), SLUG, post["uri"], post["indexed"])}
+    return (user, post, shown[comment_id], shown) if comment_id in shown else None
+
+
+def _reply_cid(user: dict[str, Any], comment: dict[str, Any]) -> str:
+    own = audience_ids.own_platform_id(audience.split_id(comment["id"])[1])
+    if own is not None:
+        record = _store().get(f"posts:{user['did']}", own)
+        return str(record["cid"]) if record else ""
+    return _cid(f"{comment['id']}|{comment['text']}".encode(), 0x71)
+
+
+def _ref(user: dict[str, Any], post: dict[str, Any], comment: dict[str, Any] | None) -> dict[str, str]:
+    """The strong reference to ``comment`` (the post itself when None)."""
+    if comment is None:
+        return {"uri": post["uri"], "cid": post["cid"]}
+    return {"uri": comment_uri(comment), "cid": _reply_cid(user, comment)}
+
+
+def _reply_view(
+    user: dict[str, Any], post: dict[str, Any], comment: dict[str, Any], shown: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """A reply as a postView (app.bsky.feed.defs)."""
+    own = audience_ids.own_platform_id(audience.split_id(comment["id"])[1])
+    stored = _store().get(f"posts:{user['did']}", own) if own is not None else None
+    if stored is not None:
+        record, author = stored["value"], _profile_basic(user)
+    else:
+        person = comment["author"]
+        record = {
+            "$type": POST,
+            "text": comment["text"],
+            "createdAt": iso(comment["createdAt"], millis=True),
+            "langs": ["en"],
+            "reply": {"root": _ref(user, post, None), "parent": _ref(user, post, shown.get(comment["parentId"]))},
+        }
+        author = {
+            "did": _fan_did(person["id"]),
+            "handle": f"{person['handle']}.bsky.social",
+            "displayName": person["name"],
+            "avatar": person["avatar_url"],
+            "labels": [],
+            "createdAt": iso(comment["createdAt"], millis=True),
+        }
+    uri = comment_uri(comment)
+    viewer: dict[str, Any] = {"threadMuted": False, "replyDisabled": False, "embeddingDisabled": False}
+    like = _store().redis.hget(_store()._key("like-of", user["did"]), uri)
+    if comment["liked"] and like:
+        viewer["like"] = like.decode() if isinstance(like, bytes) else str(like)
+    return {
+        "uri": uri,
+        "cid": _reply_cid(user, comment),
+        "author": author,
+        "record": record,
+        "replyCount": comment["replyCount"],
+        "repostCount": 0,
+        "likeCount": comment["likeCount"],
+        "quoteCount": 0,
+        "indexedAt": iso(comment["createdAt"], millis=True),
+        "viewer": viewer,
+        "labels": [],
+    }
+
+
+def _threadgate_view(did: str, rkey: str) -> dict[str, Any] | None:
+    gate = _store().get(f"threadgates:{did}", rkey)
+    return {"uri": gate["uri"], "cid": gate["cid"], "record": gate["value"], "lists": []} if gate else None
+
+
+def _depth(request: HttpRequest, name: str, default: int) -> int:
+    try:
+        value = int(request.GET.get(name, default))
+    except ValueError:
+        raise XrpcError(400, "InvalidRequest", f"{name} must be an integer")
+    if not 0 <= value <= 1000:
+        raise XrpcError(400, "InvalidRequest", f"{name} must be between 0 and 1000")
+    return value
+
+
+def get_post_thread(request: HttpRequest) -> tuple[Any, dict[str, str]]:
+    """``app.bsky.feed.getPostThread``: the post at ``uri`` with its replies ``depth`` levels down
+    (oldest first) and its parents ``parentHeight`` levels up, and the thread's threadgate; a post
+    that does not exist answers the ``NotFound`` error."""
+    viewer = _auth(request)
+    uri = str(request.GET.get("uri") or "")
+    depth, height = _depth(request, "depth", 6), _depth(request, "parentHeight", 80)
+    root = _root_post(uri)
+    reply = None if root is not None else _thread_reply(uri)
+    if root is None and reply is None:
+        raise XrpcError(400, "NotFound", f"Post not found: {uri}")
+    user, post = root if root is not None else (reply[0], reply[1])  # type: ignore[index]
+    shown = {c["id"]: c for c in audience.thread(_store(), SLUG, post["uri"], post["indexed"])}
+    _remember(list(shown.values()))
+    children: dict[str, list[dict[str, Any]]] = {}
+    for comment in shown.values():
+        children.setdefault(comment["parentId"], []).append(comment)
+    gate = _threadgate_view(user["did"], post["uri"].rsplit("/", 1)[-1])
+    replies = audience.comment_count(list(shown.values()), direct_only=True)
+    root_view = {**_post_view(request, user, post, replies), **({"threadgate": gate} if gate else {})}
+
+    def view(comment_id: str) -> dict[str, Any]:
+        return root_view if not comment_id else _reply_view(user, post, shown[comment_id], shown)
+
+    def down(comment_id: str, level: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view(comment_id)}
+        if level < depth:
+            node["replies"] = [down(c["id"], level + 1) for c in children.get(comment_id, [])]
+        return node
+
+    anchor = reply[2]["id"] if reply is not None else ""
+    thread = down(anchor, 0)
+    node, parent_id = thread, shown[anchor]["parentId"] if anchor else None
+    for _ in range(height):
+        if parent_id is None:
+            break
+        node["parent"] = {"$type": "app.bsky.feed.defs#threadViewPost", "post": view(parent_id)}
+        node, parent_id = node["parent"], (shown[parent_id]["parentId"] if parent_id else None)
+    body: dict[str, Any] = {"thread": thread}
+    if gate:
+        body["threadgate"] = gate
+    return body, _ratelimit(viewer["did"])
+
+
+def _join_thread(user: dict[str, Any], rkey: str, record: dict[str, Any]) -> None:
+    """The user's new reply record under one of their posts joins that post's thread."""
+    reply = as_dict(record.get("reply"))
+    root_uri = str(as_dict(reply.get("root")).get("uri") or "")
+    parent_uri = str(as_dict(reply.get("parent")).get("uri") or "")
+    if not reply or _root_post(root_uri) is None:
+        return
+    parent_doc = "" if parent_uri == root_uri else (_audience_id(parent_uri) or "")
+    me = _profile_basic(user)
+    audience.add_reply(
+        _store(),
+        root_uri,
+        parent_doc,
+        str(record.get("text") or ""),
+        author=audience.Person(user["did"], me["displayName"], user["handle"], me["avatar"]),
+        reply_id=audience.comment_id(root_uri, audience_ids.own_key(rkey)),
+    )
+
+
+def _leave_thread(user: dict[str, Any], collection: str, rkey: str) -> None:
+    """A deleted reply of the user's leaves its thread; a deleted like unlikes its reply."""
+    if collection == LIKE:
+        like = _store().get(f"likes:{user['did']}", rkey)
+        subject = str(as_dict(as_dict(like["value"] if like else {}).get("subject")).get("uri") or "")
+        if subject and (comment_id := _audience_id(subject)) is not None:
+            audience.set_state(_store(), comment_id, liked=False)
+            _store().redis.hdel(_store()._key("like-of", user["did"]), subject)
+        return
+    comment_id = _audience_id(f"at://{user['did']}/{POST}/{rkey}")
+    if comment_id is not None:
+        audience.set_state(_store(), comment_id, deleted=True)
+
+
+def _create_like(
+    request: HttpRequest, user: dict[str, Any], rkey: str, record: dict[str, Any]
+) -> tuple[Any, dict[str, str]]:
+    """createRecord of an ``app.bsky.feed.like``: its ``subject`` (a strong reference) is liked."""
+    subject = as_dict(record.get("subject"))
+    request.sandbox_log = {"like": True, "remoteId": subject.get("uri"), "marker": rkey or None}  # type: ignore[attr-defined]
+    invalid = "Invalid app.bsky.feed.like record: "
+    if (
+        record.get("$type") != LIKE
+        or not isinstance(subject.get("uri"), str)
+        or not isinstance(subject.get("cid"), str)
+    ):
+        raise XrpcError(400, "InvalidRequest", invalid + 'Record/subject must have the properties "uri", "cid"')
+    if rkey and not TID.match(rkey):
+        raise XrpcError(400, "InvalidRequest", f"Invalid record key for {LIKE}: {rkey}")
+    rkey = rkey or _tid()
+    uri = f"at://{user['did']}/{LIKE}/{rkey}"
+    cid = _cid(json.dumps(record, sort_keys=True).encode(), 0x71)
+    _, created = _store().create_once(f"likes:{user['did']}", rkey, {"uri": uri, "cid": cid, "value": record})
+    if not created:
+        request.sandbox_log["repeat"] = True  # type: ignore[attr-defined]
+        raise XrpcError(400, "InvalidRequest", f"Record already exists: {uri}")
+    _store().redis.hset(_store()._key("like-of", user["did"]), subject["uri"], uri)
+    comment_id = _audience_id(subject["uri"])
+    if comment_id is not None:
+        audience.set_state(_store(), comment_id, liked=True)
+    rev = _tid()
+    return {
+        "uri": uri,
+        "cid": cid,
+        "commit": {"cid": _cid(rev.encode(), 0x71), "rev": rev},
+        "validationStatus": "valid",
+    }, _ratelimit(user["did"])
+
+
+def put_record(request: HttpRequest) -> tuple[Any, dict[str, str]]:
+    """``com.atproto.repo.putRecord`` of a post's ``app.bsky.feed.threadgate`` (the only record the
+    sandbox lets a client replace): under the post's own rkey, ``hiddenReplies`` at most 300;
+    ``swapRecord`` compares with the cid the record has now. The replies it names are hidden, the
+    ones it no longer names shown again."""
+    user = _auth(request)
+    body = json_body(request)
+    record = as_dict(body.get("record"))
+    rkey = str(body.get("rkey") or "")
+    post_uri = f"at://{user['did']}/{POST}/{rkey}"
+    request.sandbox_log = {"threadgate": True, "remoteId": post_uri}  # type: ignore[attr-defined]
+    if str(body.get("repo")) not in {user["did"], user["handle"]}:
+        raise XrpcError(400, "InvalidRequest", "Invalid repo")
+    if body.get("collection") != THREADGATE:
+        raise XrpcError(400, "InvalidRequest", f"Unsupported collection: {body.get('collection')}")
+    invalid = "Invalid app.bsky.feed.threadgate record: "
+    hidden = record.get("hiddenReplies", [])
+    allow = record.get("allow", [])
+    if record.get("$type") != THREADGATE or record.get("post") != post_uri:
+        raise XrpcError(400, "InvalidRequest", invalid + "Record/post must be the post with the same record key")
+    if not isinstance(hidden, list) or not all(isinstance(u, str) for u in hidden):
+        raise XrpcError(400, "InvalidRequest", invalid + "Record/hiddenReplies must be an array of at-uris")
+    if len(hidden) > HIDDEN_REPLIES_MAX:
+        raise XrpcError(400, "InvalidRequest", invalid + "Record/hiddenReplies must not have more than 300 elements")
+    if not isinstance(allow, list) or len(allow) > 5:
+        raise XrpcError(400, "InvalidRequest", invalid + "Record/allow must not have more than 5 elements")
+    try:
+        dt.datetime.fromisoformat(str(record.get("createdAt")).replace("Z", "+00:00"))
+    except ValueError:
+        raise XrpcError(400, "InvalidRequest", invalid + "Record/createdAt must be an valid atproto datetime")
+    if _root_post(post_uri) is None:
+        raise XrpcError(400, "InvalidRequest", f"Could not find post: {post_uri}")
+    current = _store().get(f"threadgates:{user['did']}", rkey)
+    if "swapRecord" in body and body["swapRecord"] != (current["cid"] if current else None):
+        raise XrpcError(400, "InvalidSwap", f"Record was at {current['cid'] if current else 'null'}")
+    uri = f"at://{user['did']}/{THREADGATE}/{rkey}"
+    cid = _cid(json.dumps(record, sort_keys=True).encode(), 0x71)
+    _store().put(f"threadgates:{user['did']}", rkey, {"uri": uri, "cid": cid, "value": record})
+    before = set(as_dict(current["value"]).get("hiddenReplies") or []) if current else set()
+    for reply_uri in before | set(hidden):
+        comment_id = _audience_id(reply_uri)
+        if comment_id is not None and audience.split_id(comment_id)[0] == post_uri:
+            audience.set_state(_store(), comment_id, hidden=reply_uri in hidden)
+    rev = _tid()
+    return {
+        "uri": uri,
+        "cid": cid,
+        "commit": {"cid": _cid(rev.encode(), 0x71), "rev": rev},
+        "validationStatus": "valid",
+    }, _ratelimit(user["did"])
 
 
 # --- the video service ------------------------------------------------------------------------
@@ -540,6 +932,7 @@ PROCEDURES = {
     "com.atproto.repo.uploadBlob": upload_blob,
     "com.atproto.repo.createRecord": create_record,
     "com.atproto.repo.deleteRecord": delete_record,
+    "com.atproto.repo.putRecord": put_record,
 }
 QUERIES = {
     "com.atproto.server.getSession": get_session,
@@ -549,6 +942,7 @@ QUERIES = {
     "app.bsky.actor.getProfile": get_profile,
     "app.bsky.feed.getAuthorFeed": get_author_feed,
     "app.bsky.feed.getPosts": get_posts,
+    "app.bsky.feed.getPostThread": get_post_thread,
 }
 VIDEO = {"app.bsky.video.uploadVideo": ("POST", upload_video), "app.bsky.video.getJobStatus": ("GET", get_job_status)}
 
@@ -583,7 +977,18 @@ def post_page(request: HttpRequest, handle: str, rkey: str) -> HttpResponse:
     user = _user_by(handle.lower())
     post = _store().get(f"posts:{user['did']}", rkey) if user else None
     if user is None or post is None:
-        return pages.not_found_page("Bluesky")
+        fan = _store().redis.hget(_store()._key("reply-page"), f"{handle.lower()}/{rkey}")
+        reply = _thread_reply(fan.decode() if isinstance(fan, bytes) else str(fan)) if fan else None
+        if reply is None:
+            return pages.not_found_page("Bluesky")
+        person = reply[2]["author"]
+        return pages.post_page(
+            platform="Bluesky",
+            author=person["name"],
+            handle=f"@{handle}",
+            text=reply[2]["text"],
+            avatar=person["avatar_url"],
+        )
     return pages.post_page(
         platform="Bluesky",
         author=_profile_basic(user)["displayName"],

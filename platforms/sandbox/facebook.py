@@ -7,6 +7,7 @@ the first status read and "ready" afterwards."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -15,7 +16,7 @@ from django.urls import re_path
 
 from platforms.base import Platform
 from platforms.sandbox import _meta_common as meta
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, media_checks, pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -129,7 +130,22 @@ def debug_token(request: HttpRequest, version: str) -> JsonResponse:
     return _json({"data": data})
 
 
-def _post_view(post: dict[str, Any]) -> dict[str, Any]:
+# ``comments.summary(total_count)`` counts what the edge lists with its ``filter``: the top-level
+# comments (the default) or, with ``filter(stream)``, every comment and reply. A hidden comment
+# still counts (the page still lists it, marked ``is_hidden``).
+STREAM_FILTER = re.compile(r"(?:^|[,{])comments(?:\.\w+\([^)]*\))*\.filter\(stream\)")
+
+
+def _comment_totals(request: HttpRequest, posts: list[dict[str, Any]]) -> dict[str, int]:
+    """Each post's ``comments.summary.total_count``, by post id, counted from the comments the
+    audience listing shows (every post's in the same three store reads)."""
+    stream = STREAM_FILTER.search(request.GET.get("fields", "")) is not None
+    shown = audience.threads(_store(), SLUG, [(p["id"], p["created"]) for p in posts])
+    return {post_id: audience.comment_count(every, direct_only=not stream) for post_id, every in shown.items()}
+
+
+def _post_view(post: dict[str, Any], comments: int) -> dict[str, Any]:
+    """A page post; ``comments`` its comment count (:func:`_comment_totals`)."""
     grown = meta.grown_metrics(post["created"])
     return {
         "id": post["id"],
@@ -139,7 +155,7 @@ def _post_view(post: dict[str, Any]) -> dict[str, Any]:
         "permalink_url": f"{pages.public_base(SLUG)}/{post['id']}",
         "full_picture": post.get("picture", ""),
         "reactions": {"data": [], "summary": {"total_count": grown["likes"]}},
-        "comments": {"data": [], "summary": {"order": "ranked", "total_count": grown["comments"]}},
+        "comments": {"data": [], "summary": {"order": "ranked", "total_count": comments}},
         "shares": {"count": grown["shares"]},
         "insights": {
             "data": [
@@ -182,7 +198,7 @@ def _video_view(video: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def _node(node_id: str) -> dict[str, Any] | None:
+def _node(request: HttpRequest, node_id: str) -> dict[str, Any] | None:
     s = _store()
     page = s.get("page", node_id)
     if page:
@@ -197,18 +213,23 @@ def _node(node_id: str) -> dict[str, Any] | None:
         }
     post = s.get("post", node_id)
     if post:
-        return _post_view(post)
+        return _post_view(post, _comment_totals(request, [post])[post["id"]])
     video = s.get("video", node_id)
     if video:
         return _video_view(video)
     photo = s.get("photo", node_id)
     if photo:
         return {"id": photo["id"], "link": photo["url"], "created_time": meta.iso(photo["created"])}
+    found = _comment_of(node_id)
+    if found is not None:
+        return _comment_view(*found)
     return None
 
 
 @simulator_view(SLUG)
 def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    if (comment := _comment_of(node_id)) is not None:
+        return _comment_node(request, node_id, *comment)
     if request.method in ("POST", "DELETE"):
         return _change_post(request, node_id)
     if request.method != "GET":
@@ -216,7 +237,7 @@ def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
     _, error = _auth(request)
     if error:
         return error
-    found = _node(node_id)
+    found = _node(request, node_id)
     if found is None:
         return meta.graph_error(
             f"Unsupported get request. Object with ID '{node_id}' does not exist, cannot be "
@@ -268,7 +289,9 @@ def root(request: HttpRequest, version: str) -> JsonResponse:
     ids = [i for i in request.GET.get("ids", "").split(",") if i]
     if not ids:
         return meta.graph_error("(#100) Missing ids parameter", code=100)
-    found = {i: _node(i) for i in ids}
+    posts = {p["id"]: p for p in _store().get_many("post", ids) if p is not None}
+    totals = _comment_totals(request, list(posts.values()))
+    found = {i: _post_view(posts[i], totals[i]) if i in posts else _node(request, i) for i in ids}
     missing = [i for i, n in found.items() if n is None]
     if missing:
         return meta.graph_error(f"(#803) Some of the aliases you requested do not exist: {','.join(missing)}", code=803)
@@ -311,7 +334,9 @@ def feed(request: HttpRequest, version: str, page_id: str) -> JsonResponse:
         since, until = meta.since_until(request)
         posts = [p for p in s.all("post") if p["page_id"] == page_id and since <= p["created"] <= until]
         posts.sort(key=lambda p: p["created"], reverse=True)
-        return _json(meta.paged(request, [_post_view(p) for p in posts]))
+        page = meta.paged(request, posts)
+        totals = _comment_totals(request, page["data"])
+        return _json({**page, "data": [_post_view(p, totals[p["id"]]) for p in page["data"]]})
     message = meta.param(request, "message")
     if (scenario := meta.scenario_error(s, message, f"feed:{page_id}")) is not None:
         return scenario
@@ -469,17 +494,172 @@ def insights(request: HttpRequest, version: str, post_id: str) -> JsonResponse:
         return meta.graph_error(
             f"Unsupported get request. Object with ID '{post_id}' does not exist", code=100, subcode=33
         )
-    return _json(_post_view(post)["insights"])
+    return _json(_post_view(post, 0)["insights"])  # the insights edge carries no comment count
+
+
+# --- comments: the audience (platforms.sandbox.audience) in Graph shapes ---------------------
+# Comment ids are ``<post id>_<digits>`` (meta.underscored_comment_id). ``filter=stream`` lists
+# every comment of a post flattened (each reply naming its ``parent``), ``filter=toplevel`` (the
+# default) the comments under the post itself; ``order`` chronological (default) or
+# reverse_chronological. A reply to a reply joins its top-level comment, as Facebook nests one
+# level only.
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return meta.underscored_comment_id(neutral)
+
+
+def _comment_of(comment_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the page post, the comment as the audience shows it now) of a comment id."""
+    neutral = meta.neutral_of_underscored(comment_id) if comment_id.count("_") == 2 else None
+    if neutral is None:
+        return None
+    post_id, _ = audience.split_id(neutral)
+    post = _store().get("post", post_id)
+    if post is None:
+        return None
+    found = audience.find(_store(), SLUG, neutral, post["created"])
+    return None if found is None else (post, found)
+
+
+def _comment_view(post: dict[str, Any], comment: dict[str, Any]) -> dict[str, Any]:
+    comment_id = meta.underscored_comment_id(comment["id"])
+    author = comment["author"]
+    view: dict[str, Any] = {
+        "id": comment_id,
+        "message": comment["text"],
+        "created_time": meta.iso(comment["createdAt"]),
+        "from": {"id": author["id"], "name": author["name"], "picture": {"data": {"url": author["avatar_url"]}}},
+        "like_count": comment["likeCount"],
+        "comment_count": comment["replyCount"],
+        "is_hidden": comment["hidden"],
+        "user_likes": comment["liked"],
+        "can_comment": not comment["parentId"],
+        "can_hide": not comment["fromAccount"],
+        "can_like": True,
+        "can_remove": True,
+        "permalink_url": f"{pages.public_base(SLUG)}/{post['id']}?comment_id={comment_id}",
+    }
+    if comment["parentId"]:
+        view["parent"] = {"id": meta.underscored_comment_id(comment["parentId"])}
+    return view
+
+
+def _page_person(page_id: str) -> audience.Person:
+    page = _store().get("page", page_id) or {}
+    return audience.Person(
+        page_id, str(page.get("name") or ""), str(page.get("username") or ""), pages.avatar_url(SLUG, page_id)
+    )
+
+
+def _owner_only(payload: dict[str, Any], post: dict[str, Any]) -> JsonResponse | None:
+    if payload.get("kind") != "page" or payload["account_id"] != post["page_id"]:
+        return meta.graph_error("(#200) The user hasn't authorized the application to perform this action", code=200)
+    return None
+
+
+def _list_comments(request: HttpRequest, post: dict[str, Any], parent: str = "") -> JsonResponse:
+    every = audience.thread(_store(), SLUG, post["id"], post["created"])
+    if parent:
+        shown = [c for c in every if c["parentId"] == parent]
+    elif request.GET.get("filter", "toplevel") == "stream":
+        shown = every
+    else:
+        shown = [c for c in every if not c["parentId"]]
+    if request.GET.get("order") == "reverse_chronological":
+        shown = list(reversed(shown))
+    return _json(meta.paged(request, [_comment_view(post, c) for c in shown]))
+
+
+def _reply(request: HttpRequest, post: dict[str, Any], parent: dict[str, Any] | None) -> JsonResponse:
+    """``POST /{post-id}/comments`` or ``POST /{comment-id}/comments`` with ``message``."""
+    s = _store()
+    message = meta.param(request, "message")
+    target = post["id"] if parent is None else meta.underscored_comment_id(parent["id"])
+    request.sandbox_log = {"reply": parent is not None, "on": target, "text": message[:80]}  # type: ignore[attr-defined]
+    if not message.strip():
+        return meta.graph_error("(#100) The parameter message is required", code=100)
+    if parent is not None and (scenario := meta.scenario_error(s, message, f"reply:{target}")) is not None:
+        return scenario
+    top = "" if parent is None else (parent["parentId"] or parent["id"])
+
+    def create(text: str) -> str:
+        doc = meta.add_account_comment(s, post["id"], top, text, _page_person(post["page_id"]))
+        return meta.underscored_comment_id(doc["id"])
+
+    if parent is None:
+        return meta.post_comment(s, request, object_id=post["id"], exists=True, create=create)
+    reply_id = create(message)
+    request.sandbox_log.update(comment=True, remoteId=reply_id, body={"message": message})  # type: ignore[attr-defined]
+    return _json({"id": reply_id})
 
 
 @simulator_view(SLUG)
 def comments(request: HttpRequest, version: str, object_id: str) -> JsonResponse:
-    _, error = _auth(request)
-    if error:
-        return error
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
     s = _store()
-    exists = any(s.get(kind, object_id) for kind in ("post", "photo", "video"))
-    return meta.post_comment(s, request, object_id=object_id, exists=exists)
+    found = _comment_of(object_id)
+    post = found[0] if found is not None else s.get("post", object_id)
+    if request.method == "GET":
+        if post is None:
+            return meta.missing_object("GET", object_id)
+        return _list_comments(request, post, found[1]["id"] if found is not None else "")
+    if request.method != "POST":
+        return meta.bad_method()
+    if post is None:
+        exists = any(s.get(kind, object_id) for kind in ("photo", "video"))
+        return meta.post_comment(s, request, object_id=object_id, exists=exists)
+    if (refused := _owner_only(payload, post)) is not None:
+        return refused
+    return _reply(request, post, found[1] if found is not None else None)
+
+
+def _comment_node(request: HttpRequest, comment_id: str, post: dict[str, Any], comment: dict[str, Any]) -> JsonResponse:
+    """``GET``, ``POST`` (``is_hidden``) and ``DELETE /{comment-id}``: a comment on one of the
+    page's posts, hidden or shown again, or removed (anyone's: the page moderates its posts)."""
+    if request.method == "GET":
+        _, error = _auth(request)
+        return error or _json(_comment_view(post, comment))
+    deleting = request.method == "DELETE"
+    hidden = meta.hide_flag(request, "is_hidden")
+    request.sandbox_log = {"remoteId": comment_id, **({"delete": True} if deleting else {"hide": hidden})}  # type: ignore[attr-defined]
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    if (refused := _owner_only(payload, post)) is not None:
+        return refused
+    if deleting:
+        audience.set_state(_store(), comment["id"], deleted=True)
+        return _json({"success": True})
+    if request.method != "POST" or hidden is None:
+        return meta.graph_error("(#100) The parameter is_hidden is required", code=100)
+    if comment["fromAccount"]:
+        return meta.graph_error("(#100) A page cannot hide its own comment", code=100)
+    audience.set_state(_store(), comment["id"], hidden=hidden)
+    return _json({"success": True})
+
+
+@simulator_view(SLUG)
+def comment_likes(request: HttpRequest, version: str, comment_id: str) -> JsonResponse:
+    """``POST /{comment-id}/likes`` (the page likes the comment) and ``DELETE`` (unlike)."""
+    request.sandbox_log = {"like": request.method == "POST", "remoteId": comment_id}  # type: ignore[attr-defined]
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    found = _comment_of(comment_id)
+    if found is None:
+        return meta.missing_object(request.method or "POST", comment_id)
+    if request.method not in ("POST", "DELETE"):
+        return meta.bad_method()
+    if (refused := _owner_only(payload, found[0])) is not None:
+        return refused
+    audience.set_state(_store(), found[1]["id"], liked=request.method == "POST")
+    return _json({"success": True})
 
 
 # --- what a person opens from the links (www.facebook.com) -----------------------------------
@@ -534,7 +714,7 @@ urlpatterns = [
     re_path(V + r"(?P<page_id>\d+)/(?P<edge>video_reels|video_stories)$", upload_phases),
     re_path(V + r"(?P<post_id>\d+_\d+)/insights$", insights),
     re_path(V + r"(?P<object_id>[\d_]+)/comments$", comments),
-    re_path(V + r"(?P<object_id>[\d_]+)/comments$", comments),
+    re_path(V + r"(?P<comment_id>\d+_\d+_\d+)/likes$", comment_likes),
     re_path(V + r"(?P<user_id>\d+|me)/permissions$", permissions),
     re_path(V + r"(?P<node_id>[\d_]+)$", node),
     re_path(V + r"?$", root),

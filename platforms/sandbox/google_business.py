@@ -16,7 +16,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.base import Platform
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, media_checks, pages
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
 from platforms.sandbox.common import as_dict, digest, fetch_media, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
@@ -253,6 +253,8 @@ def _patch_post(request: HttpRequest, post: dict[str, Any]) -> HttpResponse:
     changed = {**post, **{field: data.get(field) for field in mask}}
     summary = str(changed.get("summary") or "")
     request.sandbox_log["text"] = summary[:80]  # type: ignore[attr-defined]
+    if "media" in mask:
+        request.sandbox_log["media"] = [str(m.get("sourceUrl") or "") for m in changed.get("media") or []]  # type: ignore[attr-defined]
     scenario = marker(summary)
     if scenario == "unauthorized":
         return unauthenticated()
@@ -331,6 +333,163 @@ def location_media(request: HttpRequest, account_id: str, location_id: str) -> H
     return JsonResponse({"mediaItems": [item], "totalMediaItemCount": 1})
 
 
+# --- reviews: the audience (platforms.sandbox.audience) as the location's reviews --------------
+# The audience's "post" is the location (``accounts/{a}/locations/{l}``, the account's external
+# id); each of its comments is a review named ``…/reviews/<REVIEW_ID_PREFIX><key>``. The owner's
+# one reply per review is set with ``PUT …/reply`` (again: replaced) and removed with
+# ``DELETE …/reply``; reviews themselves can be neither hidden nor deleted by the owner.
+
+REVIEW_ID_PREFIX = "AbFvOq"
+REPLY_LIMIT = 4096
+STARS = {1: "ONE", 2: "TWO", 3: "THREE", 4: "FOUR", 5: "FIVE"}
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return f"{audience.split_id(neutral)[0]}/reviews/{REVIEW_ID_PREFIX}{audience.split_id(neutral)[1]}"
+
+
+def _owned_location(request: HttpRequest, account_id: str, location_id: str) -> dict[str, Any] | HttpResponse:
+    """The location document, or the error to answer with."""
+    user = _user(request, account_id, location_id)
+    if user is None:
+        return unauthenticated()
+    doc = store.get("location", location_id)
+    if doc is None or doc["user"] != user["id"] or doc["account"] != account_id:
+        return google_error(404, "notFound", "Requested entity was not found.")
+    return doc
+
+
+def _every_review(account_id: str, location_id: str, doc: dict[str, Any]) -> list[dict[str, Any]]:
+    return audience.thread(store, SLUG, f"accounts/{account_id}/locations/{location_id}", doc["created"])
+
+
+def _review_view(location_name: str, review: dict[str, Any], every: list[dict[str, Any]]) -> dict[str, Any]:
+    review_id = f"{REVIEW_ID_PREFIX}{review['key']}"
+    author = review["author"]
+    view: dict[str, Any] = {
+        "name": f"{location_name}/reviews/{review_id}",
+        "reviewId": review_id,
+        "reviewer": {"profilePhotoUrl": author["avatar_url"], "displayName": author["name"], "isAnonymous": False},
+        "starRating": STARS.get(int(review.get("rating") or 0), "STAR_RATING_UNSPECIFIED"),
+        "comment": review["text"],
+        "createTime": iso(review["createdAt"]),
+        "updateTime": iso(review["createdAt"]),
+    }
+    answers = [c for c in every if c["parentId"] == review["id"] and c["fromAccount"]]
+    if answers:
+        view["reviewReply"] = {"comment": answers[-1]["text"], "updateTime": iso(answers[-1]["createdAt"])}
+    return view
+
+
+def _review_of(account_id: str, location_id: str, doc: dict[str, Any], review_id: str) -> dict[str, Any] | None:
+    if not review_id.startswith(REVIEW_ID_PREFIX):
+        return None
+    neutral = audience.comment_id(f"accounts/{account_id}/locations/{location_id}", review_id[len(REVIEW_ID_PREFIX) :])
+    every = _every_review(account_id, location_id, doc)
+    return next((c for c in every if c["id"] == neutral and not c["parentId"]), None)
+
+
+@view
+def reviews(request: HttpRequest, account_id: str, location_id: str) -> HttpResponse:
+    """``accounts.locations.reviews.list``: newest first (``orderBy`` updateTime desc, rating,
+    rating desc), ``pageSize`` up to 50, with the average rating and the total count."""
+    doc = _owned_location(request, account_id, location_id)
+    if isinstance(doc, HttpResponse):
+        return doc
+    every = _every_review(account_id, location_id, doc)
+    tops = [c for c in every if not c["parentId"]]
+    order = request.GET.get("orderBy", "updateTime desc")
+    if order not in {"updateTime desc", "rating", "rating desc"}:
+        return google_error(400, "badRequest", f"Request contains an invalid argument: orderBy {order!r}.")
+    if order == "updateTime desc":
+        tops.reverse()
+    else:
+        tops.sort(key=lambda c: int(c.get("rating") or 0), reverse=order == "rating desc")
+    name = f"accounts/{account_id}/locations/{location_id}"
+    window = page_window(request, tops, size_param="pageSize", default=50, maximum=50)
+    if window is None:
+        return google_error(400, "badRequest", "Invalid pageSize or pageToken.")
+    ratings = [int(c.get("rating") or 0) for c in tops]
+    body: dict[str, Any] = {
+        "reviews": [_review_view(name, c, every) for c in window[0]],
+        "averageRating": round(sum(ratings) / len(ratings), 1) if ratings else 0,
+        "totalReviewCount": len(tops),
+    }
+    if window[1]:
+        body["nextPageToken"] = window[1]
+    return JsonResponse(body)
+
+
+@view
+def review(request: HttpRequest, account_id: str, location_id: str, review_id: str) -> HttpResponse:
+    """``accounts.locations.reviews.get``."""
+    doc = _owned_location(request, account_id, location_id)
+    if isinstance(doc, HttpResponse):
+        return doc
+    found = _review_of(account_id, location_id, doc, review_id)
+    if found is None:
+        return google_error(404, "notFound", "Requested entity was not found.")
+    name = f"accounts/{account_id}/locations/{location_id}"
+    return JsonResponse(_review_view(name, found, _every_review(account_id, location_id, doc)))
+
+
+@view
+def review_reply(request: HttpRequest, account_id: str, location_id: str, review_id: str) -> HttpResponse:
+    """``updateReply`` (``PUT …/reply`` with ``{"comment"}``: the ReviewReply; the same text again
+    changes nothing) and ``deleteReply`` (``DELETE …/reply``: ``{}``; 404 without a reply)."""
+    name = f"accounts/{account_id}/locations/{location_id}/reviews/{review_id}"
+    deleting = request.method == "DELETE"
+    request.sandbox_log = {"delete" if deleting else "reply": True, "on": name, "remoteId": f"{name}/reply"}  # type: ignore[attr-defined]
+    doc = _owned_location(request, account_id, location_id)
+    if isinstance(doc, HttpResponse):
+        return doc
+    if request.method not in ("PUT", "DELETE"):
+        return google_error(405, "badRequest", "Only updateReply (PUT) and deleteReply (DELETE) are simulated")
+    found = _review_of(account_id, location_id, doc, review_id)
+    if found is None:
+        return google_error(404, "notFound", "Requested entity was not found.")
+    every = _every_review(account_id, location_id, doc)
+    answers = [c for c in every if c["parentId"] == found["id"] and c["fromAccount"]]
+    if deleting:
+        if not answers:
+            return google_error(404, "notFound", "Requested entity was not found.")
+        for answer in answers:
+            audience.set_state(store, answer["id"], deleted=True)
+        return JsonResponse({})
+    text = str(json_body(request).get("comment") or "")
+    request.sandbox_log["text"] = text[:80]  # type: ignore[attr-defined]
+    scenario = marker(text)
+    if scenario == "unauthorized":
+        return unauthenticated()
+    if scenario == "flaky" and store.first_time(digest("flaky-reply", name, text)):
+        return google_error(503, "backendError", "The service is currently unavailable.")
+    if scenario == "fail" or not text.strip() or len(text) > REPLY_LIMIT:
+        return google_error(
+            400, "badRequest", f"Request contains an invalid argument: comment must hold 1 to {REPLY_LIMIT} characters."
+        )
+    if answers and answers[-1]["text"] == text:
+        current = answers[-1]
+    else:
+        for answer in answers:
+            audience.set_state(store, answer["id"], deleted=True)
+        location = store.get("location", location_id) or {}
+        owner = audience.Person(
+            f"accounts/{account_id}/locations/{location_id}",
+            str(location.get("title") or ""),
+            "",
+            pages.avatar_url(SLUG, location_id),
+        )
+        key = f"a{store.redis.incr(store._key('reply-seq'))}"
+        reply_id = audience.comment_id(f"accounts/{account_id}/locations/{location_id}", key)
+        current = audience.add_reply(
+            store, f"accounts/{account_id}/locations/{location_id}", found["id"], text, author=owner, reply_id=reply_id
+        )
+    return JsonResponse({"comment": current["text"], "updateTime": iso(current["createdAt"])})
+
+
 def place_page(request: HttpRequest) -> HttpResponse:
     """The business on Google, or one of its local posts (``lpsid``), as ``searchUrl`` opens it."""
     location_id, post_id = request.GET.get("id", ""), request.GET.get("lpsid", "")
@@ -359,6 +518,9 @@ urlpatterns = [
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts", local_posts),
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts:reportInsights", report_insights),
     path("v4/accounts/<str:account_id>/locations/<str:location_id>/localPosts/<str:post_id>", local_post),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/reviews", reviews),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/reviews/<str:review_id>", review),
+    path("v4/accounts/<str:account_id>/locations/<str:location_id>/reviews/<str:review_id>/reply", review_reply),
 ]
 
 

@@ -18,7 +18,7 @@ from django.urls import re_path
 
 from platforms.base import Platform
 from platforms.sandbox import _meta_common as meta
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, media_checks, pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -110,6 +110,12 @@ def _shortcode(media_id: str) -> str:
     return media_id[-11:]
 
 
+def _comments_count(media: dict[str, Any]) -> int:
+    """``comments_count`` (and the ``comments`` insight): every comment the listing shows, replies
+    and hidden ones included."""
+    return audience.comment_count(audience.thread(_store(), SLUG, media["id"], media["created"]))
+
+
 def _media_view(media: dict[str, Any]) -> dict[str, Any]:
     grown = meta.grown_metrics(media["created"])
     return {
@@ -120,7 +126,7 @@ def _media_view(media: dict[str, Any]) -> dict[str, Any]:
         "permalink": f"{pages.public_base(SLUG)}/p/{_shortcode(media['id'])}/",
         "timestamp": meta.iso(media["created"]),
         "like_count": grown["likes"],
-        "comments_count": grown["comments"],
+        "comments_count": _comments_count(media),
         "media_url": media.get("media_url", ""),
     }
 
@@ -143,6 +149,10 @@ def permissions(request: HttpRequest, version: str, user_id: str) -> JsonRespons
 
 @simulator_view(SLUG)
 def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
+    if (found := _comment_of(node_id)) is not None:
+        return _comment_node(request, node_id, *found)
+    if request.method == "DELETE" and meta.neutral_of_numeric(node_id) is not None:
+        return meta.missing_object("DELETE", node_id)  # a comment that is gone (or never was)
     if request.method != "GET":  # a published media's caption cannot be changed, nor the media deleted
         return meta.bad_method()
     _, error = _auth(request)
@@ -342,6 +352,7 @@ def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
             f"(#100) metric[0] must be one of the following values: {', '.join(sorted(INSIGHT_METRICS))}", code=100
         )
     grown = meta.grown_metrics(item["created"])
+    grown["comments"] = _comments_count(item)
     grown["saved"] = grown["likes"] // 3
     grown["total_interactions"] = grown["likes"] + grown["comments"] + grown["shares"]
     return JsonResponse({"data": meta.metric_entries(metrics, grown, media_id, "lifetime")})
@@ -381,13 +392,143 @@ def ig_audio(request: HttpRequest, version: str) -> JsonResponse:
     return JsonResponse({"data": items})
 
 
+# --- comments: the audience (platforms.sandbox.audience) in Instagram's shapes ------------------
+# ``GET /{ig-media-id}/comments`` lists the comments under the media, newest first, each with its
+# ``replies`` (oldest first); ``/{ig-comment-id}/replies`` reads and answers one comment. Ids are
+# digits (meta.numeric_comment_id). Instagram nests one level: a reply to a reply joins its
+# top-level comment. The API has no comment like.
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return meta.numeric_comment_id(neutral)
+
+
+def _comment_of(comment_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the media, the comment as the audience shows it now) of a comment id."""
+    neutral = meta.neutral_of_numeric(comment_id)
+    if neutral is None:
+        return None
+    media_id, _ = audience.split_id(neutral)
+    item = _store().get("media", media_id)
+    if item is None:
+        return None
+    found = audience.find(_store(), SLUG, neutral, item["created"])
+    return None if found is None else (item, found)
+
+
+def _comment_view(comment: dict[str, Any], replies: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    author = comment["author"]
+    view: dict[str, Any] = {
+        "id": meta.numeric_comment_id(comment["id"]),
+        "text": comment["text"],
+        "timestamp": meta.iso(comment["createdAt"]),
+        "username": author["handle"],
+        "from": {"id": author["id"], "username": author["handle"]},
+        "like_count": comment["likeCount"],
+        "hidden": comment["hidden"],
+        "media": {"id": comment["postId"]},
+    }
+    if comment["parentId"]:
+        view["parent_id"] = meta.numeric_comment_id(comment["parentId"])
+    if replies is not None:
+        view["replies"] = {"data": [_comment_view(r) for r in replies]}
+    return view
+
+
+def _account_person(ig_id: str) -> audience.Person:
+    ig = _store().get("iguser", ig_id) or {}
+    return audience.Person(
+        ig_id, str(ig.get("name") or ""), str(ig.get("username") or ""), pages.avatar_url(SLUG, ig_id)
+    )
+
+
+def _owner_only(payload: dict[str, Any], item: dict[str, Any]) -> JsonResponse | None:
+    if item["ig_id"] not in payload.get("owns", []):
+        return meta.graph_error("(#10) Application does not have permission for this action", code=10, subcode=2207050)
+    return None
+
+
+def _create_reply(item: dict[str, Any], parent: str, text: str) -> str:
+    doc = meta.add_account_comment(_store(), item["id"], parent, text, _account_person(item["ig_id"]))
+    return meta.numeric_comment_id(doc["id"])
+
+
 @simulator_view(SLUG)
 def comments(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
-    _, error = _auth(request)
-    if error:
-        return error
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
     s = _store()
-    return meta.post_comment(s, request, object_id=media_id, exists=s.get("media", media_id) is not None)
+    item = s.get("media", media_id)
+    if request.method == "GET":
+        if item is None:
+            return meta.missing_object("GET", media_id)
+        every = audience.thread(s, SLUG, media_id, item["created"])
+        tops = [c for c in reversed(every) if not c["parentId"]]
+        views = [_comment_view(c, [r for r in every if r["parentId"] == c["id"]]) for c in tops]
+        return JsonResponse(meta.paged(request, views))
+    if item is None:
+        return meta.post_comment(s, request, object_id=media_id, exists=False)
+    if (refused := _owner_only(payload, item)) is not None:
+        return refused
+    return meta.post_comment(
+        s, request, object_id=media_id, exists=True, create=lambda text: _create_reply(item, "", text)
+    )
+
+
+@simulator_view(SLUG)
+def replies(request: HttpRequest, version: str, comment_id: str) -> JsonResponse:
+    """``GET /{ig-comment-id}/replies`` and ``POST`` with ``message``: the account's reply."""
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    found = _comment_of(comment_id)
+    if found is None:
+        return meta.missing_object(request.method or "GET", comment_id)
+    item, comment = found
+    if request.method == "GET":
+        every = audience.thread(_store(), SLUG, item["id"], item["created"])
+        return JsonResponse(meta.paged(request, [_comment_view(r) for r in every if r["parentId"] == comment["id"]]))
+    if request.method != "POST":
+        return meta.bad_method()
+    message = meta.param(request, "message")
+    request.sandbox_log = {"reply": True, "on": comment_id, "text": message[:80]}  # type: ignore[attr-defined]
+    if (refused := _owner_only(payload, item)) is not None:
+        return refused
+    if not message.strip():
+        return meta.graph_error("(#100) The parameter message is required", code=100)
+    if (scenario := meta.scenario_error(_store(), message, f"reply:{comment_id}")) is not None:
+        return scenario
+    reply_id = _create_reply(item, comment["parentId"] or comment["id"], message)
+    request.sandbox_log.update(comment=True, remoteId=reply_id, body={"message": message})  # type: ignore[attr-defined]
+    return JsonResponse({"id": reply_id})
+
+
+def _comment_node(request: HttpRequest, comment_id: str, item: dict[str, Any], comment: dict[str, Any]) -> JsonResponse:
+    """``GET``, ``POST`` (``hide``) and ``DELETE /{ig-comment-id}`` on the account's media."""
+    if request.method == "GET":
+        _, error = _auth(request)
+        return error or JsonResponse(_comment_view(comment))
+    deleting = request.method == "DELETE"
+    hidden = meta.hide_flag(request, "hide")
+    request.sandbox_log = {"remoteId": comment_id, **({"delete": True} if deleting else {"hide": hidden})}  # type: ignore[attr-defined]
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    if (refused := _owner_only(payload, item)) is not None:
+        return refused
+    if deleting:
+        audience.set_state(_store(), comment["id"], deleted=True)
+        return JsonResponse({"success": True})
+    if request.method != "POST" or hidden is None:
+        return meta.graph_error("(#100) The parameter hide is required", code=100)
+    if comment["fromAccount"]:
+        return meta.graph_error("(#100) The media owner cannot hide their own comment", code=100)
+    audience.set_state(_store(), comment["id"], hidden=hidden)
+    return JsonResponse({"success": True})
 
 
 def post_page(request: HttpRequest, shortcode: str) -> HttpResponse:
@@ -419,6 +560,7 @@ urlpatterns = [
     re_path(V + r"(?P<ig_id>\d+)/content_publishing_limit$", publishing_limit),
     re_path(V + r"(?P<media_id>\d+)/insights$", insights),
     re_path(V + r"(?P<media_id>\d+)/comments$", comments),
+    re_path(V + r"(?P<comment_id>\d+)/replies$", replies),
     re_path(V + r"(?P<user_id>\d+|me)/permissions$", permissions),
     re_path(V + r"(?P<node_id>\d+)$", node),
 ]

@@ -2,7 +2,15 @@
 OpenID userinfo, Images / Videos / Documents upload flows (initializeUpload → PUT → finalize →
 PROCESSING then AVAILABLE), the Posts API (201 + ``x-restli-id``, duplicate detection, the
 author finder), socialActions, memberCreatorPostAnalytics, memberFollowersCount, and LinkedIn's
-error envelope ``{status, serviceErrorCode, code, message}``."""
+error envelope ``{status, serviceErrorCode, code, message}``.
+
+Engagement: the audience (:mod:`platforms.sandbox.audience`) comments on each of the member's
+posts, with comment URNs ``urn:li:comment:(<post urn>,<id>)`` whose id carries the comment's key.
+``/rest/socialActions/{post urn}/comments`` lists the first-level comments and
+``/rest/socialActions/{comment urn}/comments`` the replies under one (``start``/``count`` paging,
+oldest first); a reply names its ``parentComment`` (one level only, as on LinkedIn); ``GET`` and
+``DELETE .../comments/{id}`` read and delete one (the member's own only); ``POST /rest/reactions``
+likes one."""
 
 from __future__ import annotations
 
@@ -15,7 +23,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
 from platforms.base import Platform
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, audience_ids, media_checks, pages
 from platforms.sandbox.common import as_dict, bearer_token, digest, grown, redirect_with, sniff_kind
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -30,6 +38,9 @@ REFRESH_TTL = 365 * 86400
 PART_SIZE = 4 * 1024 * 1024
 VERSION = re.compile(r"^20\d{4}(\.\d{2})?$")
 ENTITY = re.compile(r"^\((share|ugcPost):(urn:li:(?:share|ugcPost):[0-9]+)\)$")
+COMMENT_URN = re.compile(r"^urn:li:comment:\((urn:li:(?:share|ugcPost|activity):[0-9]+),([0-9]+)\)$")
+AUDIENCE_COMMENT_IDS = 7_000_000_000_000_000_000  # the audience's comment ids: this plus the key's number
+REACTIONS = {"LIKE", "PRAISE", "EMPATHY", "INTEREST", "APPRECIATION", "ENTERTAINMENT"}
 ASSET_KINDS = {"images": "image", "videos": "video", "documents": "document"}
 DUPLICATE_WINDOW = 600
 
@@ -396,41 +407,256 @@ def _own_post(member: dict[str, Any], urn: str) -> dict[str, Any] | None:
     return post if post and post["member"] == member["id"] else None
 
 
+# --- comments: the member's own and the audience's ----------------------------------------------
+
+
+def comment_urn(comment: dict[str, Any]) -> str:
+    """The URN of a comment under one of the member's posts (an audience document of
+    :func:`platforms.sandbox.audience.thread`): the member's own keeps its id; the audience's id
+    carries its key."""
+    post_urn, key = audience.split_id(comment["id"])
+    own = audience_ids.own_platform_id(key)
+    number = own if own is not None else str(AUDIENCE_COMMENT_IDS + (audience_ids.key_number(key) or 0))
+    return f"urn:li:comment:({post_urn},{number})"
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return comment_urn({"id": neutral})
+
+
+def _audience_id(post_urn: str, number: str) -> str | None:
+    """The audience document comment ``number`` of ``post_urn`` is (None: no such comment)."""
+    stored = store.get("comment", number)
+    if stored is not None:
+        return audience.comment_id(post_urn, audience_ids.own_key(number)) if stored["object"] == post_urn else None
+    offset = int(number) - AUDIENCE_COMMENT_IDS
+    key = audience_ids.key_of_number(offset) if 0 <= offset < 10**audience_ids.KEY_DIGITS else None
+    return audience.comment_id(post_urn, key) if key else None
+
+
+def _thread(post: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in audience.thread(store, SLUG, post["id"], post["created"])}
+
+
+def _thread_comment(
+    member: dict[str, Any], urn: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]] | None:
+    """(the post, the comment as LinkedIn shows it now, every shown comment by id) for a comment on
+    one of the member's posts; None when there is none (never written, not yet, or deleted)."""
+    match = COMMENT_URN.match(urn)
+    post = _own_post(member, match.group(1)) if match else None
+    comment_id = _audience_id(match.group(1), match.group(2)) if match and post else None
+    if post is None or comment_id is None:
+        return None
+    shown = _thread(post)
+    return (post, shown[comment_id], shown) if comment_id in shown else None
+
+
+def _comment_json(member: dict[str, Any], comment: dict[str, Any], shown: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A comment entity of the Comments API."""
+    urn = comment_urn(comment)
+    post_urn = audience.split_id(comment["id"])[0]
+    actor = f"urn:li:person:{comment['author']['id']}"
+    at = int(comment["createdAt"] * 1000)
+    entity: dict[str, Any] = {
+        "actor": actor,
+        "agent": actor,
+        "commentUrn": urn,
+        "$URN": urn,
+        "id": urn.rsplit(",", 1)[-1].rstrip(")"),
+        "created": {"actor": actor, "time": at},
+        "lastModified": {"actor": actor, "time": at},
+        "object": post_urn,
+        "message": {"text": comment["text"], "attributes": []},
+        "likesSummary": {
+            "selectedLikes": [],
+            "aggregatedTotalLikes": comment["likeCount"],
+            "likedByCurrentUser": comment["liked"],
+            "totalLikes": comment["likeCount"],
+        },
+        "commentsSummary": {
+            "selectedComments": [],
+            "totalFirstLevelComments": comment["replyCount"],
+            "aggregatedTotalComments": comment["replyCount"],
+        },
+    }
+    parent = shown.get(comment["parentId"])
+    if parent is not None:
+        entity["parentComment"] = comment_urn(parent)
+    return entity
+
+
+def _paged(request: HttpRequest, elements: list[dict[str, Any]]) -> HttpResponse:
+    try:
+        start, count = int(request.GET.get("start") or 0), int(request.GET.get("count") or 10)
+    except ValueError:
+        return _error(400, "ILLEGAL_ARGUMENT", "start and count must be integers")
+    if start < 0 or not 0 < count <= 100:
+        return _error(400, "ILLEGAL_ARGUMENT", "start must be at least 0 and count within 1..100")
+    size = audience_ids.page_size(count)
+    links = []
+    if start + size < len(elements):
+        query = f"start={start + size}&count={count}"
+        links.append({"rel": "next", "type": "application/json", "href": f"{request.path}?{query}"})
+    return JsonResponse(
+        {
+            "paging": {"start": start, "count": size, "total": len(elements), "links": links},
+            "elements": elements[start : start + size],
+        }
+    )
+
+
 @view
 def social_action_comments(request: HttpRequest, urn: str) -> HttpResponse:
-    """``POST /rest/socialActions/{urn}/comments``: a comment by ``actor`` (the member) on their own
-    post, answered 201 with the comment entity; the body recorded."""
+    """``/rest/socialActions/{target}/comments``. ``GET``: the first-level comments of a post of
+    the member's (target: the post) or the replies to one (target: the comment), oldest first,
+    paged. ``POST``: a comment by ``actor`` (the member) on their own post, or a reply when the
+    target is a first-level comment (``parentComment`` names it, ``object`` is the post), answered
+    201 with the comment entity; the body recorded."""
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    if request.method not in ("GET", "POST"):
+        return _error(405, "METHOD_NOT_ALLOWED", "Method not allowed")
+    post = _own_post(member, urn)
+    parent = _thread_comment(member, urn) if post is None else None
+    if post is None and parent is None:
+        return _error(404, "NOT_FOUND", f"Not Found: {urn}")
+    if request.method == "GET":
+        if post is not None:
+            shown = _thread(post)
+            under = ""
+        else:
+            assert parent is not None
+            post, under, shown = parent[0], parent[1]["id"], parent[2]
+        elements = [_comment_json(member, c, shown) for c in shown.values() if c["parentId"] == under]
+        return _paged(request, elements)
+    body = json_body(request)
+    text = str((body.get("message") or {}).get("text") or "") if isinstance(body.get("message"), dict) else ""
+    actor = f"urn:li:person:{member['id']}"
+    post_urn = urn if post is not None else parent[0]["id"]  # type: ignore[index]
+    if body.get("actor") != actor or body.get("object") != post_urn or not text.strip():
+        return _error(422, "UNPROCESSABLE_ENTITY", "actor, object and message.text are required", 101)
+    parent_doc = ""
+    if parent is not None:
+        if body.get("parentComment") != urn:
+            return _error(422, "UNPROCESSABLE_ENTITY", "parentComment must be the comment replied to", 101)
+        if parent[1]["parentId"]:
+            return _error(400, "ILLEGAL_ARGUMENT", "A reply can only be made to a first-level comment")
+        parent_doc = parent[1]["id"]
+    comment_id = store.new_id()
+    comment_urn_ = f"urn:li:comment:({post_urn},{comment_id})"
+    store.put(
+        "comment",
+        comment_id,
+        {"id": comment_id, "urn": comment_urn_, "object": post_urn, "text": text, "member": member["id"]},
+    )
+    me = audience.Person(member["id"], member["name"], "", pages.avatar_url(SLUG, member["id"]))
+    audience.add_reply(
+        store,
+        post_urn,
+        parent_doc,
+        text,
+        author=me,
+        reply_id=audience.comment_id(post_urn, audience_ids.own_key(comment_id)),
+    )
+    log = {"comment": True, "on": urn, "remoteId": comment_urn_, "body": body}
+    if parent is not None:
+        log["replyTo"] = urn
+    request.sandbox_log = log  # type: ignore[attr-defined]
+    entity = {"id": comment_id, "$URN": comment_urn_, "actor": actor, "object": post_urn, "message": {"text": text}}
+    if parent is not None:
+        entity["parentComment"] = urn
+    response = JsonResponse(entity, status=201)
+    response["x-restli-id"] = comment_urn_
+    return response
+
+
+@view
+def social_action_comment(request: HttpRequest, urn: str, comment_id: str) -> HttpResponse:
+    """``/rest/socialActions/{target}/comments/{commentId}`` (target: the post, or the comment a
+    reply answers). ``GET``: the comment. ``DELETE`` (``actor`` the member): 204 for the member's
+    own comment, which goes with its replies; another member's is refused; one that is not there
+    answers 404."""
+    member, problem = _member(request)
+    if member is None:
+        return problem or _unauthorized()
+    if request.method not in ("GET", "DELETE"):
+        return _error(405, "METHOD_NOT_ALLOWED", "Method not allowed")
+    target = COMMENT_URN.match(urn)
+    post_urn = target.group(1) if target else urn
+    found = _thread_comment(member, f"urn:li:comment:({post_urn},{comment_id})")
+    if request.method == "DELETE":
+        request.sandbox_log = {"delete": True, "remoteId": f"urn:li:comment:({post_urn},{comment_id})"}  # type: ignore[attr-defined]
+        actor = request.GET.get("actor")
+        if actor is not None and actor != f"urn:li:person:{member['id']}":
+            return _error(403, "ACCESS_DENIED", f"Not enough permissions to act as {actor}")
+    if found is None:
+        return _error(404, "NOT_FOUND", f"Comment {comment_id} of {post_urn} does not exist")
+    _post, comment, shown = found
+    if request.method == "GET":
+        return JsonResponse(_comment_json(member, comment, shown))
+    if not comment["fromAccount"]:
+        return _error(403, "ACCESS_DENIED", f"Not enough permissions to delete comment {comment_id}")
+    audience.set_state(store, comment["id"], deleted=True)
+    store.delete("comment", comment_id)
+    return HttpResponse(status=204)
+
+
+@view
+def reactions(request: HttpRequest) -> HttpResponse:
+    """``POST /rest/reactions?actor=<member urn>`` ``{"root", "reactionType"}``: the member reacts
+    to a comment on one of their posts (or to the post), 201; reacting again replaces the
+    reaction."""
     member, problem = _member(request)
     if member is None:
         return problem or _unauthorized()
     if request.method != "POST":
         return _error(405, "METHOD_NOT_ALLOWED", "Method not allowed")
-    if _own_post(member, urn) is None:
-        return _error(404, "NOT_FOUND", f"Not Found: {urn}")
-    body = json_body(request)
-    text = str((body.get("message") or {}).get("text") or "") if isinstance(body.get("message"), dict) else ""
     actor = f"urn:li:person:{member['id']}"
-    if body.get("actor") != actor or body.get("object") != urn or not text.strip():
-        return _error(422, "UNPROCESSABLE_ENTITY", "actor, object and message.text are required", 101)
-    comment_id = store.new_id()
-    comment_urn = f"urn:li:comment:({urn},{comment_id})"
-    store.put("comment", comment_id, {"id": comment_id, "urn": comment_urn, "object": urn, "text": text})
-    request.sandbox_log = {"comment": True, "on": urn, "remoteId": comment_urn, "body": body}  # type: ignore[attr-defined]
-    entity = {"id": comment_id, "$URN": comment_urn, "actor": actor, "object": urn, "message": {"text": text}}
+    body = json_body(request)
+    root = str(body.get("root") or "")
+    request.sandbox_log = {"reaction": body.get("reactionType"), "remoteId": root}  # type: ignore[attr-defined]
+    if request.GET.get("actor") != actor:
+        return _error(403, "ACCESS_DENIED", f"Not enough permissions to react as {request.GET.get('actor')}")
+    if body.get("reactionType") not in REACTIONS:
+        return _error(400, "ILLEGAL_ARGUMENT", f"reactionType must be one of {', '.join(sorted(REACTIONS))}")
+    found = _thread_comment(member, root)
+    if found is not None:
+        audience.set_state(store, found[1]["id"], liked=True)
+    elif _own_post(member, root) is None:
+        return _error(404, "NOT_FOUND", f"Not Found: {root}")
+    reaction_urn = f"urn:li:reaction:({actor},{root})"
+    now = int(time.time() * 1000)
+    entity = {
+        "id": reaction_urn,
+        "root": root,
+        "reactionType": body["reactionType"],
+        "created": {"actor": actor, "time": now},
+        "lastModified": {"actor": actor, "time": now},
+    }
     response = JsonResponse(entity, status=201)
-    response["x-restli-id"] = comment_urn
+    response["x-restli-id"] = reaction_urn
     return response
 
 
 @view
 def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
+    """``GET /rest/socialActions/{post urn}``: the post's likes (growing with time) and its
+    ``commentsSummary`` counted from the comments the Comments API lists:
+    ``totalFirstLevelComments`` those on the post itself, ``aggregatedTotalComments`` those and
+    their replies."""
     member, problem = _member(request)
     if member is None:
         return problem or _unauthorized()
     post = _own_post(member, urn)
     if post is None:
         return _error(404, "NOT_FOUND", f"Not Found: {urn}")
-    likes, comments = grown(post["created"], 30), grown(post["created"], 6)
+    likes = grown(post["created"], 30)
+    shown = list(_thread(post).values())
     return JsonResponse(
         {
             "target": urn,
@@ -443,9 +669,9 @@ def social_actions(request: HttpRequest, urn: str) -> HttpResponse:
             },
             "commentsSummary": {
                 "selectedComments": [],
-                "totalFirstLevelComments": comments,
+                "totalFirstLevelComments": audience.comment_count(shown, direct_only=True),
                 "commentsState": "OPEN",
-                "aggregatedTotalComments": comments,
+                "aggregatedTotalComments": audience.comment_count(shown),
             },
         }
     )
@@ -465,12 +691,16 @@ def creator_analytics(request: HttpRequest) -> HttpResponse:
     if post is None:
         return _error(404, "NOT_FOUND", f"Not Found: {match.group(2)}")
     metric = {"com.linkedin.adsexternalapi.memberanalytics.v1.CreatorPostAnalyticsMetricTypeV1": query_type}
+    if query_type == "COMMENT":  # the comments and replies the Comments API lists, as socialActions counts them
+        count = audience.comment_count(list(_thread(post).values()))
+    else:
+        count = grown(post["created"], rates[query_type])
     return JsonResponse(
         {
             "paging": {"start": 0, "count": 10, "links": []},
             "elements": [
                 {
-                    "count": grown(post["created"], rates[query_type]),
+                    "count": count,
                     "metricType": metric,
                     "targetEntity": {match.group(1): match.group(2)},
                 }
@@ -504,6 +734,8 @@ urlpatterns = [
     path("rest/posts", posts),
     path("rest/posts/<str:urn>", post_detail),
     path("rest/socialActions/<str:urn>/comments", social_action_comments),
+    path("rest/socialActions/<str:urn>/comments/<str:comment_id>", social_action_comment),
+    path("rest/reactions", reactions),
     path("rest/socialActions/<str:urn>", social_actions),
     path("rest/memberCreatorPostAnalytics", creator_analytics),
     path("rest/<str:collection>", assets),

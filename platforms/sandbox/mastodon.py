@@ -3,7 +3,14 @@ creates a new user), instance info, verify_credentials, media v2 with background
 statuses with ``Idempotency-Key``, editing (``PUT``: the whole status is replaced, every version
 kept for ``/history``, ``edited_at`` set; ``/source`` gives the plain text) and deleting them,
 token revocation, the account's statuses, error bodies ``{"error": ...}`` and the
-``X-RateLimit-*`` headers. Paths are the real ones under ``/sandbox/mastodon/``."""
+``X-RateLimit-*`` headers. Paths are the real ones under ``/sandbox/mastodon/``.
+
+Engagement: the audience (:mod:`platforms.sandbox.audience`) replies to each of the account's
+statuses from accounts of other servers, as statuses whose ids carry the post and the reply's key;
+``GET /api/v1/statuses/:id/context`` lists them (``descendants``, depth first), a status of the
+account's in reply to one of them joins the thread, ``POST /api/v1/statuses/:id/favourite``
+favourites one, and only the account's own statuses can be deleted (404 for another's, as
+Mastodon answers)."""
 
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from django.urls import path
 from PIL import Image
 
 from platforms.base import Platform
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, audience_ids, media_checks, pages
 from platforms.sandbox.common import bearer_token, grown, iso, json_response, request_params, sniff_mime
 from platforms.sandbox.scenarios import marker
 from platforms.sandbox.store import SandboxStore
@@ -437,7 +444,7 @@ def _status_json(request: HttpRequest, status: dict[str, Any], account: dict[str
         "language": status["language"],
         "uri": f"{base}/users/{account['username']}/statuses/{status['id']}",
         "url": f"{_public_base()}/@{account['username']}/{status['id']}",
-        "replies_count": grown(status["created"], 0.2),
+        "replies_count": _replies_count(account, status),
         "reblogs_count": grown(status["created"], 0.5),
         "favourites_count": grown(status["created"], 1.5),
         # present on authenticated reads, and every simulated read is authenticated
@@ -484,22 +491,13 @@ def statuses(request: HttpRequest) -> HttpResponse:
     if scenario == "fail":
         return _error("Validation failed: Text contains content this server does not accept", 422, headers)
     media_ids = _media_ids(params)
-    if not text.strip() and not media_ids:
-        return _error("Validation failed: Text can't be blank", 422, headers)
-    if len(text) > 500:
-        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
-    if len(media_ids) > 4:
-        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
-    for media_id in media_ids:
-        media = _store().get("media", media_id)
-        if media is None or media["account_id"] != account["id"]:
-            return _error("Record not found", 404, headers)
-        if media["ready_at"] > time.time():
-            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    refused = _refused_content(text, media_ids, account, headers)
+    if refused is not None:
+        return refused
     parent_id = str(params.get("in_reply_to_id") or "")
     if parent_id:
         request.sandbox_log["inReplyTo"] = parent_id  # type: ignore[attr-defined]
-        if _store().get(f"statuses:{account['id']}", parent_id) is None:
+        if _store().get(f"statuses:{account['id']}", parent_id) is None and _thread_reply(account, parent_id) is None:
             return _error("Record not found", 404, headers)
     status_id = _store().new_id()
     if key:
@@ -522,8 +520,32 @@ def statuses(request: HttpRequest) -> HttpResponse:
         "in_reply_to_id": parent_id or None,
     }
     _store().put(f"statuses:{account['id']}", status_id, status)
+    if parent_id:
+        _join_thread(account, status)
     request.sandbox_log["remoteId"] = status_id  # type: ignore[attr-defined]
     return json_response(_status_json(request, status, account), headers=headers)
+
+
+def _refused_content(
+    text: str, media_ids: list[str], account: dict[str, Any], headers: dict[str, str]
+) -> HttpResponse | None:
+    """What the server refuses of a status's text and attachments, as creating and editing one
+    both check them (PostStatusService, UpdateStatusService): a blank status without media, the
+    character limit, more than 4 attachments, an attachment not the account's, one still being
+    processed. None: accepted."""
+    if not text.strip() and not media_ids:
+        return _error("Validation failed: Text can't be blank", 422, headers)
+    if len(text) > 500:
+        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
+    if len(media_ids) > 4:
+        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
+    for media_id in media_ids:
+        media = _store().get("media", media_id)
+        if media is None or media["account_id"] != account["id"]:
+            return _error("Record not found", 404, headers)
+        if media["ready_at"] > time.time():
+            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    return None
 
 
 def _wait_for_status(account_id: str, status_id: str) -> dict[str, Any] | None:
@@ -544,9 +566,12 @@ def status_detail(request: HttpRequest, status_id: str) -> HttpResponse:
     status = _store().get(f"statuses:{account['id']}", status_id)
     if request.method in ("PUT", "DELETE"):
         request.sandbox_log = {"edit" if request.method == "PUT" else "delete": True, "remoteId": status_id}  # type: ignore[attr-defined]
+    if status is None and request.method == "GET" and (reply := _thread_reply(account, status_id)) is not None:
+        return json_response(_reply_json(request, account, *reply), headers=headers)
     if status is None:
         return _error("Record not found", 404, headers)
     if request.method == "DELETE":
+        _leave_thread(account, status)
         _store().delete(f"statuses:{account['id']}", status_id)
         body = _status_json(request, status, account)
         body["text"] = status["text"]  # the source, for "delete and redraft"
@@ -577,18 +602,10 @@ def _edit_status(
     if scenario == "fail":
         return _error("Validation failed: Text contains content this server does not accept", 422, headers)
     media_ids = _media_ids(params)
-    if not text.strip() and not media_ids:
-        return _error("Validation failed: Text can't be blank", 422, headers)
-    if len(text) > 500:
-        return _error("Validation failed: Text character limit of 500 exceeded", 422, headers)
-    if len(media_ids) > 4:
-        return _error("Validation failed: Media attachments can't be more than 4", 422, headers)
-    for media_id in media_ids:
-        media = _store().get("media", media_id)
-        if media is None or media["account_id"] != account["id"]:
-            return _error("Record not found", 404, headers)
-        if media["ready_at"] > time.time():
-            return _error("Cannot attach files that have not finished processing. Try again in a moment!", 422, headers)
+    request.sandbox_log["mediaIds"] = media_ids  # type: ignore[attr-defined]
+    refused = _refused_content(text, media_ids, account, headers)
+    if refused is not None:
+        return refused
     now = time.time()
     history = status.get("history") or [_snapshot(status, status["created"])]
     spoiler = str(params.get("spoiler_text") or "")
@@ -682,13 +699,14 @@ def status_page(request: HttpRequest, username: str, status_id: str) -> HttpResp
     status = _store().get(f"statuses:{account['id']}", status_id) if account else None
     if account is None or status is None:
         return pages.not_found_page("Mastodon")
-    media = [m for m in (_store().get("media", i) for i in status["media_ids"]) if m]
+    media = [_media_json(request, m) for m in (_store().get("media", i) for i in status["media_ids"]) if m]
     return pages.post_page(
         platform="Mastodon",
         author=account["display_name"],
         handle=f"@{username}",
         text=status["text"],
-        media=[str(m.get("url") or m.get("remote_url") or "") for m in media],
+        # the attachments' files (a stored attachment has no url of its own: its JSON makes one)
+        media=[str(m["url"]) for m in media if m.get("url")],
         avatar=f"{_public_base()}/avatars/original/missing.png",
     )
 
@@ -698,6 +716,241 @@ def profile_page(request: HttpRequest, username: str) -> HttpResponse:
     if account is None:
         return pages.not_found_page("Mastodon")
     return pages.post_page(platform="Mastodon", author=account["display_name"], handle=f"@{username}", text="")
+
+
+# --- the audience: replies to the account's statuses -----------------------------------------
+
+FANS_SERVER = "fans.example"
+KEY_SPAN = 10**audience_ids.KEY_DIGITS
+
+
+def comment_status_id(comment: dict[str, Any]) -> str:
+    """The status id of a reply in a thread (an audience document of
+    :func:`platforms.sandbox.audience.thread`): the account's own reply keeps its status's id;
+    the audience's is the post's id followed by its key's number."""
+    post_id, key = audience.split_id(comment["id"])
+    own = audience_ids.own_platform_id(key)
+    if own is not None:
+        return own
+    return f"{post_id}{audience_ids.key_number(key):0{audience_ids.KEY_DIGITS}d}"
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return comment_status_id({"id": neutral})
+
+
+def _audience_id(account: dict[str, Any], status_id: str) -> str | None:
+    """The audience document a status id names under one of the account's statuses."""
+    status = _store().get(f"statuses:{account['id']}", status_id)
+    if status is not None:
+        root = status.get("thread_root")
+        return audience.comment_id(root, audience_ids.own_key(status_id)) if root else None
+    post_id, number = status_id[: -audience_ids.KEY_DIGITS], status_id[-audience_ids.KEY_DIGITS :]
+    key = audience_ids.key_of_number(int(number)) if status_id.isdigit() and post_id else None
+    return audience.comment_id(post_id, key) if key else None
+
+
+def _root_status(account: dict[str, Any], status_id: str) -> dict[str, Any] | None:
+    """A status of the account's that starts a thread (replies to none)."""
+    status = _store().get(f"statuses:{account['id']}", status_id)
+    return status if status is not None and not status.get("in_reply_to_id") else None
+
+
+def _thread_reply(
+    account: dict[str, Any], status_id: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, Any]]] | None:
+    """(the post, the reply as the thread shows it, every shown reply by id) for a reply under one of
+    the account's statuses; None when there is none (never written, not yet, or deleted)."""
+    comment_id = _audience_id(account, status_id)
+    root = _root_status(account, audience.split_id(comment_id)[0]) if comment_id else None
+    if comment_id is None or root is None:
+        return None
+    shown = {c["id"]: c for c in audience.thread(_store(), SLUG, root["id"], root["created"])}
+    return (root, shown[comment_id], shown) if comment_id in shown else None
+
+
+def _join_thread(account: dict[str, Any], status: dict[str, Any]) -> None:
+    """The account's new status in reply to a status of a thread joins that thread."""
+    parent_id = str(status["in_reply_to_id"])
+    parent_doc = _audience_id(account, parent_id)
+    root_id = audience.split_id(parent_doc)[0] if parent_doc else parent_id
+    if _root_status(account, root_id) is None:
+        return
+    status["thread_root"] = root_id
+    _store().put(f"statuses:{account['id']}", status["id"], status)
+    me = audience.Person(account["id"], account["display_name"], account["username"], _avatar())
+    audience.add_reply(
+        _store(),
+        root_id,
+        parent_doc or "",
+        status["text"],
+        author=me,
+        reply_id=audience.comment_id(root_id, audience_ids.own_key(status["id"])),
+    )
+
+
+def _leave_thread(account: dict[str, Any], status: dict[str, Any]) -> None:
+    if status.get("thread_root"):
+        comment_id = audience.comment_id(status["thread_root"], audience_ids.own_key(status["id"]))
+        audience.set_state(_store(), comment_id, deleted=True)
+
+
+def _replies_count(account: dict[str, Any], status: dict[str, Any]) -> int:
+    """``replies_count`` of one of the account's statuses: the replies whose ``in_reply_to_id`` is
+    that very status, as its context lists them (Mastodon counts the direct replies only)."""
+    if status.get("thread_root"):  # the account's reply in one of its threads
+        root = _root_status(account, status["thread_root"])
+        mine = audience.comment_id(status["thread_root"], audience_ids.own_key(status["id"]))
+        shown = audience.thread(_store(), SLUG, root["id"], root["created"]) if root else []
+        return next((c["replyCount"] for c in shown if c["id"] == mine), 0)
+    if status.get("in_reply_to_id"):  # a reply outside the account's threads: none under it here
+        return 0
+    return audience.comment_count(audience.thread(_store(), SLUG, status["id"], status["created"]), direct_only=True)
+
+
+def _avatar() -> str:
+    return f"{_public_base()}/avatars/original/missing.png"
+
+
+def _fan_json(person: dict[str, Any], at: float) -> dict[str, Any]:
+    acct = f"{person['handle']}@{FANS_SERVER}"
+    return {
+        "id": person["id"],
+        "username": person["handle"],
+        "acct": acct,
+        "display_name": person["name"],
+        "locked": False,
+        "bot": False,
+        "discoverable": True,
+        "group": False,
+        "created_at": iso(at - 86400 * 400, millis=True),
+        "note": "",
+        "url": f"https://{FANS_SERVER}/@{person['handle']}",
+        "uri": f"https://{FANS_SERVER}/users/{person['handle']}",
+        "avatar": person["avatar_url"],
+        "avatar_static": person["avatar_url"],
+        "header": f"{_public_base()}/headers/original/missing.png",
+        "header_static": f"{_public_base()}/headers/original/missing.png",
+        "followers_count": 12,
+        "following_count": 40,
+        "statuses_count": 30,
+        "last_status_at": None,
+        "emojis": [],
+        "fields": [],
+    }
+
+
+def _reply_json(
+    request: HttpRequest,
+    account: dict[str, Any],
+    root: dict[str, Any],
+    comment: dict[str, Any],
+    shown: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """A reply of a thread as a Status entity."""
+    status_id = comment_status_id(comment)
+    parent = shown.get(comment["parentId"])
+    own = _store().get(f"statuses:{account['id']}", status_id) if comment["fromAccount"] else None
+    if own is not None:
+        body = _status_json(request, own, account)
+    else:
+        person = comment["author"]
+        body = {
+            "id": status_id,
+            "created_at": iso(comment["createdAt"], millis=True),
+            "sensitive": False,
+            "spoiler_text": "",
+            "visibility": "public",
+            "language": "en",
+            "uri": f"https://{FANS_SERVER}/users/{person['handle']}/statuses/{status_id}",
+            "url": f"https://{FANS_SERVER}/@{person['handle']}/{status_id}",
+            "reblogged": False,
+            "muted": False,
+            "bookmarked": False,
+            "edited_at": None,
+            "content": _html(comment["text"]),
+            "reblog": None,
+            "application": None,
+            "account": _fan_json(person, comment["createdAt"]),
+            "media_attachments": [],
+            "mentions": [],
+            "tags": [],
+            "emojis": [],
+            "card": None,
+            "poll": None,
+        }
+    body.update(
+        in_reply_to_id=comment_status_id(parent) if parent else root["id"],
+        in_reply_to_account_id=parent["author"]["id"] if parent else account["id"],
+        replies_count=comment["replyCount"],
+        reblogs_count=0,
+        favourites_count=comment["likeCount"],
+        favourited=comment["liked"],
+    )
+    return body
+
+
+@simulator_view(SLUG)
+def status_context(request: HttpRequest, status_id: str) -> HttpResponse:
+    """``GET /api/v1/statuses/:id/context``: the statuses above (``ancestors``, the thread's first
+    status first) and below (``descendants``, depth first, each branch oldest first)."""
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    root = _root_status(account, status_id)
+    reply = None if root is not None else _thread_reply(account, status_id)
+    if root is None and reply is None:
+        if _store().get(f"statuses:{account['id']}", status_id) is not None:
+            return json_response({"ancestors": [], "descendants": []}, headers=headers)
+        return _error("Record not found", 404, headers)
+    if reply is not None:
+        root, anchor, shown = reply[0], reply[1]["id"], reply[2]
+    else:
+        assert root is not None
+        anchor, shown = "", {c["id"]: c for c in audience.thread(_store(), SLUG, root["id"], root["created"])}
+    children: dict[str, list[dict[str, Any]]] = {}
+    for comment in shown.values():
+        children.setdefault(comment["parentId"], []).append(comment)
+    descendants: list[dict[str, Any]] = []
+    stack = list(reversed(children.get(anchor, [])))
+    while stack:
+        comment = stack.pop()
+        descendants.append(_reply_json(request, account, root, comment, shown))
+        stack.extend(reversed(children.get(comment["id"], [])))
+    ancestors: list[dict[str, Any]] = []
+    above = shown[anchor]["parentId"] if anchor else None
+    while above:
+        ancestors.insert(0, _reply_json(request, account, root, shown[above], shown))
+        above = shown[above]["parentId"]
+    if anchor:
+        ancestors.insert(0, _status_json(request, root, account))
+    return json_response({"ancestors": ancestors, "descendants": descendants}, headers=headers)
+
+
+@simulator_view(SLUG)
+def status_favourite(request: HttpRequest, status_id: str) -> HttpResponse:
+    """``POST /api/v1/statuses/:id/favourite``: the status, favourited (again: still favourited)."""
+    account, failure, headers = _authenticate(request)
+    if failure:
+        return failure
+    assert account is not None
+    request.sandbox_log = {"favourite": True, "remoteId": status_id}  # type: ignore[attr-defined]
+    if request.method != "POST":
+        return _error("Method not allowed", 405, headers)
+    reply = _thread_reply(account, status_id)
+    if reply is not None:
+        audience.set_state(_store(), reply[1]["id"], liked=True)
+        root, comment_id = reply[0], reply[1]["id"]
+        shown = {c["id"]: c for c in audience.thread(_store(), SLUG, root["id"], root["created"])}
+        return json_response(_reply_json(request, account, root, shown[comment_id], shown), headers=headers)
+    status = _store().get(f"statuses:{account['id']}", status_id)
+    if status is None:
+        return _error("Record not found", 404, headers)
+    return json_response({**_status_json(request, status, account), "favourited": True}, headers=headers)
 
 
 urlpatterns = [
@@ -721,6 +974,8 @@ urlpatterns = [
     path("api/v1/statuses/<str:status_id>", status_detail),
     path("api/v1/statuses/<str:status_id>/history", status_history),
     path("api/v1/statuses/<str:status_id>/source", status_source),
+    path("api/v1/statuses/<str:status_id>/context", status_context),
+    path("api/v1/statuses/<str:status_id>/favourite", status_favourite),
     path("avatars/original/missing.png", default_avatar),
     path("headers/original/missing.png", default_header),
 ]

@@ -1,7 +1,7 @@
 """Simulator of the Telegram Bot API: ``/bot<token>/<method>`` with parameters in the query string,
 a form, multipart or JSON (as the real server takes them), the ``{"ok": ...}`` envelope, and the
 methods we use: getMe, getChat, getChatMemberCount, sendMessage, sendPhoto, sendVideo,
-sendMediaGroup. Any well-formed bot token is a bot; ``POST sandbox/chats`` (simulator only) makes a
+sendMediaGroup, editMessageText, editMessageCaption, editMessageMedia, deleteMessage. Any well-formed bot token is a bot; ``POST sandbox/chats`` (simulator only) makes a
 channel administered by that bot, which is what a user does by hand on the real platform."""
 
 from __future__ import annotations
@@ -301,6 +301,60 @@ def _edit(field: str) -> Callable[[HttpRequest, dict[str, Any], dict[str, Any]],
     return method
 
 
+_MEDIA_FIELDS = ("photo", "video")
+
+
+def edit_message_media(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
+    """``editMessageMedia``: the photo or video of one of the bot's messages replaced (an album's
+    item only by another photo or video), or media added to a text message; the InputMedia's
+    caption replaces the message's (none: no caption). The edited Message, with ``edit_date``."""
+    chat, message = _message(request, bot, params, "edit")
+    media = params.get("media")
+    if isinstance(media, str):
+        try:
+            media = json.loads(media)
+        except ValueError:
+            raise ApiError(400, "Bad Request: can't parse InputMedia: Can't parse media JSON object")
+    if not isinstance(media, dict) or not media.get("media"):
+        raise ApiError(400, "Bad Request: can't parse InputMedia: media not found")
+    kind = str(media.get("type") or "")
+    caption = str(media.get("caption") or "")
+    request.sandbox_log.update({"text": caption[:80], "media": kind})  # type: ignore[attr-defined]
+    if message is None:
+        raise ApiError(400, "Bad Request: message to edit not found")
+    if kind not in _MEDIA_FIELDS:
+        raise ApiError(400, f'Bad Request: can\'t parse InputMedia: unsupported media type "{kind}" specified')
+    scenario = marker(caption)
+    if scenario == "unauthorized":
+        raise ApiError(401, "Unauthorized")
+    if scenario == "fail":
+        raise ApiError(400, "Bad Request: the message was refused by the sandbox (#sandbox-fail)")
+    _text_limits(caption, caption=True)
+    content = _media_from(request, media.get("media"), kind)
+    same_file = _file_of(message) == _file_of(content)
+    if same_file and str(message.get("caption") or "") == caption and "text" not in message:
+        raise ApiError(
+            400,
+            "Bad Request: message is not modified: specified new message content and reply markup are exactly the "
+            "same as a current content and reply markup of the message",
+        )
+    for field in (*_MEDIA_FIELDS, "text", "caption", "link_preview_options"):
+        message.pop(field, None)
+    message.update(content)
+    if caption:
+        message["caption"] = caption
+    message["edit_date"] = int(time.time())
+    _store().put(f"messages:{chat['id']}", str(message["message_id"]), message)
+    return message
+
+
+def _file_of(message: dict[str, Any]) -> str:
+    """The unique id of a message's photo (its largest size) or video ("" for none)."""
+    if message.get("photo"):
+        return str(message["photo"][-1].get("file_unique_id") or "")
+    return str((message.get("video") or {}).get("file_unique_id") or "")
+
+
 def delete_message(request: HttpRequest, bot: dict[str, Any], params: dict[str, Any]) -> Any:
     """``deleteMessage``: ``true``; only within ``DELETE_WINDOW`` of sending."""
     chat, message = _message(request, bot, params, "delete")
@@ -323,6 +377,7 @@ METHODS: dict[str, Callable[[HttpRequest, dict[str, Any], dict[str, Any]], Any]]
     "sendmediagroup": send_media_group,
     "editmessagetext": _edit("text"),
     "editmessagecaption": _edit("caption"),
+    "editmessagemedia": edit_message_media,
     "deletemessage": delete_message,
 }
 

@@ -15,7 +15,7 @@ from django.urls import re_path
 
 from platforms.base import Platform
 from platforms.sandbox import _meta_common as meta
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, media_checks, pages
 from platforms.sandbox.store import SandboxStore
 from platforms.sandbox.views import simulator_view
 
@@ -159,6 +159,8 @@ def node(request: HttpRequest, version: str, node_id: str) -> JsonResponse:
         return JsonResponse(_container_view(container))
     if (post := s.get("thread", node_id)) is not None:
         return JsonResponse(_thread_view(post))
+    if (found := _comment_of(node_id)) is not None:
+        return JsonResponse(_reply_view(*found, hidden=found[1]["hidden"]))
     return meta.graph_error(f"Unsupported get request. Object with ID '{node_id}' does not exist", code=100, subcode=33)
 
 
@@ -171,6 +173,8 @@ def _delete_thread(request: HttpRequest, media_id: str) -> JsonResponse:
         return error or meta.invalid_token()
     s = _store()
     post = s.get("thread", media_id)
+    if post is None and _comment_of(media_id) is not None:  # a reply by someone else: hide it instead
+        return meta.graph_error("(#10) Application does not have permission for this action", code=10)
     if post is None:
         return meta.missing_object("DELETE", media_id)
     if post["user_id"] != payload["account_id"]:
@@ -182,6 +186,8 @@ def _delete_thread(request: HttpRequest, media_id: str) -> JsonResponse:
         return meta.graph_error("Application request limit reached", code=4, is_transient=True)
     s.redis.expire(used_key, meta.DAY)
     s.delete("thread", media_id)
+    if (neutral := meta.neutral_of_numeric(media_id)) is not None:  # one of the account's replies
+        audience.set_state(s, neutral, deleted=True)
     return JsonResponse({"success": True, "deleted_id": media_id})
 
 
@@ -233,7 +239,7 @@ def threads(request: HttpRequest, version: str, user_id: str) -> JsonResponse:
     reply_to = meta.param(request, "reply_to_id")
     if reply_to:
         request.sandbox_log = {"replyTo": reply_to}  # type: ignore[attr-defined]
-        if s.get("thread", reply_to) is None:
+        if s.get("thread", reply_to) is None and _comment_of(reply_to) is None:
             return meta.graph_error(
                 f"(#100) Param reply_to_id must be a valid Threads media id: {reply_to}", code=100, subcode=33
             )
@@ -297,7 +303,31 @@ def threads_publish(request: HttpRequest, version: str, user_id: str) -> JsonRes
             error_user_msg="You reached the maximum number of posts allowed in 24 hours.",
         ),
         published=published,
+        new_media_id=lambda container: _reply_id(s, user, container),
     )
+
+
+def _reply_id(s: SandboxStore, user: dict[str, Any], container: dict[str, Any]) -> str:
+    """The id of what a container publishes: a new post's, or for a reply (``reply_to_id``) the
+    account's reply as the audience lists it under the thread's root post."""
+    target = str(container.get("reply_to_id") or "")
+    if not target:
+        return meta.new_numeric_id(s, "180")
+    found = _comment_of(target)
+    if found is not None:
+        root, parent = found[0], found[1]["id"]
+    else:
+        root, parent = s.get("thread", target) or {}, ""
+    if not root:  # gone since the container was made: a post of its own id
+        return meta.new_numeric_id(s, "180")
+    person = audience.Person(
+        str(user.get("id") or ""),
+        str(user.get("name") or ""),
+        str(user.get("username") or ""),
+        pages.avatar_url(SLUG, str(user.get("id") or "")),
+    )
+    doc = meta.add_account_comment(s, str(root["id"]), parent, str(container.get("text") or ""), person)
+    return meta.numeric_comment_id(doc["id"])
 
 
 @simulator_view(SLUG)
@@ -310,6 +340,16 @@ def publishing_limit(request: HttpRequest, version: str, user_id: str) -> JsonRe
     return JsonResponse(
         meta.publishing_limit_body(meta.quota_used(s.all("thread"), owner_key="user_id", owner=user_id), total)
     )
+
+
+def _replies(post: dict[str, Any]) -> int:
+    """The ``replies`` insight of a post (or of one of the account's replies): its direct replies
+    as the conversation lists them (Threads counts the top-level replies only); a hidden one still
+    counts, as it is still listed."""
+    if post.get("reply_to_id"):
+        found = _comment_of(post["id"])
+        return int(found[1]["replyCount"]) if found is not None else 0
+    return audience.comment_count(audience.thread(_store(), SLUG, post["id"], post["created"]), direct_only=True)
 
 
 @simulator_view(SLUG)
@@ -329,7 +369,7 @@ def insights(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
     values = {
         "views": grown["views"],
         "likes": grown["likes"],
-        "replies": grown["comments"],
+        "replies": _replies(post),
         "reposts": grown["shares"],
         "quotes": grown["shares"] // 2,
         "shares": grown["shares"] // 3,
@@ -358,6 +398,117 @@ def user_insights(request: HttpRequest, version: str, user_id: str) -> JsonRespo
         "id": f"{user_id}/insights/followers_count/day",
     }
     return JsonResponse({"data": [entry]})
+
+
+# --- replies: the audience (platforms.sandbox.audience) in Threads' shapes ---------------------
+# ``/{media-id}/replies`` lists the direct replies, ``/{media-id}/conversation`` every reply below
+# at any depth, flattened (each naming ``replied_to``); both newest first unless ``reverse=false``.
+# Reply ids are digits (meta.numeric_comment_id); the account's own replies are published through
+# containers with ``reply_to_id`` and can be deleted like its posts, others' only hidden
+# (``/{reply-id}/manage_reply``, top-level replies only: their nested replies are hidden with them).
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return meta.numeric_comment_id(neutral)
+
+
+def _comment_of(reply_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the root post, the reply as the audience shows it now) of a reply id."""
+    neutral = meta.neutral_of_numeric(reply_id)
+    if neutral is None:
+        return None
+    root_id, _ = audience.split_id(neutral)
+    root = _store().get("thread", root_id)
+    if root is None or root.get("reply_to_id"):
+        return None
+    found = audience.find(_store(), SLUG, neutral, root["created"])
+    return None if found is None else (root, found)
+
+
+def _reply_view(root: dict[str, Any], reply: dict[str, Any], *, hidden: bool) -> dict[str, Any]:
+    reply_id = meta.numeric_comment_id(reply["id"])
+    username = reply["author"]["handle"]
+    return {
+        "id": reply_id,
+        "media_product_type": "THREADS",
+        "media_type": "TEXT_POST",
+        "text": reply["text"],
+        "timestamp": meta.iso(reply["createdAt"]),
+        "username": username,
+        "shortcode": _shortcode(reply_id),
+        "permalink": f"{pages.public_base(SLUG)}/@{username}/post/{_shortcode(reply_id)}",
+        "is_quote_post": False,
+        "is_reply": True,
+        "has_replies": reply["replyCount"] > 0,
+        "root_post": {"id": root["id"]},
+        "replied_to": {"id": meta.numeric_comment_id(reply["parentId"]) if reply["parentId"] else root["id"]},
+        "is_reply_owned_by_me": reply["fromAccount"],
+        "hide_status": "HIDDEN" if hidden else "NOT_HUSHED",
+        "reply_audience": "EVERYONE",
+    }
+
+
+def _listing(request: HttpRequest, media_id: str, *, nested: bool) -> JsonResponse:
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    s = _store()
+    found = _comment_of(media_id)
+    root = found[0] if found is not None else s.get("thread", media_id)
+    if root is None or (found is None and root.get("reply_to_id")):
+        return meta.missing_object("GET", media_id)
+    every = audience.thread(s, SLUG, root["id"], root["created"])
+    hidden: dict[str, bool] = {}
+    below: set[str] = {found[1]["id"]} if found is not None else {""}
+    shown = []
+    for reply in every:  # oldest first: a parent comes before its replies
+        hidden[reply["id"]] = reply["hidden"] or hidden.get(reply["parentId"], False)
+        if reply["parentId"] in below:
+            shown.append(reply)
+            if nested:
+                below.add(reply["id"])
+    if request.GET.get("reverse", "true").lower() != "false":
+        shown.reverse()
+    return JsonResponse(meta.paged(request, [_reply_view(root, r, hidden=hidden[r["id"]]) for r in shown]))
+
+
+@simulator_view(SLUG)
+def replies(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
+    return _listing(request, media_id, nested=False)
+
+
+@simulator_view(SLUG)
+def conversation(request: HttpRequest, version: str, media_id: str) -> JsonResponse:
+    return _listing(request, media_id, nested=True)
+
+
+@simulator_view(SLUG)
+def manage_reply(request: HttpRequest, version: str, reply_id: str) -> JsonResponse:
+    """``POST /{reply-id}/manage_reply`` with ``hide`` true|false: ``{"success": true}``."""
+    hidden = meta.hide_flag(request, "hide")
+    request.sandbox_log = {"hide": hidden, "remoteId": reply_id}  # type: ignore[attr-defined]
+    if request.method != "POST":
+        return meta.bad_method()
+    payload, error = _auth(request)
+    if error or payload is None:
+        return error or meta.invalid_token()
+    found = _comment_of(reply_id)
+    if found is None:
+        return meta.missing_object("POST", reply_id)
+    root, reply = found
+    if root["user_id"] != payload["account_id"]:
+        return meta.graph_error("(#10) Application does not have permission for this action", code=10)
+    if hidden is None:
+        return meta.graph_error("(#100) The parameter hide is required", code=100)
+    if reply["parentId"]:
+        return meta.graph_error(
+            "(#100) Only top-level replies can be hidden; nested replies are hidden with them", code=100
+        )
+    audience.set_state(_store(), reply["id"], hidden=hidden)
+    return JsonResponse({"success": True})
 
 
 def post_page(request: HttpRequest, username: str, shortcode: str) -> HttpResponse:
@@ -390,6 +541,9 @@ urlpatterns = [
     re_path(V + r"(?P<user_id>\d+)/threads_publishing_limit$", publishing_limit),
     re_path(V + r"(?P<user_id>\d+)/threads_insights$", user_insights),
     re_path(V + r"(?P<media_id>\d+)/insights$", insights),
+    re_path(V + r"(?P<media_id>\d+)/replies$", replies),
+    re_path(V + r"(?P<media_id>\d+)/conversation$", conversation),
+    re_path(V + r"(?P<reply_id>\d+)/manage_reply$", manage_reply),
     re_path(V + r"(?P<node_id>\d+)$", node),
 ]
 

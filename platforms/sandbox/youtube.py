@@ -7,6 +7,7 @@ is kept until it completes, so the completing call's request log says what was r
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import time
@@ -15,7 +16,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox import media_checks, pages
+from platforms.sandbox import audience, media_checks, pages
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
 from platforms.sandbox.common import as_dict, digest, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
@@ -117,7 +118,16 @@ def _channel_title(channel_id: str) -> str:
     return str(channel["title"]) if channel else ""
 
 
-def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
+def _comment_counts(videos: list[dict[str, Any]]) -> dict[str, int]:
+    """``statistics.commentCount`` of each video, by id: its published comments and their replies
+    as the comment listings show them (one held for review is off the video, and so are the replies
+    under it); every video's in the same three store reads."""
+    shown = audience.threads(store, SLUG, [(v["id"], v["created"]) for v in videos])
+    return {video_id: audience.comment_count(every, public_only=True) for video_id, every in shown.items()}
+
+
+def _video_view(video: dict[str, Any], parts: set[str], comments: int | None = None) -> dict[str, Any]:
+    """A video resource with ``parts``; ``comments`` its comment count when already counted."""
     item: dict[str, Any] = {"kind": "youtube#video", "etag": digest("etag", video["id"]), "id": video["id"]}
     if "snippet" in parts:
         item["snippet"] = {
@@ -140,7 +150,7 @@ def _video_view(video: dict[str, Any], parts: set[str]) -> dict[str, Any]:
             "viewCount": str(grown(video["created"], 90)),
             "likeCount": str(grown(video["created"], 9)),
             "favoriteCount": "0",
-            "commentCount": str(grown(video["created"], 2)),
+            "commentCount": str(_comment_counts([video])[video["id"]] if comments is None else comments),
         }
     return item
 
@@ -294,8 +304,9 @@ def videos(request: HttpRequest) -> HttpResponse:
         return google_error(400, "missingRequiredParameter", "Required parameters: part, id")
     if len(ids) > 50:
         return google_error(400, "badRequest", "At most 50 ids")
-    found = [store.get("video", i) for i in ids]
-    items = [_video_view(v, parts) for v in found if v]
+    found = [v for v in store.get_many("video", ids) if v]
+    counts = _comment_counts(found) if "statistics" in parts else {}
+    items = [_video_view(v, parts, counts.get(v["id"])) for v in found]
     return JsonResponse(
         {
             "kind": "youtube#videoListResponse",
@@ -351,15 +362,162 @@ def _delete_video(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse
     return HttpResponse(status=204)
 
 
-@view
-def comment_threads(request: HttpRequest) -> HttpResponse:
-    """``POST commentThreads?part=snippet`` (``commentThreads.insert``): a top-level comment by the
-    channel under one of its videos; the body recorded."""
-    channel = _channel(request)
-    if channel is None:
-        return unauthenticated()
-    if request.method != "POST":
-        return google_error(405, "methodNotAllowed", "Only commentThreads.insert is simulated")
+# --- comments: the audience (platforms.sandbox.audience) in the Data API's shapes ---------------
+# A top-level comment is a thread ``Ug<base64 of its audience id>``; a reply is
+# ``<thread id>.<base64 of its key>`` (YouTube nests one level: a reply to a reply joins the
+# thread). ``commentThreads.list`` (by videoId) lists threads newest first with their first
+# ``EMBEDDED_REPLIES`` replies; ``comments.list`` reads replies by ``parentId`` (oldest first) or
+# comments by ``id``. A comment held for review (hidden) is listed only with
+# ``moderationStatus=heldForReview``; one rejected is gone with its replies. Only its author deletes
+# a comment (``comments.delete``); the video's owner rejects the others'.
+
+EMBEDDED_REPLIES = 2
+MODERATION = {"published", "heldForReview", "likelySpam", "rejected"}
+
+
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _unb64(text: str) -> str | None:
+    try:
+        return base64.urlsafe_b64decode((text + "=" * (-len(text) % 4)).encode()).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def wire_comment_id(neutral: str, parent: str = "") -> str:
+    """The YouTube id of the audience comment ``neutral`` (``parent``: the audience id of the
+    top-level comment it replies to)."""
+    if not parent:
+        return f"Ug{_b64(neutral)}"
+    return f"{wire_comment_id(parent)}.{_b64(audience.split_id(neutral)[1])}"
+
+
+def _neutral_of(comment_id: str) -> str | None:
+    top, dot, reply = comment_id.partition(".")
+    if not top.startswith("Ug"):
+        return None
+    neutral = _unb64(top[2:])
+    if neutral is None or not dot:
+        return neutral
+    key = _unb64(reply)
+    return None if key is None else audience.comment_id(audience.split_id(neutral)[0], key)
+
+
+def platform_comment_id(neutral: str, parent: str = "") -> str:
+    """The id this simulator gives the audience comment ``neutral`` (an id of
+    :mod:`platforms.sandbox.audience`; ``parent`` its parent's, "" for one under the post), so a
+    test predicts the ids a sync must find."""
+    return wire_comment_id(neutral, parent)
+
+
+def _comment_of(comment_id: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the video, the comment as the audience shows it now) of a comment id."""
+    neutral = _neutral_of(comment_id)
+    if neutral is None:
+        return None
+    video = store.get("video", audience.split_id(neutral)[0])
+    if video is None:
+        return None
+    found = audience.find(store, SLUG, neutral, video["created"])
+    return None if found is None else (video, found)
+
+
+def _comment_view(video: dict[str, Any], comment: dict[str, Any]) -> dict[str, Any]:
+    author = comment["author"]
+    channel_id = author["id"] if str(author["id"]).startswith("UC") else f"UC{author['id']}"
+    snippet: dict[str, Any] = {
+        "channelId": video["owner"],
+        "videoId": video["id"],
+        "textDisplay": comment["text"],
+        "textOriginal": comment["text"],
+        "authorDisplayName": f"@{author['handle']}",
+        "authorProfileImageUrl": author["avatar_url"],
+        "authorChannelUrl": f"http://www.youtube.com/@{author['handle']}",
+        "authorChannelId": {"value": channel_id},
+        "canRate": True,
+        "viewerRating": "like" if comment["liked"] else "none",
+        "likeCount": comment["likeCount"],
+        "publishedAt": iso(comment["createdAt"]),
+        "updatedAt": iso(comment["createdAt"]),
+    }
+    if comment["hidden"]:
+        snippet["moderationStatus"] = "heldForReview"
+    if comment["parentId"]:
+        snippet["parentId"] = wire_comment_id(comment["parentId"])
+    comment_id = wire_comment_id(comment["id"], comment["parentId"])
+    return {"kind": "youtube#comment", "etag": digest("etag", comment_id), "id": comment_id, "snippet": snippet}
+
+
+def _thread_view(
+    video: dict[str, Any], top: dict[str, Any], replies: list[dict[str, Any]], parts: set[str]
+) -> dict[str, Any]:
+    thread_id = wire_comment_id(top["id"])
+    item: dict[str, Any] = {"kind": "youtube#commentThread", "etag": digest("etag", thread_id), "id": thread_id}
+    if "snippet" in parts:
+        item["snippet"] = {
+            "channelId": video["owner"],
+            "videoId": video["id"],
+            "topLevelComment": _comment_view(video, top),
+            "canReply": True,
+            "totalReplyCount": len(replies),
+            "isPublic": True,
+        }
+    if "replies" in parts and replies:
+        item["replies"] = {"comments": [_comment_view(video, r) for r in replies[:EMBEDDED_REPLIES]]}
+    return item
+
+
+def _channel_person(channel: dict[str, Any]) -> audience.Person:
+    handle = channel["id"][2:10].lower()
+    return audience.Person(channel["id"], channel["title"], handle, pages.avatar_url(SLUG, channel["id"]))
+
+
+def _list_response(kind: str, items: list[dict[str, Any]], request: HttpRequest) -> HttpResponse:
+    window = page_window(request, items, size_param="maxResults", default=20, maximum=100)
+    if window is None:
+        return google_error(400, "invalidPageToken", "The request specifies an invalid page token or maxResults.")
+    page, next_token = window
+    body: dict[str, Any] = {
+        "kind": kind,
+        "etag": digest("list", kind, str(len(items))),
+        "pageInfo": {"totalResults": len(items), "resultsPerPage": len(page)},
+        "items": page,
+    }
+    if next_token:
+        body["nextPageToken"] = next_token
+    return JsonResponse(body)
+
+
+def _list_threads(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    """``commentThreads.list?part=snippet,replies&videoId=…`` (``order``, ``moderationStatus``)."""
+    parts = set(request.GET.get("part", "").split(","))
+    if not parts & {"snippet", "replies", "id"}:
+        return google_error(400, "missingRequiredParameter", "Required parameter: part")
+    video = store.get("video", request.GET.get("videoId", ""))
+    if video is None:
+        return google_error(404, "videoNotFound", "The video identified by the videoId parameter could not be found.")
+    status = request.GET.get("moderationStatus", "published")
+    if status not in MODERATION - {"rejected"}:
+        return google_error(400, "invalidModerationStatus", "The moderationStatus parameter is invalid.")
+    if status != "published" and video["owner"] != channel["id"]:
+        return google_error(403, "forbidden", "The comment thread's moderation status cannot be read.")
+    every = audience.thread(store, SLUG, video["id"], video["created"])
+    tops = [c for c in every if not c["parentId"] and c["hidden"] == (status == "heldForReview")]
+    if status == "likelySpam":
+        tops = []
+    if request.GET.get("order", "time") == "time":
+        tops.reverse()
+    items = [
+        _thread_view(video, top, [r for r in every if r["parentId"] == top["id"] and not r["hidden"]], parts)
+        for top in tops
+    ]
+    return _list_response("youtube#commentThreadListResponse", items, request)
+
+
+def _insert_thread(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    """``commentThreads.insert``: a top-level comment by the channel under a video."""
     if "snippet" not in request.GET.get("part", "").split(","):
         return google_error(400, "missingRequiredParameter", "Required parameter: part")
     body = json_body(request)
@@ -371,18 +529,140 @@ def comment_threads(request: HttpRequest) -> HttpResponse:
     video = store.get("video", video_id) if video_id else None
     if video is None:
         return google_error(404, "videoNotFound", "The video identified by the videoId parameter could not be found.")
-    thread_id = "Ug" + secrets.token_urlsafe(18).replace("-", "a").replace("_", "b")
-    store.put("comment_thread", thread_id, {"id": thread_id, "video": video_id, "text": text})
+    doc = _channel_comment(video, "", text, channel)
+    thread_id = wire_comment_id(doc["id"])
     request.sandbox_log = {"comment": True, "on": video_id, "remoteId": thread_id, "body": body}  # type: ignore[attr-defined]
-    comment = {"kind": "youtube#comment", "id": thread_id, "snippet": {"videoId": video_id, "textOriginal": text}}
-    return JsonResponse(
-        {
-            "kind": "youtube#commentThread",
-            "etag": digest("etag", thread_id),
-            "id": thread_id,
-            "snippet": {"channelId": channel["id"], "videoId": video_id, "topLevelComment": comment},
-        }
-    )
+    top = audience.find(store, SLUG, doc["id"], video["created"]) or {**doc, "hidden": False, "liked": False}
+    return JsonResponse(_thread_view(video, {"replyCount": 0, **top}, [], {"snippet"}))
+
+
+def _channel_comment(video: dict[str, Any], parent: str, text: str, channel: dict[str, Any]) -> dict[str, Any]:
+    """Store the channel's comment (``parent`` "": a thread of its own) under ``video``."""
+    key = f"a{store.redis.incr(store._key('reply-seq'))}"
+    reply_id = audience.comment_id(video["id"], key)
+    return audience.add_reply(store, video["id"], parent, text, author=_channel_person(channel), reply_id=reply_id)
+
+
+@view
+def comment_threads(request: HttpRequest) -> HttpResponse:
+    """``commentThreads.list`` (GET) and ``commentThreads.insert`` (POST)."""
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    if request.method == "GET":
+        return _list_threads(request, channel)
+    if request.method != "POST":
+        return google_error(405, "methodNotAllowed", "Only commentThreads.list and insert are simulated")
+    return _insert_thread(request, channel)
+
+
+def _list_comments(request: HttpRequest) -> HttpResponse:
+    """``comments.list`` by ``parentId`` (its published replies) or by ``id`` (comma-separated)."""
+    if "snippet" not in request.GET.get("part", "").split(",") and "id" not in request.GET.get("part", ""):
+        return google_error(400, "missingRequiredParameter", "Required parameter: part")
+    parent_id, ids = request.GET.get("parentId", ""), [i for i in request.GET.get("id", "").split(",") if i]
+    if bool(parent_id) == bool(ids):
+        return google_error(400, "missingRequiredParameter", "Exactly one of id and parentId is required.")
+    items: list[dict[str, Any]] = []
+    if parent_id:
+        found = _comment_of(parent_id)
+        if found is None or found[1]["parentId"]:
+            return google_error(
+                404, "commentNotFound", "The comment identified by the parentId parameter cannot be found."
+            )
+        video, top = found
+        every = audience.thread(store, SLUG, video["id"], video["created"])
+        items = [_comment_view(video, r) for r in every if r["parentId"] == top["id"] and not r["hidden"]]
+    else:
+        items = [_comment_view(*found) for found in map(_comment_of, ids) if found is not None]
+    return _list_response("youtube#commentListResponse", items, request)
+
+
+def _insert_reply(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    """``comments.insert?part=snippet`` with ``snippet.parentId`` and ``snippet.textOriginal``."""
+    if "snippet" not in request.GET.get("part", "").split(","):
+        return google_error(400, "missingRequiredParameter", "Required parameter: part")
+    snippet = as_dict(json_body(request).get("snippet"))
+    parent_id, text = str(snippet.get("parentId") or ""), str(snippet.get("textOriginal") or "")
+    request.sandbox_log = {"reply": True, "on": parent_id, "text": text[:80]}  # type: ignore[attr-defined]
+    if not parent_id:
+        return google_error(400, "parentIdMissing", "The comment must be linked to a parent comment.")
+    if not text.strip():
+        return google_error(400, "commentTextRequired", "The comment must contain text.")
+    if len(text) > 10000:
+        return google_error(400, "commentTextTooLong", "The comment text is too long.")
+    scenario = marker(text)
+    if scenario == "unauthorized":
+        return unauthenticated()
+    if scenario == "fail":
+        return google_error(400, "invalidCommentMetadata", "The request metadata is invalid.")
+    if scenario == "flaky" and store.first_time(digest("flaky-reply", parent_id, text)):
+        return google_error(503, "backendError", "Backend Error")
+    found = _comment_of(parent_id)
+    if found is None:
+        return google_error(404, "commentNotFound", "The comment identified by the parentId parameter cannot be found.")
+    video, parent = found
+    doc = _channel_comment(video, parent["parentId"] or parent["id"], text, channel)
+    shown = audience.find(store, SLUG, doc["id"], video["created"]) or {**doc, "hidden": False, "liked": False}
+    view = _comment_view(video, {"replyCount": 0, **shown})
+    request.sandbox_log.update(comment=True, remoteId=view["id"], body={"snippet": snippet})  # type: ignore[attr-defined]
+    return JsonResponse(view)
+
+
+def _delete_comment(request: HttpRequest, channel: dict[str, Any]) -> HttpResponse:
+    """``comments.delete?id=…``: 204, by the comment's author only."""
+    comment_id = request.GET.get("id", "")
+    request.sandbox_log = {"delete": True, "remoteId": comment_id}  # type: ignore[attr-defined]
+    found = _comment_of(comment_id)
+    if found is None:
+        return google_error(404, "commentNotFound", "The comment that you are trying to delete cannot be found.")
+    if found[1]["author"]["id"] != channel["id"]:
+        return google_error(403, "forbidden", "The comment that you are trying to delete cannot be deleted.")
+    audience.set_state(store, found[1]["id"], deleted=True)
+    return HttpResponse(status=204)
+
+
+@view
+def comments(request: HttpRequest) -> HttpResponse:
+    """``comments.list`` (GET), ``comments.insert`` (POST) and ``comments.delete`` (DELETE)."""
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    if request.method == "GET":
+        return _list_comments(request)
+    if request.method == "POST":
+        return _insert_reply(request, channel)
+    if request.method == "DELETE":
+        return _delete_comment(request, channel)
+    return google_error(405, "methodNotAllowed", "Unsupported method")
+
+
+@view
+def set_moderation_status(request: HttpRequest) -> HttpResponse:
+    """``POST comments/setModerationStatus?id=…&moderationStatus=…``: 204. ``heldForReview`` hides
+    a comment, ``published`` shows it again, ``rejected`` removes it (for good) with its replies."""
+    ids = [i for i in request.GET.get("id", "").split(",") if i]
+    status = request.GET.get("moderationStatus", "")
+    request.sandbox_log = {"moderate": status, "remoteId": ",".join(ids)}  # type: ignore[attr-defined]
+    channel = _channel(request)
+    if channel is None:
+        return unauthenticated()
+    if request.method != "POST":
+        return google_error(405, "methodNotAllowed", "POST required")
+    if not ids or status not in MODERATION - {"likelySpam"}:
+        return google_error(400, "missingRequiredParameter", "Required parameters: id, moderationStatus")
+    if request.GET.get("banAuthor") == "true" and status != "rejected":
+        return google_error(400, "banWithoutReject", "banAuthor can only be used with moderationStatus rejected.")
+    found = [_comment_of(i) for i in ids]
+    if any(f is None for f in found):
+        return google_error(404, "commentNotFound", "One or more comments could not be found.")
+    if any(f[0]["owner"] != channel["id"] for f in found if f is not None):
+        return google_error(403, "forbidden", "The moderation status of the comments cannot be set.")
+    for f in found:
+        if f is not None:
+            changes = {"deleted": True} if status == "rejected" else {"hidden": status == "heldForReview"}
+            audience.set_state(store, f[1]["id"], **changes)
+    return HttpResponse(status=204)
 
 
 def _playlist_item(playlist_id: str, video: dict[str, Any], position: int) -> dict[str, Any]:
@@ -476,6 +756,8 @@ urlpatterns = [
     path("youtube/v3/videos", videos),
     path("youtube/v3/playlistItems", playlist_items),
     path("youtube/v3/commentThreads", comment_threads),
+    path("youtube/v3/comments", comments),
+    path("youtube/v3/comments/setModerationStatus", set_moderation_status),
     path("upload/youtube/v3/videos", upload),
 ]
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -182,6 +184,15 @@ class PlatformFirstCommentOutput(serializers.Serializer):
     )
 
 
+class PlatformMediaEditOutput(serializers.Serializer):
+    addsMedia = serializers.BooleanField(help_text="Media can be added to a post that went out as text only")
+    removesMedia = serializers.BooleanField(help_text="Every medium can be removed, leaving the text only")
+    maxItems = serializers.IntegerField(
+        allow_null=True,
+        help_text="The most media items the post may have before and after the edit (null: as publishing allows)",
+    )
+
+
 class PlatformAfterPublishingOutput(serializers.Serializer):
     editFields = serializers.ListField(
         child=choice(["media", "text", "title"]),
@@ -191,6 +202,30 @@ class PlatformAfterPublishingOutput(serializers.Serializer):
     deletable = serializers.BooleanField(
         help_text="POST /social-posts/{id}/unpublish removes the post from this platform (false: SKIPPED, remove "
         "it in the platform's app)"
+    )
+    mediaEdit = PlatformMediaEditOutput(
+        allow_null=True,
+        help_text="Platforms whose editFields hold media: which media changes it makes in place (others are "
+        "SKIPPED with the reason); null elsewhere",
+    )
+
+
+class PlatformCommentsOutput(serializers.Serializer):
+    actions = serializers.ListField(
+        child=choice(["read", "reply", "hide", "delete_own", "delete_others", "like"]),
+        help_text="What the inbox does with comments here (empty: no comment API, nothing is synced): read (synced "
+        "into GET /comments), reply, hide (and unhide), delete_own (the account's own replies), delete_others "
+        "(another person's comment), like",
+    )
+    textLimit = serializers.IntegerField(
+        allow_null=True,
+        help_text="Longest reply accepted (POST /comments/{id}/replies), counted as `text.counting` says; null "
+        "where replies are not offered or the platform documents no limit",
+    )
+    readsPerHour = serializers.IntegerField(
+        allow_null=True,
+        help_text="Comment reads a sync may spend per account and hour (its share of the platform's rate limit); "
+        "null where comments are not read",
     )
 
 
@@ -205,13 +240,14 @@ class PlatformOutput(serializers.Serializer):
     thread = PlatformThreadOutput(help_text="Whether it publishes threads.")
     firstComment = PlatformFirstCommentOutput(help_text="Whether it posts a first comment, and its comment limit.")
     afterPublishing = PlatformAfterPublishingOutput(help_text="What can be edited or deleted once it is published.")
+    comments = PlatformCommentsOutput(help_text="What the inbox can do with the comments on this platform.")
 
 
 class PlatformListOutput(serializers.Serializer):
     platforms = PlatformOutput(many=True, help_text="One entry per platform, all twelve.")
 
 
-_EXAMPLE = {
+_EXAMPLE: dict[str, Any] = {
     "platforms": [
         {
             "platform": "BLUESKY",
@@ -245,7 +281,12 @@ _EXAMPLE = {
             "analytics": {"metrics": ["likes", "comments", "shares"], "followers": True},
             "thread": {"supported": True, "maxItems": 24},
             "firstComment": {"supported": True, "textLimit": 300},
-            "afterPublishing": {"editFields": [], "deletable": True},
+            "afterPublishing": {"editFields": [], "deletable": True, "mediaEdit": None},
+            "comments": {
+                "actions": ["read", "reply", "hide", "delete_own", "like"],
+                "textLimit": 300,
+                "readsPerHour": 300,
+            },
         }
     ]
 }
@@ -275,7 +316,8 @@ class PlatformListView(APIView):
             "/media-files`, seconds after it is stored), and a file the probe could not read is refused "
             "(`media_unusable`) with its reason. `afterPublishing` says what a "
             "PATCH of a published post can change there and whether `POST /social-posts/{id}/unpublish` deletes "
-            "its copy."
+            "its copy. `comments` says what the inbox does with the comments there (`actions` empty: the platform "
+            "has no comment API, so its posts' comments are not synced)."
         ),
         responses={200: PlatformListOutput, 400: UNKNOWN_PARAMETER},
         examples=[OpenApiExample("Bluesky (one entry shown)", value=_EXAMPLE, response_only=True)],

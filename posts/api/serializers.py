@@ -12,7 +12,15 @@ from core import serializers as strict
 from core.fields import InstantField, TimeZoneField
 from core.pagination import OffsetQuery
 from posts.models import PostStatus, TargetStatus
-from posts.payloads import PLATFORM_VALUES, PlatformTextInput, PlatformTitleInput, choice
+from posts.payloads import (
+    PLATFORM_VALUES,
+    PlatformTextInput,
+    PlatformTitleInput,
+    choice,
+    content_type_field,
+    media_alt_texts_field,
+    media_urls_field,
+)
 from posts.rendering import FirstCommentResultOutput, PostOutput, ThreadItemResultOutput
 
 
@@ -74,22 +82,36 @@ class PublishedPostEditInput(strict.Serializer):
     platformTitles = serializers.ListField(
         child=PlatformTitleInput(), required=False, max_length=12, help_text="New title per platform (wins over title)"
     )
+    contentType = content_type_field(
+        "The post's content type with its new media, as at create (TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT); omitted: "
+        "the post's own. Send it when the media change the type (e.g. IMAGE → VIDEO, or TEXT once media are added)",
+        required=False,
+    )
+    mediaUrls = media_urls_field(
+        "The post's new media, in order (`publicUrl`s from POST /upload-urls, checked as at create); `[]` removes "
+        "them (with contentType TEXT). Each entry whose platform changes media in place gets them"
+    )
+    mediaAltTexts = media_alt_texts_field(
+        'Alternative text per new medium, in the order of mediaUrls ("" skips one); alone, it relabels the media '
+        "the post has. New mediaUrls without it have none"
+    )
 
     def to_internal_value(self, data: Any) -> Any:
         unknown = sorted(name for name in data if name not in self.fields) if isinstance(data, dict) else []
         if unknown:
+            allowed = ", ".join(self.fields)
             raise serializers.ValidationError(
-                {
-                    name: "cannot be changed on a published post (only text, platformTexts, title, platformTitles)"
-                    for name in unknown
-                }
+                {name: f"cannot be changed on a published post (only {allowed})" for name in unknown}
             )
         return super().to_internal_value(data)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
             raise serializers.ValidationError(
-                {"text": "a published post's edit needs text, platformTexts, title or platformTitles"}
+                {
+                    "text": "a published post's edit needs text, platformTexts, title, platformTitles, contentType, "
+                    "mediaUrls or mediaAltTexts"
+                }
             )
         for name in ("platformTexts", "platformTitles"):
             items = attrs.get(name) or []
@@ -226,7 +248,9 @@ ActionReportEntryOutput = type(
             "request's event); SKIPPED: never sent, `reason` says why; UNCHANGED: nothing to do for this entry (same "
             "values, or its removal is done or under way)",
         ),
-        "fields": serializers.ListField(child=choice(["text", "title"]), help_text="An edit: the fields it changes."),
+        "fields": serializers.ListField(
+            child=choice(["media", "text", "title"]), help_text="An edit: the fields it changes."
+        ),
         "reason": serializers.CharField(allow_null=True, help_text="SKIPPED: why (the platform cannot take it, ...)."),
     },
 )

@@ -140,6 +140,15 @@ _PUBLISHED_EDIT_EXAMPLE = OpenApiExample(
         "platformTitles": [{"platform": "YOUTUBE", "title": "Spring collection 2026"}],
     },
 )
+_PUBLISHED_MEDIA_EDIT_EXAMPLE = OpenApiExample(
+    "Replace a published post's photo with a video where the platform can",
+    request_only=True,
+    value={
+        "contentType": "VIDEO",
+        "mediaUrls": ["https://media.example.com/u/spring-teaser.mp4"],
+        "mediaAltTexts": ["Models walking in the spring collection"],
+    },
+)
 
 
 def _valid(serializer_class: type[serializers.Serializer], data: Any, *, partial: bool = False) -> dict[str, Any]:
@@ -237,23 +246,39 @@ class PostViewSet(viewsets.GenericViewSet):
         "sent with it (an omitted `mediaUrls` keeps the stored media, `[]` removes them). `mediaUrls` without "
         "`platforms` is ignored; `mediaAltTexts` labels the media the post will have (the stored ones unless "
         "`mediaUrls` replaces them), with or without `platforms`: at most one per item (400 otherwise).\n\n"
-        "**COMPLETED or PARTIAL_FAILURE post** (needs posts.publish too): only `text`, `platformTexts`, `title` and "
-        "`platformTitles` (`PublishedPostEditInput`; any other field is a 400 naming it) edit each published entry "
-        "on its platform, where the platform lets its API change that field (`GET /platforms`, `afterPublishing."
-        "editFields`). The new values are checked with the publishing validation first (400 listing every "
-        "problem, nothing sent). The answer is the post with `editReport`: per entry QUEUED, SKIPPED with the "
-        "reason (the platform cannot change that field, the entry is not live, or it was removed) or UNCHANGED. "
+        "**COMPLETED or PARTIAL_FAILURE post** (needs posts.publish too): only `text`, `platformTexts`, `title`, "
+        "`platformTitles` and the media fields `contentType`, `mediaUrls`, `mediaAltTexts` "
+        "(`PublishedPostEditInput`; any other field is a 400 naming it) edit each published entry on its platform, "
+        "where the platform lets its API change that field (`GET /platforms`, `afterPublishing.editFields`). The "
+        "new values are checked with the publishing validation first (400 listing every problem, nothing sent): "
+        "new media exactly as a create checks them (the files must be this workspace's uploads, 400 "
+        "`media_not_found`; the content type must fit them; each file within the media rules of every platform "
+        "that is to take it, 400 naming `mediaUrls`, the platform, the file and the rule, with the rule as the "
+        "code). Media are edited on MASTODON (any change), TELEGRAM (one photo or video replaced, or added to a text "
+        "message; not an album, never removed) and GOOGLE_BUSINESS (its one photo set, replaced or removed); a "
+        "change the platform cannot make in place (`afterPublishing.mediaEdit`) is SKIPPED with the reason; the "
+        "files are sent as they are (`mediaFit` does not apply to an edit). The answer is the post with "
+        "`editReport`: per entry QUEUED, SKIPPED with the reason (the platform cannot change that field or make "
+        "that media change, the entry is not live, or it was removed) or UNCHANGED. An entry takes all its fields "
+        "or none: one that cannot take one of them is SKIPPED. "
         "Each QUEUED edit is sent once (claimed, fenced, retried on transient errors; an unknown outcome, such as "
         "a worker lost mid-call, is never re-sent blindly: where the platform reads one post the post is looked up "
         "first, DONE if it already shows the new values, else the edit is sent again; elsewhere (Telegram) it ends "
-        "FAILED `unknown_outcome`); its outcome lands in the entry's `edits` history and, once "
-        "every entry's is known, in one `post.updated` event. The post's `text` takes the new text now; an entry's "
-        "own text and title when its platform confirms. Other states: 400 `post_not_editable`, as is a post "
-        "removed from its platforms.",
+        "FAILED `unknown_outcome`; a media edit is sent again, since a read does not show the media); a video the "
+        "platform still processes is waited for (asked again, never uploaded twice); its outcome lands in the "
+        "entry's `edits` history and, once every entry's is known, in one `post.updated` event. The post's `text` "
+        "and media take the new values now; an entry's own text, title and media when its platform confirms (until "
+        "then, and where it does not take them, the entry answers the media live there in its `mediaUrls` with its "
+        "own `contentType`). Other states: 400 `post_not_editable`, as is a post removed from its platforms.",
         parameters=[_ID],
         request=PostUpdateInput,
         responses={200: PostChangeOutput},
-        examples=[_FIRST_COMMENT_CHANGE_EXAMPLE, _PLATFORM_FIRST_COMMENTS_CHANGE_EXAMPLE, _PUBLISHED_EDIT_EXAMPLE],
+        examples=[
+            _FIRST_COMMENT_CHANGE_EXAMPLE,
+            _PLATFORM_FIRST_COMMENTS_CHANGE_EXAMPLE,
+            _PUBLISHED_EDIT_EXAMPLE,
+            _PUBLISHED_MEDIA_EDIT_EXAMPLE,
+        ],
     )
     def partial_update(self, request: Request, id: str) -> Response:
         access = access_of(request)

@@ -19,8 +19,13 @@
   marker is still there) reads the post first (``PlatformClient.fetch_post``, outside any
   transaction like the call itself): a delete whose post is gone is DONE with nothing sent; an edit
   whose post already has the requested text and title is DONE with nothing sent; otherwise the call
-  is sent (an edit that sets the same values again is harmless). Where the platform has no such read
-  (NotSupported) a delete is sent again and an edit ends FAILED ``unknown_outcome``.
+  is sent (an edit that sets the same values again is harmless; a read does not show a post's media,
+  so a media edit is always sent again, resuming from its ``state``). Where the platform has no such
+  read (NotSupported) a delete is sent again and an edit ends FAILED ``unknown_outcome``.
+- **Media the platform processes**: an edit answered ``done=False`` (new media still being
+  processed, nothing changed on the post yet) goes back to PENDING with the answer's ``state``,
+  due after its ``poll_after``, its attempt not counted and its start of sending cleared (the
+  attempt ended with an answer); the next attempt calls the platform with that state.
 - The sweeper (:func:`recover`): an expired lease whose attempt had not started sending is sent
   again; one that had is tried again (looked up first) for a delete, and for an edit where the
   platform reads one post; an edit elsewhere ends FAILED ``unknown_outcome``. A due action whose
@@ -45,12 +50,14 @@ from accounts.models import AccountStatus
 from accounts.services import account_credentials, account_mark_unauthorized
 from core import work
 from core.errors import ApplicationError
+from media.services import media_resolve
 from platforms import registry
 from platforms.base import (
     Credentials,
     EditRequest,
     EditResult,
     ErrorCode,
+    MediaItem,
     NotSupported,
     Platform,
     PlatformClient,
@@ -101,6 +108,7 @@ class _Call:
     client: PlatformClient
     creds: Credentials
     sending: step.Sending
+    request: EditRequest | None  # an edit's (None for a delete)
     # An earlier attempt started sending and never ended: look the post up before sending.
     verify: bool = False
 
@@ -156,11 +164,10 @@ class _ActionStep:
                 if settled is not None:
                     return settled.result
             call.sending.start()  # every request of an edit or a delete changes something
-            target = call.action.target
-            if call.action.kind == ActionKind.DELETE:
-                call.client.delete(call.creds, target.platform_post_id)
+            if call.request is None:
+                call.client.delete(call.creds, call.action.target.platform_post_id)
                 return None
-            return call.client.edit(call.creds, edit_request(call.action))
+            return call.client.edit(call.creds, call.request)
 
     def write(self, arrived: list[work.Arrived[_Call, EditResult | None]], errors: list[BaseException]) -> None:
         for answer in arrived:
@@ -180,19 +187,76 @@ def run_actions(action_ids: list[str]) -> int:
     return step.run(ACTION_STEP, list(action_ids), width=settings.PUBLISH_ATTEMPT_THREADS)
 
 
+def media_of(post: Post) -> dict[str, Any]:
+    """A post's media as an edit names them: ``{contentType, mediaUrls, mediaAltTexts}``."""
+    return media_value(post.content_type, list(post.media_urls or []), list(post.media_alt_texts or []))
+
+
+def media_value(content_type: str, urls: list[str], alt_texts: list[str]) -> dict[str, Any]:
+    """``{contentType, mediaUrls, mediaAltTexts}``, the alt texts cut to the files and without
+    trailing blanks (so "no alt text" compares equal however it was said)."""
+    alts = [str(a) for a in alt_texts[: len(urls)]]
+    while alts and not alts[-1]:
+        alts.pop()
+    return {"contentType": content_type, "mediaUrls": [str(u) for u in urls], "mediaAltTexts": alts}
+
+
+def live_media(target: PostTarget, post: Post) -> dict[str, Any]:
+    """The media live on an entry's platform: its own where they differ from the post's (a media
+    edit it did not take, or not yet), else the post's."""
+    own = target.media or {}
+    if own:
+        return media_value(
+            str(own.get("contentType") or post.content_type),
+            list(own.get("mediaUrls") or []),
+            list(own.get("mediaAltTexts") or []),
+        )
+    return media_of(post)
+
+
 def edit_request(action: PostTargetAction) -> EditRequest:
-    """What the platform is asked to change: only the fields the action changes."""
+    """What the platform is asked to change: only the fields the action changes. A media edit also
+    carries the text the post keeps (its caption goes with its media on some platforms) and the
+    files as they are (``mediaFit`` does not apply to an edit); ``content_type`` is what the entry
+    is live as (a text message or a caption is edited with different calls). Raises
+    ApplicationError when the new media are no longer in storage."""
     target = action.target
+    post = target.post
     changes = action.changes or {}
     items = target.thread_items or []
+    text = changes.get("text")
+    media: tuple[MediaItem, ...] | None = None
+    if "media" in changes:
+        media = _media_items(str(post.workspace_id), changes["media"] or {})
+        if text is None:
+            text = target.text
     return EditRequest(
         target_id=target.id,
         platform_post_id=target.platform_post_id,
-        text=changes.get("text"),
+        text=text,
         title=changes.get("title"),
+        media=media,
         options=dict(target.config or {}),
-        content_type=target.post.content_type,
+        content_type=live_media(target, post)["contentType"],
         cid=str(items[0].get("cid") or "") if items else "",
+        state=dict(action.state or {}),
+    )
+
+
+def _media_items(workspace_id: str, media: dict[str, Any]) -> tuple[MediaItem, ...]:
+    urls = list(media.get("mediaUrls") or [])
+    if not urls:
+        return ()
+    alts = list(media.get("mediaAltTexts") or [])
+    return tuple(
+        MediaItem(
+            url=info.url,
+            kind=info.kind,
+            mime_type=info.mime_type,
+            size=info.size,
+            alt_text=alts[index] if index < len(alts) else "",
+        )
+        for index, info in enumerate(media_resolve(workspace_id=workspace_id, urls=urls))
     )
 
 
@@ -227,8 +291,11 @@ def _look_up(call: _Call) -> _Settled | None:
 
 
 def _already_edited(action: PostTargetAction, found: RemotePost) -> bool:
-    """Whether the post on the platform already has every value the edit sets."""
+    """Whether the post on the platform already has every value the edit sets (never known of a
+    media edit: a read does not show the media, and setting them again is harmless)."""
     changes = action.changes or {}
+    if "media" in changes:
+        return False
     if "text" in changes and found.text.strip() != str(changes["text"] or "").strip():
         return False
     return not ("title" in changes and found.title.strip() != str(changes["title"] or "").strip())
@@ -259,12 +326,20 @@ def _prepare(claim: step.RowClaim, action: PostTargetAction) -> _Call | None:
     except PlatformError as exc:
         _on_error(claim, action, exc)
         return None
+    request = None
+    if action.kind == ActionKind.EDIT:
+        try:
+            request = edit_request(action)
+        except ApplicationError as exc:
+            message = f"The new media could not be read: {getattr(exc, 'message', exc)}"
+            _write(claim, ActionStatus.FAILED, error_code=ErrorCode.MEDIA_REJECTED, message=message)
+            return None
     sending = step.Sending(
         claim.lease_until, partial(step.record_start, COLUMNS, claim), label=f"action {claim.target_id}"
     )
     # The row was read after the claim, so a marker here is an earlier attempt's that never ended.
     verify = bool(action.sending)
-    return _Call(claim, action, registry.get_client(target.platform), creds, sending, verify)
+    return _Call(claim, action, registry.get_client(target.platform), creds, sending, request, verify)
 
 
 def _finish(call: _Call, result: EditResult | None, exc: BaseException | None) -> None:
@@ -290,6 +365,17 @@ def _finish(call: _Call, result: EditResult | None, exc: BaseException | None) -
         logger.error("action %s raised an unclassified error", claim.target_id, exc_info=(type(exc), exc, None))
         _on_error(claim, action, UnknownOutcome(f"unexpected error: {type(exc).__name__}"))
         return
+    if result is not None and not result.done:
+        # New media still processed by the platform, nothing changed yet: asked again later with
+        # the answer's state (no upload twice), the attempt not counted, its start cleared.
+        _release(
+            claim,
+            delay=max(result.poll_after, 0.5),
+            count_attempt=False,
+            state=dict(result.state),
+            clear_start=True,
+        )
+        return
     _write(claim, ActionStatus.DONE, result=result)
 
 
@@ -314,9 +400,18 @@ def _can_look_up(platform: str) -> bool:
 
 
 def _release(
-    claim: step.RowClaim, *, delay: float, error_code: str = "", message: str = "", count_attempt: bool = True
+    claim: step.RowClaim,
+    *,
+    delay: float,
+    error_code: str = "",
+    message: str = "",
+    count_attempt: bool = True,
+    state: dict[str, Any] | None = None,
+    clear_start: bool = False,
 ) -> bool:
-    """SENDING → PENDING due in ``delay`` seconds, fenced; queued after commit."""
+    """SENDING → PENDING due in ``delay`` seconds, fenced; queued after commit. ``state``: what the
+    platform asked to resume from; ``clear_start``: the attempt ended with an answer that changed
+    nothing on the post, so the next one need not look it up first."""
     now = timezone.now()
     changes: dict[str, Any] = {
         "status": ActionStatus.PENDING,
@@ -328,6 +423,10 @@ def _release(
     }
     if not count_attempt:
         changes["attempts"] = F("attempts") - 1
+    if state is not None:
+        changes["state"] = state
+    if clear_start:
+        changes["sending"] = ""
     with transaction.atomic():
         if not PostTargetAction.objects.filter(**step.fenced_filter(COLUMNS, claim)).update(**changes):
             return False
@@ -366,7 +465,7 @@ def _write(
         if not changed:
             return False
         action = PostTargetAction.objects.select_related("target").get(id=claim.target_id)
-        _apply(action, status, result, now)
+        _apply(action, status, result, now, post)
         close_request(post, action.request_id, action.kind)
         following = (
             PostTargetAction.objects.filter(target_id=action.target_id, status=ActionStatus.PENDING)
@@ -379,8 +478,12 @@ def _write(
     return True
 
 
-def _apply(action: PostTargetAction, status: ActionStatus, result: EditResult | None, now: dt.datetime) -> None:
-    """The entry as the action left it (its row always written: its record's stamp changes)."""
+def _apply(
+    action: PostTargetAction, status: ActionStatus, result: EditResult | None, now: dt.datetime, post: Post
+) -> None:
+    """The entry as the action left it (its row always written: its record's stamp changes). After
+    a media edit the entry follows the post's media again, or keeps the new ones as its own where
+    the post's have changed since."""
     target = action.target
     fields = ["last_action_at", "updated_at"]
     target.last_action_at = now
@@ -396,6 +499,10 @@ def _apply(action: PostTargetAction, status: ActionStatus, result: EditResult | 
         if "title" in changes and title_key:
             target.config = {**(target.config or {}), title_key: changes["title"]}
             fields.append("config")
+        if "media" in changes:
+            new_media = dict(changes["media"] or {})
+            target.media = {} if new_media == media_of(post) else new_media
+            fields.append("media")
         if result is not None and result.url:
             target.post_url = result.url
             fields.append("post_url")
@@ -444,40 +551,26 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
     looked up first, for a delete, or for an edit where the platform reads one post; an edit that
     may have reached a platform without that read ends FAILED ``unknown_outcome``. Due PENDING
     actions whose task was lost are queued again. Returns (re-queued, failed, lost)."""
-    expired = list(
-        PostTargetAction.objects.filter(status=ActionStatus.SENDING, lease_until__lt=now).values_list(
-            "id", "kind", "lease_until", "attempts", "sending", "target__platform"
-        )[:limit]
-    )
-    requeued: list[str] = []
-    failed: list[str] = []
-    for action_id, kind, lease_until, attempts, marker, platform in expired:
-        if lease_until is None:  # cannot be: the filter asked for an expired lease
-            continue
-        claim = step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts)
-        what = step.recovery(
+    expired = PostTargetAction.objects.filter(status=ActionStatus.SENDING, lease_until__lt=now).values_list(
+        "id", "kind", "lease_until", "attempts", "sending", "target__platform"
+    )[:limit]
+    rows = [
+        step.Expired(
+            claim=step.RowClaim(target_id=action_id, lease_until=lease_until, attempts=attempts),
             sent=step.started_sending(marker, lease_until),
             resend_safe=kind == ActionKind.DELETE,
             can_lookup=_can_look_up(platform),
-            attempts=attempts,
         )
-        # LOOKUP: the marker stays, so the next attempt reads the post before sending (_look_up).
-        if what in (step.Recovery.RESEND, step.Recovery.LOOKUP):
-            if _release(claim, delay=0.0):
-                requeued.append(action_id)
-        elif what is step.Recovery.NOT_SENT:
-            if _write(claim, ActionStatus.FAILED, error_code=ErrorCode.PLATFORM_UNAVAILABLE, message=NOT_SENT_MESSAGE):
-                failed.append(action_id)
-        elif _write(claim, ActionStatus.FAILED, error_code=ErrorCode.UNKNOWN_OUTCOME, message=INTERRUPTED_EDIT_MESSAGE):
-            failed.append(action_id)
-    cutoff = now - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS)
-    with transaction.atomic():
-        lost = list(
-            PostTargetAction.objects.filter(status=ActionStatus.PENDING, due_at__lt=cutoff, updated_at__lt=cutoff)
-            .select_for_update(skip_locked=True)
-            .values_list("id", flat=True)[:limit]
-        )
-        if lost:
-            PostTargetAction.objects.filter(id__in=lost).update(updated_at=now)
-            transaction.on_commit(partial(enqueue_actions, lost), robust=True)
-    return requeued, failed, lost
+        for action_id, kind, lease_until, attempts, marker, platform in expired
+        if lease_until is not None  # always: the filter asked for an expired lease
+    ]
+    # LOOKUP: the marker stays, so the next attempt reads the post before sending (_look_up).
+    recovered = step.recover_expired(
+        rows,
+        release=lambda claim: _release(claim, delay=0.0),
+        fail=lambda claim, code, message: _write(claim, ActionStatus.FAILED, error_code=code, message=message),
+        interrupted_message=INTERRUPTED_EDIT_MESSAGE,
+        not_sent_message=NOT_SENT_MESSAGE,
+    )
+    lost = step.requeue_lost(COLUMNS, now=now, limit=limit, touched="updated_at", enqueue=enqueue_actions)
+    return recovered.requeued, recovered.failed, lost

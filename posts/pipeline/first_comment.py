@@ -375,39 +375,30 @@ def recover(*, now: dt.datetime, limit: int) -> tuple[list[str], list[str], list
             "id", "platform", "comment_lease_until", "comment_attempts", "first_comment"
         )[:limit]
     )
-    requeued: list[str] = []
-    failed: list[str] = []
+    states: dict[str, dict[str, Any]] = {}
+    rows: list[step.Expired] = []
     for target_id, platform, lease_until, attempts, result in expired:
         if lease_until is None:  # cannot be: the filter asked for an expired lease
             continue
-        claim = CommentClaim(target_id=target_id, lease_until=lease_until, attempts=attempts)
         result = result or {}
-        state = dict(result.get("state") or {})
-        what = step.recovery(
-            sent=step.started_sending(result.get(SENDING_KEY), lease_until),
-            resend_safe=CAPABILITIES[Platform(platform)].idempotent_publish == "key",
-            can_lookup=False,  # a comment is not found by the publish lookups
-            attempts=attempts,
+        states[target_id] = dict(result.get("state") or {})
+        rows.append(
+            step.Expired(
+                claim=CommentClaim(target_id=target_id, lease_until=lease_until, attempts=attempts),
+                sent=step.started_sending(result.get(SENDING_KEY), lease_until),
+                resend_safe=CAPABILITIES[Platform(platform)].idempotent_publish == "key",
+                can_lookup=False,  # a comment is not found by the publish lookups
+            )
         )
-        if what is step.Recovery.RESEND:
-            if retry(claim, delay=0.0, state=state):
-                requeued.append(target_id)
-        elif what is step.Recovery.NOT_SENT:
-            if fail(claim, ErrorCode.PLATFORM_UNAVAILABLE, NOT_SENT_MESSAGE):
-                failed.append(target_id)
-        elif fail(claim, ErrorCode.UNKNOWN_OUTCOME, INTERRUPTED_MESSAGE):
-            failed.append(target_id)
-    cutoff = now - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS)
-    with transaction.atomic():
-        lost = list(
-            PostTarget.objects.filter(comment_status=CommentStatus.PENDING, comment_due_at__lt=cutoff)
-            .select_for_update(skip_locked=True)
-            .values_list("id", flat=True)[:limit]
-        )
-        if lost:
-            PostTarget.objects.filter(id__in=lost, comment_status=CommentStatus.PENDING).update(comment_due_at=now)
-            transaction.on_commit(partial(enqueue_first_comments, lost), robust=True)
-    return requeued, failed, lost
+    recovered = step.recover_expired(
+        rows,
+        release=lambda claim: retry(claim, delay=0.0, state=states[claim.target_id]),
+        fail=fail,
+        interrupted_message=INTERRUPTED_MESSAGE,
+        not_sent_message=NOT_SENT_MESSAGE,
+    )
+    lost = step.requeue_lost(COLUMNS, now=now, limit=limit, touched=COLUMNS.due, enqueue=enqueue_first_comments)
+    return recovered.requeued, recovered.failed, lost
 
 
 COMMENT_STEP = _CommentStep()

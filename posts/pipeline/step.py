@@ -16,9 +16,11 @@ first comment, edit, delete; replies next), on the work engine (``core.work``).
    or an unknown outcome, which is never re-sent blindly: only where re-sending cannot do it twice
    (a key the platform deduplicates on, or a call that is idempotent by nature, as a delete), else
    looked up where the platform offers a lookup, else FAILED ``unknown_outcome``.
-5. **Recover** (the sweeper, :func:`recovery`): an expired lease whose attempt had not started
-   sending is sent again on every platform; one that had is re-sent only where that is safe,
-   looked up where it can be, else FAILED ``unknown_outcome``.
+5. **Recover** (the sweeper, :func:`recovery`, carried out for a kind's rows by
+   :func:`recover_expired`): an expired lease whose attempt had not started sending is sent again
+   on every platform; one that had is re-sent only where that is safe, looked up where it can be,
+   else FAILED ``unknown_outcome``. A due row whose task was lost is queued again
+   (:func:`requeue_lost`).
 
 A kind of step brings its rows (:class:`StepColumns` or, for the publish hot path, its own
 one-statement claim) and its calls; :func:`run` drives every kind the same way.
@@ -30,18 +32,18 @@ import datetime as dt
 import enum
 import logging
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from core import work
-from platforms.base import AuthError, Permanent, PlatformError, UnknownOutcome
+from platforms.base import AuthError, ErrorCode, Permanent, PlatformError, UnknownOutcome
 from platforms.http import before_creates
 
 logger = logging.getLogger(__name__)
@@ -302,11 +304,90 @@ def fenced_filter(columns: StepColumns, claim: RowClaim) -> dict[str, Any]:
     return {"id": claim.target_id, columns.status: columns.sending, columns.lease: claim.lease_until}
 
 
+# --- the sweeper's part, the same for every kind of step ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expired:
+    """A row whose lease expired (its worker was lost), as its kind reads it: the claim the sweeper
+    takes over, whether that attempt had started sending, and what the kind allows after that."""
+
+    claim: RowClaim
+    sent: bool
+    resend_safe: bool
+    can_lookup: bool
+
+
+@dataclass
+class Recovered:
+    requeued: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def recover_expired(
+    expired: Iterable[Expired],
+    *,
+    release: Callable[[RowClaim], bool],
+    fail: Callable[[RowClaim, str, str], bool],
+    interrupted_message: str,
+    not_sent_message: str,
+) -> Recovered:
+    """The sweeper's verdict on each expired row (:func:`recovery`), carried out by the kind's own
+    fenced writes: ``release`` (back to PENDING, due now; a kind that looks up first keeps its
+    "started sending" marker for the next attempt to see) for a re-send or a lookup, ``fail`` with
+    ``platform_unavailable`` (``not_sent_message``) when nothing had left on the last attempt, or
+    with ``unknown_outcome`` (``interrupted_message``). A row another holder took over meanwhile is
+    left alone (its write matches nothing). Returns the ids re-queued and failed."""
+    done = Recovered()
+    for item in expired:
+        what = recovery(
+            sent=item.sent, resend_safe=item.resend_safe, can_lookup=item.can_lookup, attempts=item.claim.attempts
+        )
+        if what in (Recovery.RESEND, Recovery.LOOKUP):
+            if release(item.claim):
+                done.requeued.append(item.claim.target_id)
+        elif what is Recovery.NOT_SENT:
+            if fail(item.claim, ErrorCode.PLATFORM_UNAVAILABLE, not_sent_message):
+                done.failed.append(item.claim.target_id)
+        elif fail(item.claim, ErrorCode.UNKNOWN_OUTCOME, interrupted_message):
+            done.failed.append(item.claim.target_id)
+    return done
+
+
+def requeue_lost(
+    columns: StepColumns,
+    *,
+    now: dt.datetime,
+    limit: int,
+    touched: str,
+    enqueue: Callable[[list[str]], None],
+) -> list[str]:
+    """PENDING rows due for longer than ``PUBLISH_LOST_TASK_SECONDS`` and not queued again for as
+    long (``touched``: the column a re-queue stamps, the due time itself or an update time) lost
+    their task: stamped now and ``enqueue``d after commit, under SKIP LOCKED so that sweepers side
+    by side split them. The claim makes a duplicate task harmless. Returns their ids."""
+    cutoff = now - dt.timedelta(seconds=settings.PUBLISH_LOST_TASK_SECONDS)
+    c = columns
+    sql = (
+        f"UPDATE {c.table} r SET {touched} = %(now)s WHERE r.id IN ("  # noqa: S608 (constant identifiers)
+        f"SELECT id FROM {c.table} WHERE {c.status} = %(pending)s AND {c.due} < %(cutoff)s "
+        f"AND {touched} < %(cutoff)s LIMIT %(limit)s FOR UPDATE SKIP LOCKED) RETURNING r.id"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, {"now": now, "cutoff": cutoff, "pending": c.pending, "limit": limit})
+        ids = [row[0] for row in cursor.fetchall()]
+        if ids:
+            transaction.on_commit(partial(enqueue, ids), robust=True)
+    return ids
+
+
 __all__ = [
     "BACKOFF_SECONDS",
     "Decision",
+    "Expired",
     "LeaseRunningOut",
     "NotStarted",
+    "Recovered",
     "Recovery",
     "RowClaim",
     "Sending",
@@ -318,7 +399,9 @@ __all__ = [
     "decide",
     "fenced_filter",
     "record_start",
+    "recover_expired",
     "recovery",
+    "requeue_lost",
     "retry_or_fail",
     "run",
     "send",

@@ -6,31 +6,41 @@ in the request's event too). Nothing here calls a platform."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.actors import Actor, system_actor
 from audit.services import record
-from core.errors import BadRequest, ValidationFailed
+from core.errors import ApplicationError, BadRequest
 from core.ids import new_id
-from media.services import media_resolve
+from media.models import MediaFile
+from media.services import media_keep_until, media_resolve
 from platforms.base import Platform
-from platforms.capabilities import CAPABILITIES, validate_content
+from platforms.capabilities import CAPABILITIES, media_edit_refusal, validate_content
 from posts.models import ActionKind, ActionStatus, Post, PostStatus, PostTarget, PostTargetAction, TargetStatus
-from posts.pipeline.after_publishing import close_request
+from posts.pipeline.after_publishing import close_request, live_media, media_of, media_value
 from posts.pipeline.enqueue import enqueue_actions
 from posts.selectors import post_get_for_update
-from posts.validation import TITLE_KEYS
+from posts.validation import TITLE_KEYS, EditedEntry, Issue, raise_issues, validate_published_media
 from workspaces.models import Workspace
 
 EDITABLE_STATUSES = (PostStatus.COMPLETED, PostStatus.PARTIAL_FAILURE)
 QUEUED, SKIPPED, UNCHANGED = "QUEUED", "SKIPPED", "UNCHANGED"
 NOT_PUBLISHED = "Not published on this platform"
 UNPUBLISHED = "Removed from the platform"
+# The fields of a PATCH that change a published post's media, and the ones it takes at all.
+MEDIA_FIELDS = ("contentType", "mediaUrls", "mediaAltTexts")
+EDIT_FIELDS = ("text", "platformTexts", "title", "platformTitles", *MEDIA_FIELDS)
+# How long the files of a media edit are kept from the media lifecycle sweep (a published post's
+# files are released once it is finished): far longer than an edit's retries and the platform's
+# processing take.
+EDIT_MEDIA_KEEP = dt.timedelta(days=1)
 
 
 @dataclass
@@ -72,13 +82,18 @@ def is_published_post(post: Post) -> bool:
 def post_edit_published(*, workspace_id: str, post_id: str, changes: dict[str, Any]) -> ActionReport:
     """Edit the published entries of a COMPLETED or PARTIAL_FAILURE post (else 400
     ``post_not_editable``; a post removed from its platforms too): ``changes`` holds ``text``,
-    ``platformTexts``, ``title``, ``platformTitles`` (``PublishedPostEditInput``). Each entry's new
-    text and title are checked with the publishing validation (400 listing every problem, nothing
-    queued); an entry whose platform cannot change a field, or that is not live, is SKIPPED with the
-    reason; one whose values do not change is UNCHANGED. Under the post's row lock; the actions are
-    queued after commit (each entry's in order, after any still open). ``post.text`` takes the new
-    ``text``; an entry's own text and title change when its platform confirms the edit. When nothing
-    is queued, the request's ``post.updated`` event is emitted at once."""
+    ``platformTexts``, ``title``, ``platformTitles`` and the media fields ``contentType``,
+    ``mediaUrls``, ``mediaAltTexts`` (``PublishedPostEditInput``). Each entry's new values are
+    checked with the publishing validation (400 listing every problem, nothing queued): new media
+    as a create checks them (the files looked up and probed, the content type, the platform's
+    media rules). An entry whose platform cannot change a field (or cannot make this media change in
+    place: ``platforms.capabilities.media_edit_refusal``), or that is not live, is SKIPPED with the
+    reason; one whose values do not change is UNCHANGED. Under the post's row lock; the actions
+    are queued after commit (each entry's in order, after any still open). ``post.text`` and the
+    post's media take the new values; an entry's own text, title and media change when its
+    platform confirms the edit (until then, and where it does not take it, an entry keeps the media
+    live on its platform as its own). When nothing is queued, the request's ``post.updated`` event
+    is emitted at once."""
     post = post_get_for_update(workspace_id=workspace_id, post_id=post_id)
     if post.status not in EDITABLE_STATUSES:
         raise BadRequest("Cannot edit post in current state", code="post_not_editable")
@@ -87,51 +102,145 @@ def post_edit_published(*, workspace_id: str, post_id: str, changes: dict[str, A
     texts = {item["platform"]: item["text"] for item in changes.get("platformTexts") or []}
     titles = {item["platform"]: item["title"] for item in changes.get("platformTitles") or []}
     targets = list(PostTarget.objects.select_for_update().filter(post=post).order_by("created_at", "id"))
-    kinds = _media_kinds(post)
-    pending = _pending_values(targets)
+    new_media = _new_media(post, changes)
+    pending = _pending_values(targets, post)
     request_id = new_id("req")
     reports: list[EntryReport] = []
-    issues: list[str] = []
+    issues: list[Issue] = []
+    kinds_cache: dict[tuple[str, ...], list[str]] = {}
+    taking_media: list[EditedEntry] = []
     planned: list[tuple[PostTarget, dict[str, Any], dict[str, Any], EntryReport]] = []
     for target in targets:
         platform = Platform(target.platform)
         report = EntryReport(target.id, target.platform, UNCHANGED)
         reports.append(report)
-        current = pending.get(target.id) or _current(target)
+        current = pending.get(target.id) or _current(target, post)
         wanted: dict[str, Any] = {}
         if platform.value in texts or "text" in changes:
             wanted["text"] = texts.get(platform.value, changes.get("text"))
         if platform.value in titles or "title" in changes:
             wanted["title"] = titles.get(platform.value, changes.get("title"))
+        if new_media is not None:
+            wanted["media"] = new_media
         wanted = {k: v for k, v in wanted.items() if v is not None and v != current.get(k)}
         report.fields = sorted(wanted)
         if not wanted:
             continue
-        reason = _cannot_edit(target, platform, wanted)
+        reason = _cannot_edit(target, platform, wanted) or _cannot_change_media(platform, current, wanted)
         if reason:
             report.outcome, report.reason = SKIPPED, reason
             continue
-        problems = validate_content(
-            platform,
-            content_type=post.content_type,
-            text=str(wanted.get("text", current.get("text") or "")),
-            media_kinds=kinds,
-            title=wanted.get("title"),
-        )
-        if problems:
-            issues.extend(problems)
-            continue
+        text = str(wanted.get("text", current.get("text") or ""))
+        if "media" in wanted:
+            config = dict(target.config or {})
+            title_key = TITLE_KEYS.get(platform.value)
+            if "title" in wanted and title_key:
+                config[title_key] = wanted["title"]
+            taking_media.append(EditedEntry(platform=platform.value, text=text, config=config))
+        else:
+            live = current["media"]
+            problems = validate_content(
+                platform,
+                content_type=live["contentType"],
+                text=text,
+                media_kinds=_kinds_of(workspace_id, live, kinds_cache),
+                title=wanted.get("title"),
+            )
+            issues.extend(Issue(problem, platform.value) for problem in problems)
         report.outcome = QUEUED
         planned.append((target, wanted, {k: current.get(k) for k in wanted}, report))
-    if issues:
-        raise ValidationFailed(issues)
+    post_media = media_of(post)
+    media_changes = new_media is not None and new_media != post_media
+    if new_media is not None:
+        issues.extend(
+            validate_published_media(
+                workspace_id=workspace_id,
+                content_type=new_media["contentType"],
+                media_urls=new_media["mediaUrls"],
+                media_alt_texts=list(changes.get("mediaAltTexts") or new_media["mediaAltTexts"]),
+                entries=taking_media,
+            )
+        )
+    raise_issues(issues)
     if "text" in changes and changes["text"] is not None:
         post.text = changes["text"]
         post.save(update_fields=["text", "updated_at"])
+    if new_media is not None and (media_changes or taking_media):
+        _keep_files(workspace_id, new_media["mediaUrls"])
+    if new_media is not None and media_changes:
+        _pin_live_media(targets, post, post_media, new_media)
+        post.content_type = new_media["contentType"]
+        post.media_urls, post.media_alt_texts = new_media["mediaUrls"], new_media["mediaAltTexts"]
+        post.save(update_fields=["content_type", "media_urls", "media_alt_texts", "updated_at"])
     _record(post, request_id, ActionKind.EDIT, reports, planned)
     return ActionReport(
         post=Post.objects.prefetch_related("targets").get(pk=post.pk), request_id=request_id, entries=reports
     )
+
+
+def _new_media(post: Post, changes: dict[str, Any]) -> dict[str, Any] | None:
+    """The post's media as the PATCH asks for them (None: it names none of the media fields).
+    Omitted fields keep the post's: ``mediaUrls`` that replace the files drop the old alt texts
+    unless ``mediaAltTexts`` is sent too."""
+    if not any(name in changes for name in MEDIA_FIELDS):
+        return None
+    now = media_of(post)
+    urls = list(changes["mediaUrls"]) if "mediaUrls" in changes else now["mediaUrls"]
+    if "mediaAltTexts" in changes:
+        alts = list(changes["mediaAltTexts"])
+    elif urls == now["mediaUrls"]:
+        alts = now["mediaAltTexts"]
+    else:
+        alts = []
+    return media_value(str(changes.get("contentType") or post.content_type), urls, alts)
+
+
+def _cannot_change_media(platform: Platform, current: dict[str, Any], wanted: dict[str, Any]) -> str | None:
+    if "media" not in wanted:
+        return None
+    live, new = current["media"], wanted["media"]
+    return media_edit_refusal(
+        platform,
+        live_type=live["contentType"],
+        live_items=len(live["mediaUrls"]),
+        new_type=new["contentType"],
+        new_items=len(new["mediaUrls"]),
+    )
+
+
+def _pin_live_media(targets: list[PostTarget], post: Post, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The post's media change from ``before`` to ``after``: each live entry that followed them
+    keeps ``before`` as its own (what its platform has until an edit there is confirmed); one whose
+    own media are the new ones follows the post again."""
+    now = timezone.now()
+    for target in targets:
+        own = dict(target.media or {})
+        wanted = _own_media_after(target, post, own, before, after)
+        if wanted != own:
+            target.media = wanted
+            PostTarget.objects.filter(id=target.id).update(media=wanted, updated_at=now)
+
+
+def _own_media_after(
+    target: PostTarget, post: Post, own: dict[str, Any], before: dict[str, Any], after: dict[str, Any]
+) -> dict[str, Any]:
+    if own:  # media of its own already: kept, unless they are the post's new ones
+        return {} if live_media(target, post) == after else own
+    return dict(before) if target.status == TargetStatus.PUBLISHED else {}
+
+
+def _keep_files(workspace_id: str, urls: list[str]) -> None:
+    """Keep the files of a media edit from the lifecycle sweep while the edit may still send them
+    (a published post's files are released once it is finished); a file kept longer already (a
+    connect pages' logo) keeps its own date."""
+    until = timezone.now() + EDIT_MEDIA_KEEP
+    shorter = list(
+        MediaFile.objects.filter(workspace_id=workspace_id, public_url__in=set(urls))
+        .filter(Q(keep_until__isnull=True) | Q(keep_until__lt=until))
+        .values_list("public_url", flat=True)
+    )
+    if shorter:
+        media_keep_until(workspace_id=workspace_id, urls=shorter, until=until)
 
 
 @transaction.atomic
@@ -172,11 +281,12 @@ def post_unpublish(*, workspace_id: str, post_id: str, actor: Actor | None = Non
             report.outcome = SKIPPED
             report.reason = f"{target.platform} does not let its API delete a published post; remove it in the app"
             continue
-        if caps.delete_max_items is not None and len(post.media_urls or []) > caps.delete_max_items:
+        items = len(live_media(target, post)["mediaUrls"])
+        if caps.delete_max_items is not None and items > caps.delete_max_items:
             report.outcome = SKIPPED
             report.reason = (
                 f"{target.platform} deletes one message per call and this post went out as an album of "
-                f"{len(post.media_urls)}; remove it in the app"
+                f"{items}; remove it in the app"
             )
             continue
         planned.append((target, {}, {}, report))
@@ -247,28 +357,39 @@ def _record(
         close_request(post, request_id, kind)
 
 
-def _media_kinds(post: Post) -> list[str]:
-    if not post.media_urls:
+def _kinds_of(workspace_id: str, media: dict[str, Any], cache: dict[tuple[str, ...], list[str]]) -> list[str]:
+    """The kinds of the files of ``media`` ("image", "video", "document"), for the text limits of
+    an edit that leaves the media as they are. Files no longer in storage (a published post's are
+    collected once it is finished) are taken to be what their content type says."""
+    urls = tuple(media["mediaUrls"])
+    if not urls:
         return []
-    try:
-        return [info.kind for info in media_resolve(workspace_id=str(post.workspace_id), urls=list(post.media_urls))]
-    except Exception:  # the media were removed since: the text limits without media apply
-        return []
+    if urls not in cache:
+        try:
+            cache[urls] = [info.kind for info in media_resolve(workspace_id=workspace_id, urls=list(urls))]
+        except ApplicationError:
+            kind = {"VIDEO": "video", "DOCUMENT": "document"}.get(media["contentType"], "image")
+            cache[urls] = [kind] * len(urls)
+    return cache[urls]
 
 
-def _current(target: PostTarget) -> dict[str, Any]:
+def _current(target: PostTarget, post: Post) -> dict[str, Any]:
     title_key = TITLE_KEYS.get(target.platform)
-    return {"text": target.text, "title": (target.config or {}).get(title_key) if title_key else None}
+    return {
+        "text": target.text,
+        "title": (target.config or {}).get(title_key) if title_key else None,
+        "media": live_media(target, post),
+    }
 
 
-def _pending_values(targets: list[PostTarget]) -> dict[str, dict[str, Any]]:
+def _pending_values(targets: list[PostTarget], post: Post) -> dict[str, dict[str, Any]]:
     """Each entry's values as its open edits will leave them (an edit compares with those)."""
     values: dict[str, dict[str, Any]] = {}
     by_id = {t.id: t for t in targets}
     for action in PostTargetAction.objects.filter(
         target_id__in=list(by_id), kind=ActionKind.EDIT, status__in=[ActionStatus.PENDING, ActionStatus.SENDING]
     ).order_by("created_at", "id"):
-        current = values.setdefault(action.target_id, _current(by_id[action.target_id]))
+        current = values.setdefault(action.target_id, _current(by_id[action.target_id], post))
         current.update(action.changes or {})
     return values
 
@@ -291,7 +412,7 @@ def _cannot_edit(target: PostTarget, platform: Platform, wanted: dict[str, Any])
 
 def edit_changes_of(data: dict[str, Any]) -> dict[str, Any]:
     """The fields of a published post's PATCH that were sent."""
-    return {k: v for k, v in data.items() if k in ("text", "platformTexts", "title", "platformTitles")}
+    return {k: v for k, v in data.items() if k in EDIT_FIELDS}
 
 
 __all__ = [

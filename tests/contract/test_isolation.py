@@ -164,7 +164,8 @@ def test_nobody_outside_an_organization_reaches_it(
     ctx = Ctx(workspace=victim, api=client_for("admin", victim), accounts=_seed(victim, operation_id))
     owner = ctx.org
     calls = CASES[operation_id](ctx)
-    records = _records_of(victim) | {organization.id}
+    # The organization's own keys (of no workspace) are its records too.
+    records = _records_of(victim) | {organization.id} | set(organization.api_keys.values_list("pk", flat=True))
     stranger_org = OrganizationFactory()
     stranger = WorkspaceFactory(organization=stranger_org)
     org_key = organization_key_create(

@@ -26,8 +26,10 @@ from rest_framework.test import APIClient
 
 from audit.actors import system_actor
 from core.fields import format_instant
+from engagement.models import Comment
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from tests.factories.accounts import SocialAccountFactory
+from tests.factories.engagement import CommentFactory
 from tests.factories.media import MediaFileFactory
 from tests.factories.posts import PostFactory, PostTargetFactory
 from tests.factories.webhooks import WebhookFactory
@@ -98,21 +100,35 @@ class Ctx:
     api: APIClient
     accounts: dict[str, str] = field(default_factory=dict)
     _org: APIClient | None = None
+    _org_key_id: str = ""
 
     @property
     def org(self) -> APIClient:
         """An organization key of the workspace's organization (admin role, every organization
         permission): the caller of the organization operations."""
         if self._org is None:
-            key = organization_key_create(
+            issued = organization_key_create(
                 organization=self.workspace.organization,
                 name="shapes org",
                 role="admin",
                 permissions=list(ORGANIZATION_PERMISSIONS),
-            ).plaintext
-            self._org = APIClient()
-            self._org.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+            )
+            self._org, self._org_key_id = APIClient(), issued.api_key.id
+            self._org.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
         return self._org
+
+    def org_key_id(self) -> str:
+        """The id of :attr:`org`'s key: the organization's only key holding keys.manage."""
+        assert self.org is not None
+        return self._org_key_id
+
+    def organization_key(self) -> str:
+        """Another key of the organization, holding no organization permission (one to read or revoke)."""
+        return str(
+            organization_key_create(
+                organization=self.workspace.organization, name="listed org", role="viewer", permissions=[]
+            ).api_key.id
+        )
 
     def deletion(self) -> str:
         return str(
@@ -183,6 +199,21 @@ class Ctx:
 
     def webhook(self) -> str:
         return str(WebhookFactory(workspace=self.workspace, url="http://127.0.0.1:9/closed").id)
+
+    def comment(self, platform: str = "FACEBOOK", **extra: Any) -> str:
+        """Someone's comment (and a reply to it) under a published post of the workspace's ``platform``
+        account, as a sync stores them. FACEBOOK's API takes every comment action; MASTODON hides
+        none and deletes only the account's own, INSTAGRAM likes none."""
+        target = PostTargetFactory(
+            post=PostFactory(workspace=self.workspace, status=PostStatus.COMPLETED, text="Live"),
+            platform=platform,
+            account_id=self.accounts[platform],
+            status=TargetStatus.PUBLISHED,
+            platform_post_id=f"remote-{platform.lower()}",
+        )
+        comment = CommentFactory(target=target, **extra)
+        CommentFactory(target=target, parent=comment, parent_platform_id=comment.platform_comment_id)
+        return str(comment.id)
 
 
 Call = tuple[Any, ...]  # (method, path, body) and optionally a dict of headers
@@ -425,6 +456,39 @@ CASES: dict[str, Cases] = {
         ("get", f"/social-accounts/{_queued(c)}/queue/next?count=3", None),
         ("get", f"/social-accounts/{c.accounts['MASTODON']}/queue/next?count=0", None),
     ],
+    "listComments": lambda c: [
+        c.comment() and ("get", "/comments", None),
+        ("get", "/comments?unanswered=true&platforms=FACEBOOK&q=buy&limit=1", None),
+        ("get", "/comments?unanswered=maybe", None),
+        ("get", "/comments?after=not-a-cursor", None),
+    ],
+    "getComment": lambda c: [
+        ("get", f"/comments/{(comment := c.comment())}", None),
+        ("get", f"/comments/{comment}?x=1", None),
+    ],
+    "requestCommentSync": lambda c: [("post", "/comments/sync", {}), ("post", "/comments/sync", {})],
+    "replyToComment": lambda c: [
+        ("post", f"/comments/{(comment := c.comment())}/replies", {"text": "Thanks, it ships next week!"}),
+        ("post", f"/comments/{comment}/replies", {"text": " "}),
+        ("post", f"/comments/{comment}/replies", {"text": "x" * 8001}),  # FACEBOOK's comment limit is 8000
+    ],
+    "hideComment": lambda c: [
+        ("post", f"/comments/{c.comment()}/hide", {}),
+        ("post", f"/comments/{c.comment('MASTODON')}/hide", {}),  # 400 comment_action_not_supported
+    ],
+    "unhideComment": lambda c: [("post", f"/comments/{c.comment(hidden=True)}/unhide", {})],
+    "likeComment": lambda c: [
+        ("post", f"/comments/{c.comment()}/like", {}),
+        ("post", f"/comments/{c.comment('INSTAGRAM')}/like", {}),  # 400 comment_action_not_supported
+    ],
+    "deleteComment": lambda c: [
+        ("delete", f"/comments/{c.comment()}", None),
+        ("delete", f"/comments/{c.comment('MASTODON')}", None),  # another's: 400 comment_action_not_supported
+    ],
+    "listPostComments": lambda c: [
+        ("get", f"/social-posts/{Comment.objects.get(id=c.comment()).post_id}/comments", None),
+        ("get", f"/social-posts/{c.published_post()}/comments?x=1", None),
+    ],
     "listPlatforms": lambda c: [("get", "/platforms", None), ("get", "/platforms?x=1", None)],
     "getUsage": lambda c: [("get", "/usage", None), ("get", "/usage?x=1", None)],
     # Organization operations (ORGANIZATION_OPERATIONS: sent by an organization key of the workspace's own).
@@ -451,6 +515,19 @@ CASES: dict[str, Cases] = {
         c.workspace_key() and ("get", "/audit-events", None),
         ("get", "/audit-events?limit=0", None),
     ],
+    "listOrganizationApiKeys": lambda c: [
+        c.organization_key() and ("get", "/organization-keys", None),
+        ("get", "/organization-keys?limit=0", None),
+    ],
+    "createOrganizationApiKey": lambda c: [
+        ("post", "/organization-keys", {"name": "made", "role": "editor", "permissions": ["usage.read"]}),
+        ("post", "/organization-keys", {"name": "made", "role": "owner", "permissions": []}),
+    ],
+    "getOrganizationApiKey": lambda c: [("get", f"/organization-keys/{c.organization_key()}", None)],
+    "revokeOrganizationApiKey": lambda c: [
+        ("delete", f"/organization-keys/{c.organization_key()}", None),
+        ("delete", f"/organization-keys/{c.org_key_id()}", None),  # its last key managing keys: 409
+    ],
 }
 # Operations on the organization: only an organization key reaches them.
 ORGANIZATION_OPERATIONS = {
@@ -464,6 +541,10 @@ ORGANIZATION_OPERATIONS = {
     "createWorkspaceApiKey",
     "revokeWorkspaceApiKey",
     "listAuditEvents",
+    "listOrganizationApiKeys",
+    "createOrganizationApiKey",
+    "getOrganizationApiKey",
+    "revokeOrganizationApiKey",
 }
 
 

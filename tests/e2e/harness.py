@@ -547,6 +547,98 @@ class E2EStack:
             return list(conn.execute(query, params).fetchall())
 
 
+# --- what the publishing tests share: files, targeting, posts ------------------------------------
+
+FIXTURES = ROOT / "tests" / "fixtures"
+TWELVE_PLATFORMS = (
+    "FACEBOOK",
+    "INSTAGRAM",
+    "THREADS",
+    "TIKTOK",
+    "TWITTER",
+    "BLUESKY",
+    "LINKEDIN",
+    "PINTEREST",
+    "YOUTUBE",
+    "MASTODON",
+    "TELEGRAM",
+    "GOOGLE_BUSINESS",
+)
+# A video within every video platform's media rules (a 9:16 reel) and a photo within Google
+# Business's (which takes no video).
+POST_FILES = (("sample-reel.mp4", "video/mp4"), ("sample.jpg", "image/jpeg"))
+
+
+def upload_files(stack: E2EStack, files: tuple[tuple[str, str], ...] = POST_FILES) -> dict[str, str]:
+    """Upload fixture files (name, mime type) as a client does: ``POST /upload-urls``, then each
+    file's PUT. Each file's ``publicUrl`` by name (a file uploaded again gets a new one)."""
+    answer = stack.api("POST", "/upload-urls", json={"files": [{"fileName": n, "mimeType": m} for n, m in files]})
+    assert answer.status_code in (200, 201), answer.text
+    urls = {}
+    for (name, mime), item in zip(files, answer.json()["urls"], strict=True):
+        put = requests.put(item["uploadUrl"], data=(FIXTURES / name).read_bytes(), headers={"Content-Type": mime})
+        assert put.status_code in (200, 201, 204), put.text
+        urls[name] = item["publicUrl"]
+    return urls
+
+
+def targeting(accounts: dict[str, dict[str, Any]], platforms: list[str]) -> dict[str, Any]:
+    """The ``platforms`` and connection arrays of a create payload for ``platforms`` (one account each)."""
+    body: dict[str, Any] = {"platforms": platforms}
+    for platform in platforms:
+        body[CONNECTION_FIELDS[platform]] = [accounts[platform]["id"]]
+    return body
+
+
+def pinterest_board_id(stack: E2EStack, account_id: str) -> str:
+    """The first board of a connected Pinterest account (a pin needs one)."""
+    boards = stack.api("GET", f"/social-accounts/{account_id}/pinterest-boards").json()
+    return str((boards["boards"] if isinstance(boards, dict) else boards)[0]["id"])
+
+
+def twelve_platform_posts(
+    stack: E2EStack, accounts: dict[str, dict[str, Any]], files: dict[str, str], text: str, *, image_text: str = ""
+) -> list[dict[str, Any]]:
+    """The create bodies of one post on all twelve platforms: the video (``files`` of
+    :data:`POST_FILES`) on the eleven that take one, with each platform's required options, and the
+    photo on Google Business (``image_text``, else ``text``)."""
+    video = [p for p in TWELVE_PLATFORMS if p != "GOOGLE_BUSINESS"]
+    board_id = pinterest_board_id(stack, accounts["PINTEREST"]["id"])
+    return [
+        {
+            **targeting(accounts, video),
+            "contentType": "VIDEO",
+            "text": text,
+            "mediaUrls": [files["sample-reel.mp4"]],
+            "pinterestConfigs": [{"connectionId": accounts["PINTEREST"]["id"], "boardId": board_id, "title": "E2E"}],
+            "youtubeConfigs": [
+                {"connectionId": accounts["YOUTUBE"]["id"], "videoTitle": "E2E", "privacyStatus": "private"}
+            ],
+            "instagramConfigs": [{"connectionId": accounts["INSTAGRAM"]["id"], "postType": "REEL"}],
+            "tiktokConfigs": [{"connectionId": accounts["TIKTOK"]["id"], "privacyLevel": "SELF_ONLY"}],
+        },
+        {
+            **targeting(accounts, ["GOOGLE_BUSINESS"]),
+            "contentType": "IMAGE",
+            "text": image_text or text,
+            "mediaUrls": [files["sample.jpg"]],
+        },
+    ]
+
+
+def create_post(stack: E2EStack, body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /social-posts`` (timezone UTC unless ``body`` names one): the 201 answer."""
+    response = stack.api("POST", "/social-posts", json={"timezone": "UTC", **body})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def get_post(stack: E2EStack, post_id: str) -> dict[str, Any]:
+    response = stack.api("GET", f"/social-posts/{post_id}")
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
 def _url_of(listener: socket.socket) -> str:
     host, port = listener.getsockname()
     return f"http://{host}:{port}"

@@ -1,6 +1,9 @@
 """After publishing, end to end with real web, sandbox, worker and beat processes: a post published on
 all twelve platforms (a video on eleven, an image on Google Business, which takes no video) is edited,
-then removed from its platforms, with the worker killed with SIGKILL mid-edit and mid-delete.
+its media are edited where the platform changes them in place (the video becomes a photo on Mastodon
+and Telegram, Google Business's photo is replaced; the others answer SKIPPED with the reason, a photo
+too small for Google Business is refused with nothing queued), then it is removed from its platforms,
+with the worker killed with SIGKILL mid-edit and mid-delete.
 
 Each platform ends in the documented state (docs/contract.md, "After publishing"): the platforms
 whose API edits take the new text (and YouTube and Pinterest the new title), the others are SKIPPED
@@ -23,20 +26,28 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 import requests
+from crosspost import Client
 
-from posts.payloads import CONNECTION_FIELDS
-from tests.e2e.harness import E2EStack, start_stack, wait_for
+from tests.e2e.harness import (
+    TWELVE_PLATFORMS,
+    E2EStack,
+    create_post,
+    get_post,
+    start_stack,
+    twelve_platform_posts,
+    upload_files,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HELD_SECONDS = 30.0
 ENV = {
     "PLATFORM_HTTP_TIMEOUT": str(HELD_SECONDS),  # the worker is still waiting when it is killed
@@ -44,21 +55,9 @@ ENV = {
     "PUBLISH_LOST_TASK_SECONDS": "5",
     "PUBLISH_SWEEP_INTERVAL_SECONDS": "2",
 }
-ALL = [
-    "FACEBOOK",
-    "INSTAGRAM",
-    "THREADS",
-    "TIKTOK",
-    "TWITTER",
-    "BLUESKY",
-    "LINKEDIN",
-    "PINTEREST",
-    "YOUTUBE",
-    "MASTODON",
-    "TELEGRAM",
-    "GOOGLE_BUSINESS",
-]
+ALL = list(TWELVE_PLATFORMS)
 EDITS = {"MASTODON", "FACEBOOK", "LINKEDIN", "YOUTUBE", "PINTEREST", "TELEGRAM", "GOOGLE_BUSINESS"}
+MEDIA_EDITS = {"MASTODON", "TELEGRAM", "GOOGLE_BUSINESS"}
 DELETES = set(ALL) - {"INSTAGRAM", "TIKTOK"}
 HELD_EDIT, HELD_DELETE = "MASTODON", "BLUESKY"
 
@@ -69,58 +68,20 @@ def stack() -> Iterator[E2EStack]:
         yield started
 
 
-def _media(stack: E2EStack) -> dict[str, str]:
-    files = [("sample-reel.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
-    answer = stack.api("POST", "/upload-urls", json={"files": [{"fileName": n, "mimeType": m} for n, m in files]})
-    assert answer.status_code in (200, 201), answer.text
-    urls = {}
-    for (name, mime), item in zip(files, answer.json()["urls"], strict=True):
-        put = requests.put(item["uploadUrl"], data=(FIXTURES / name).read_bytes(), headers={"Content-Type": mime})
-        assert put.status_code in (200, 201, 204), put.text
-        urls[name] = item["publicUrl"]
-    return urls
-
-
-def _publish_everywhere(stack: E2EStack) -> list[str]:
+def _publish_everywhere(stack: E2EStack) -> tuple[list[str], dict[str, str]]:
+    """The post on all twelve platforms (two posts: the video on eleven, the photo on Google
+    Business), published; their ids, and the files they were made with."""
     accounts = {platform: stack.connect_account(platform) for platform in ALL}
-    media = _media(stack)
-    boards = stack.api("GET", f"/social-accounts/{accounts['PINTEREST']['id']}/pinterest-boards").json()
-    board_id = (boards["boards"] if isinstance(boards, dict) else boards)[0]["id"]
-    video = [p for p in ALL if p != "GOOGLE_BUSINESS"]
-    bodies = [
-        {
-            "platforms": video,
-            **{CONNECTION_FIELDS[p]: [accounts[p]["id"]] for p in video},
-            "contentType": "VIDEO",
-            "text": "After publishing e2e: the first text",
-            "mediaUrls": [media["sample-reel.mp4"]],
-            "pinterestConfigs": [{"connectionId": accounts["PINTEREST"]["id"], "boardId": board_id, "title": "E2E"}],
-            "youtubeConfigs": [
-                {"connectionId": accounts["YOUTUBE"]["id"], "videoTitle": "E2E", "privacyStatus": "private"}
-            ],
-            "instagramConfigs": [{"connectionId": accounts["INSTAGRAM"]["id"], "postType": "REEL"}],
-            "tiktokConfigs": [{"connectionId": accounts["TIKTOK"]["id"], "privacyLevel": "SELF_ONLY"}],
-        },
-        {
-            "platforms": ["GOOGLE_BUSINESS"],
-            CONNECTION_FIELDS["GOOGLE_BUSINESS"]: [accounts["GOOGLE_BUSINESS"]["id"]],
-            "contentType": "IMAGE",
-            "text": "After publishing e2e: the first text",
-            "mediaUrls": [media["sample.jpg"]],
-        },
-    ]
-    post_ids = []
-    for body in bodies:
-        created = stack.api("POST", "/social-posts", json={"timezone": "UTC", **body})
-        assert created.status_code == 201, created.text
-        post_ids.append(str(created.json()["postId"]))
+    media = upload_files(stack)
+    bodies = twelve_platform_posts(stack, accounts, media, "After publishing e2e: the first text")
+    post_ids = [str(create_post(stack, body)["postId"]) for body in bodies]
     for post_id in post_ids:
         wait_for(lambda post_id=post_id: _post(stack, post_id)["status"] == "COMPLETED", timeout=180, what="published")
-    return post_ids
+    return post_ids, media
 
 
 def _post(stack: E2EStack, post_id: str) -> dict[str, Any]:
-    return dict(stack.api("GET", f"/social-posts/{post_id}").json())
+    return get_post(stack, post_id)
 
 
 def _entries(stack: E2EStack, post_ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -140,12 +101,18 @@ def _hold(stack: E2EStack, platform: str, method: str) -> None:
     assert fault.status_code == 201, fault.text
 
 
-def _action_states(stack: E2EStack, kind: str) -> dict[str, tuple[str, str]]:
-    rows = stack.sql(
+def _action_states(stack: E2EStack, kind: str, request_ids: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
+    """Each platform's action of ``kind`` (of the requests ``request_ids`` when given): its status
+    and start of sending."""
+    query = (
         "SELECT t.platform, a.status, a.sending FROM posts_posttargetaction a "
-        "JOIN posts_posttarget t ON t.id = a.target_id WHERE a.kind = %s",
-        (kind,),
+        "JOIN posts_posttarget t ON t.id = a.target_id WHERE a.kind = %s"
     )
+    params: tuple[Any, ...] = (kind,)
+    if request_ids:
+        query += " AND a.request_id = ANY(%s)"
+        params = (kind, list(request_ids))
+    rows = stack.sql(query, params)
     return {str(platform): (str(status), str(sending)) for platform, status, sending in rows}
 
 
@@ -169,9 +136,9 @@ def _kill_while_held(stack: E2EStack, platform: str, kind: str) -> None:
     stack.start_worker()
 
 
-def _settled(stack: E2EStack, kind: str) -> dict[str, tuple[str, str]]:
+def _settled(stack: E2EStack, kind: str, request_ids: tuple[str, ...] = ()) -> dict[str, tuple[str, str]]:
     def done() -> dict[str, tuple[str, str]] | None:
-        states = _action_states(stack, kind)
+        states = _action_states(stack, kind, request_ids)
         return states if all(status in ("DONE", "FAILED", "SKIPPED") for status, _ in states.values()) else None
 
     return dict(wait_for(done, timeout=240, interval=0.5, what=f"every {kind} to settle"))
@@ -185,8 +152,65 @@ def _events(stack: E2EStack, name: str, post_id: str) -> list[dict[str, Any]]:
     return [json.loads(row[0])["data"] for row in rows]
 
 
+def _media_edit(stack: E2EStack, post_ids: list[str], media: dict[str, str]) -> None:
+    """The media edited through the SDK: the video post's become a photo on MASTODON and TELEGRAM
+    (the others cannot change a published post's media: SKIPPED with the reason), Google Business's
+    photo is replaced (and a photo below its 10 kB minimum refused first, nothing queued). Each
+    simulator gets one more edit, carrying the new photo."""
+    video_post, image_post = post_ids
+    sdk = Client(stack.api_key, base_url=f"{stack.web_url}/api/v1")
+    too_small = upload_files(stack, (("sample.png", "image/png"),))["sample.png"]
+    [(actions_before,)] = stack.sql("SELECT count(*) FROM posts_posttargetaction")
+    refused = stack.api("PATCH", f"/social-posts/{image_post}", json={"mediaUrls": [too_small]})
+    assert refused.status_code == 400, refused.text
+    [message] = refused.json()["message"]
+    assert message.startswith("mediaUrls: GOOGLE_BUSINESS takes") and too_small in message
+    assert stack.sql("SELECT count(*) FROM posts_posttargetaction") == [(actions_before,)]  # nothing queued
+    photo = upload_files(stack, (("sample.jpg", "image/jpeg"),))["sample.jpg"]
+    other_photo = upload_files(stack, (("sample.jpg", "image/jpeg"),))["sample.jpg"]
+    requests_made = []
+    for post_id, body in (
+        (video_post, {"content_type": "IMAGE", "media_urls": [photo], "media_alt_texts": ["The new picture"]}),
+        (image_post, {"media_urls": [other_photo]}),
+    ):
+        answer = sdk.edit_post(post_id, **body)
+        for item in answer["editReport"]["entries"]:
+            expected = "QUEUED" if item["platform"] in MEDIA_EDITS else "SKIPPED"
+            assert (item["outcome"], item["fields"]) == (expected, ["media"]), item
+            assert expected == "QUEUED" or item["reason"], item
+        requests_made.append(str(answer["editReport"]["requestId"]))
+    edits = _settled(stack, "EDIT", tuple(requests_made))
+    assert {p: s for p, (s, _) in edits.items()} == {p: ("DONE" if p in MEDIA_EDITS else "SKIPPED") for p in ALL}
+    for platform in ALL:
+        calls = _calls(stack, platform, "edit")
+        assert len(calls) == (2 if platform in MEDIA_EDITS else 1 if platform in EDITS else 0), (platform, calls)
+    mastodon, telegram, google = (_calls(stack, p, "edit")[-1] for p in ("MASTODON", "TELEGRAM", "GOOGLE_BUSINESS"))
+    assert len(mastodon["mediaIds"]) == 1 and mastodon["status"] == 200
+    assert (telegram["path"].rsplit("/", 1)[-1], telegram["media"]) == ("editMessageMedia", "photo")
+    assert google["media"] == [other_photo]
+    entries = _entries(stack, post_ids)
+    for platform in MEDIA_EDITS:
+        assert entries[platform]["edits"][-1]["status"] == "DONE" and "contentType" not in entries[platform]
+    assert entries["MASTODON"]["mediaUrls"] == [photo] and entries["MASTODON"]["mediaAltTexts"] == ["The new picture"]
+    assert entries["GOOGLE_BUSINESS"]["mediaUrls"] == [other_photo]
+    for platform in set(ALL) - MEDIA_EDITS:  # still the video their platforms show
+        assert (entries[platform]["contentType"], entries[platform]["mediaUrls"]) == (
+            "VIDEO",
+            [media["sample-reel.mp4"]],
+        )
+    # Mastodon's public page of the status lists its one attachment: now a photo, the new text kept.
+    page = requests.get(f"{stack.sandbox_url}{urlsplit(entries['MASTODON']['postUrl']).path}", timeout=30).text
+    assert re.findall(r"/original/upload\.(\w+)", page) == ["jpg"]
+    assert html.escape("After publishing e2e: the corrected text") in page
+    for post_id, request_id in zip(post_ids, requests_made, strict=True):
+        [event] = [e for e in _events(stack, "post.updated", post_id) if e["requestId"] == request_id]
+        assert {e["platform"]: (e["status"], e["fields"]) for e in event["entries"]} == {
+            entry["platform"]: (edits[entry["platform"]][0], ["media"]) for entry in _post(stack, post_id)["platforms"]
+        }
+
+
 def test_a_post_on_twelve_platforms_is_edited_then_unpublished_once_each_despite_kills(stack: E2EStack) -> None:
-    post_ids = _publish_everywhere(stack)
+    post_ids, media = _publish_everywhere(stack)
     before = _entries(stack, post_ids)
     assert sorted(before) == sorted(ALL)
 
@@ -223,6 +247,9 @@ def test_a_post_on_twelve_platforms_is_edited_then_unpublished_once_each_despite
         assert {e["platform"]: e["status"] for e in event["entries"]} == {
             entry["platform"]: edits[entry["platform"]][0] for entry in _post(stack, post_id)["platforms"]
         }
+
+    # --- the media, where the platform changes them in place ----------------------------------
+    _media_edit(stack, post_ids, media)
 
     # --- unpublish, the worker killed while BLUESKY holds its answer --------------------------
     _hold(stack, HELD_DELETE, "POST")

@@ -26,6 +26,7 @@ import pytest
 import requests
 from crosspost import Client
 from crosspost.errors import Conflict, PermissionDenied
+from django.contrib.admin.utils import quote
 
 from tests.e2e.harness import PYTHON, ROOT, E2EStack, start_stack, wait_for
 
@@ -256,7 +257,7 @@ def _publish_up_to_the_limit(
         max_posts_per_month=str(POSTS_BEFORE_THE_LIMIT),
     )
     organization_id = usage["organizationId"]
-    change = f"{e2e.web_url}/admin/workspaces/organization/{organization_id}/change/"
+    change = f"{e2e.web_url}/admin/workspaces/organization/{quote(organization_id)}/change/"
     starter = _form(staff.session.get(change, timeout=30)).options["plan"]["Starter"]
     _admin_save(staff.session, change, plan=starter)
 

@@ -8,33 +8,26 @@ import datetime as dt
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from posts.payloads import CONNECTION_FIELDS
-from tests.e2e.harness import E2EStack, WebhookReceiver, wait_for
+from tests.e2e.harness import (
+    TWELVE_PLATFORMS,
+    E2EStack,
+    WebhookReceiver,
+    create_post,
+    targeting,
+    twelve_platform_posts,
+    upload_files,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 JSON = {"Content-Type": "application/json"}
-ALL_PLATFORMS = [
-    "FACEBOOK",
-    "INSTAGRAM",
-    "THREADS",
-    "TIKTOK",
-    "TWITTER",
-    "BLUESKY",
-    "LINKEDIN",
-    "PINTEREST",
-    "YOUTUBE",
-    "MASTODON",
-    "TELEGRAM",
-    "GOOGLE_BUSINESS",
-]
+ALL_PLATFORMS = list(TWELVE_PLATFORMS)
 FINAL = ("COMPLETED", "PARTIAL_FAILURE", "FAILED")
 # How far into the past a test moves a SCHEDULED post: well within the minute a PATCH allows even
 # after a 30 s request (the client's timeout), and far beyond a maxLatenessSeconds of 1.
@@ -57,29 +50,11 @@ def accounts(e2e: E2EStack) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def media(e2e: E2EStack) -> dict[str, str]:
-    files = [("sample-reel.mp4", "video/mp4"), ("sample.jpg", "image/jpeg")]
-    response = e2e.api("POST", "/upload-urls", json={"files": [{"fileName": n, "mimeType": m} for n, m in files]})
-    assert response.status_code in (200, 201), response.text
-    urls = {}
-    for (name, mime), item in zip(files, response.json()["urls"], strict=True):
-        put = requests.put(item["uploadUrl"], data=(FIXTURES / name).read_bytes(), headers={"Content-Type": mime})
-        assert put.status_code in (200, 201, 204), put.text
-        urls[name] = item["publicUrl"]
-    return urls
-
-
-def targeting(accounts: dict[str, dict[str, Any]], platforms: list[str]) -> dict[str, Any]:
-    """The connection arrays of a create payload for ``platforms`` (one account each)."""
-    body: dict[str, Any] = {"platforms": platforms}
-    for platform in platforms:
-        body[CONNECTION_FIELDS[platform]] = [accounts[platform]["id"]]
-    return body
+    return upload_files(e2e)
 
 
 def create(e2e: E2EStack, body: dict[str, Any]) -> dict[str, Any]:
-    response = e2e.api("POST", "/social-posts", json={"timezone": "UTC", **body})
-    assert response.status_code == 201, response.text
-    return dict(response.json())
+    return create_post(e2e, body)
 
 
 def wait_final(e2e: E2EStack, post_id: str, timeout: float = 60) -> dict[str, Any]:
@@ -113,31 +88,12 @@ def in_an_hour() -> str:
 
 def test_a_post_to_all_twelve_platforms_publishes_now(e2e, accounts, media, hook):
     receiver, secret = hook
-    video_platforms = [p for p in ALL_PLATFORMS if p != "GOOGLE_BUSINESS"]  # Google Business takes no video
-    board = e2e.api("GET", f"/social-accounts/{accounts['PINTEREST']['id']}/pinterest-boards").json()
-    board_id = (board["boards"] if isinstance(board, dict) else board)[0]["id"]
-    video_body = {
-        **targeting(accounts, video_platforms),
-        "contentType": "VIDEO",
-        "text": "Twelve platforms, one call",
-        "mediaUrls": [media["sample-reel.mp4"]],
-        "pinterestConfigs": [{"connectionId": accounts["PINTEREST"]["id"], "boardId": board_id, "title": "E2E"}],
-        "youtubeConfigs": [
-            {"connectionId": accounts["YOUTUBE"]["id"], "videoTitle": "E2E", "privacyStatus": "private"}
-        ],
-        "instagramConfigs": [{"connectionId": accounts["INSTAGRAM"]["id"], "postType": "REEL"}],
-        "tiktokConfigs": [{"connectionId": accounts["TIKTOK"]["id"], "privacyLevel": "SELF_ONLY"}],
-    }
-    video = create(e2e, video_body)
-    image = create(
-        e2e,
-        {
-            **targeting(accounts, ["GOOGLE_BUSINESS"]),
-            "contentType": "IMAGE",
-            "text": "And the twelfth",
-            "mediaUrls": [media["sample.jpg"]],
-        },
+    # the video on the eleven that take one, the photo on Google Business (which takes no video)
+    video_body, image_body = twelve_platform_posts(
+        e2e, accounts, media, "Twelve platforms, one call", image_text="And the twelfth"
     )
+    video = create(e2e, video_body)
+    image = create(e2e, image_body)
     assert sorted(video["queuedPlatforms"] + image["queuedPlatforms"]) == sorted(ALL_PLATFORMS)
 
     posts = [wait_final(e2e, created["postId"], timeout=120) for created in (video, image)]

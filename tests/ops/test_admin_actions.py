@@ -4,6 +4,7 @@ redeliver a delivery (refused while its webhook is disabled), revoke keys."""
 from __future__ import annotations
 
 import pytest
+from django.contrib.admin.utils import quote
 
 from posts.models import PostStatus, TargetStatus
 from tests.factories.posts import PostFactory, PostTargetFactory
@@ -45,7 +46,7 @@ def test_retry_failed_entries_moves_them_back_to_pending(admin_client, queued, d
 
 def test_posts_are_read_only_in_the_admin(admin_client):
     post = PostFactory()
-    page = admin_client.get(f"/admin/posts/post/{post.pk}/change/")
+    page = admin_client.get(f"/admin/posts/post/{quote(post.pk)}/change/")
     assert page.status_code == 200
     assert 'name="text"' not in page.content.decode()
     assert admin_client.get("/admin/posts/post/add/").status_code == 403

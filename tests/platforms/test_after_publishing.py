@@ -33,7 +33,7 @@ from platforms.base import (
 from platforms.capabilities import CAPABILITIES
 from platforms.linkedin import API_VERSION as LINKEDIN_VERSION
 from tests.e2e.harness import wait_for
-from tests.platforms.conftest import Harness, sim_requests
+from tests.platforms.conftest import Harness, media_item, sim_requests
 
 CLIENT_TIMEOUT = 2.0
 HELD_FOR = 3.0
@@ -54,6 +54,9 @@ class Spec:
     headers: dict[str, str] = field(default_factory=dict)
     html: bool = False  # the read is the post's web page: ``text_of`` gets its HTML
     gone: Callable[[requests.Response], bool] = lambda read: read.status_code == 404
+    # What the read shows of the post's media (file names, or alt texts where the platform keeps
+    # them); None where the read shows none (the simulator's log says what the edit sent).
+    media_of: Callable[[Any], list[str]] | None = None
 
 
 def _graph_missing(read: requests.Response) -> bool:
@@ -122,6 +125,7 @@ SPECS: dict[Platform, Spec] = {
         lambda body: str(body["summary"]),
         edit_call=("PATCH", "/localPosts/"),
         delete_call=("DELETE", "/localPosts/"),
+        media_of=lambda body: [str(m["sourceUrl"]).rsplit("/", 1)[-1] for m in body.get("media") or []],
     ),
     Platform.TELEGRAM: Spec(
         # the Bot API reads no message: the post's t.me page (a channel's: /c/<id without -100>/<message>)
@@ -137,6 +141,7 @@ SPECS: dict[Platform, Spec] = {
         _mastodon_text,
         edit_call=("PUT", "/api/v1/statuses/"),
         delete_call=("DELETE", "/api/v1/statuses/"),
+        media_of=lambda body: [f"{m['type']}: {m['description']}" for m in body["media_attachments"]],
     ),
 }
 
@@ -178,6 +183,17 @@ def _edits(platform: Platform) -> bool:
     return "text" in CAPABILITIES[platform].edit_fields
 
 
+def _media_edit(harness: Harness, post_id: str, text: str, *names: str) -> EditRequest:
+    return EditRequest(
+        target_id="tgt_media",
+        platform_post_id=post_id,
+        text=text,
+        media=tuple(media_item(f"{harness.media_server}/{name}", alt=f"the new {name}") for name in names),
+        options=dict(harness.case.options),
+        content_type=harness.case.content_type,
+    )
+
+
 # --- edit --------------------------------------------------------------------------------------
 
 
@@ -217,6 +233,64 @@ def test_timeout_after_sending_an_edit_is_unknown_outcome(harness: Harness, sett
     wait_for(
         lambda: [e for e in _calls(harness, "edit") if e.get("fault") == "timeout"], timeout=30, what="the held edit"
     )
+
+
+def test_media_edit_replaces_the_media_or_is_refused_before_anything_is_sent(harness: Harness) -> None:
+    """Where the capability table says a published post's media change (MASTODON, TELEGRAM,
+    GOOGLE_BUSINESS: each case publishes text only, so the edit adds a photo), the read shows the
+    new photo and the text kept; elsewhere the client refuses before any call."""
+    platform = harness.case.platform
+    post = harness.publish("the words that stay")
+    request = _media_edit(harness, post.platform_post_id, "the words that stay", "sample.jpg")
+    if "media" not in CAPABILITIES[platform].edit_fields:
+        with pytest.raises((NotSupported, Permanent)) as refused:
+            harness.client.edit(harness.creds, request)
+        if isinstance(refused.value, Permanent):
+            assert refused.value.error_code == ErrorCode.INVALID_REQUEST and "media" in refused.value.message
+        assert _calls(harness, "edit") == []
+        return
+    result = harness.client.edit(harness.creds, request)
+    while not result.done:
+        result = harness.client.edit(harness.creds, EditRequest(**{**request.__dict__, "state": result.state}))
+    assert _text(harness, post.platform_post_id) == "the words that stay"
+    (edit,) = _calls(harness, "edit")
+    assert edit["status"] < 300 and edit["remoteId"] == post.platform_post_id
+    spec = _spec(harness)
+    if spec.media_of is not None:
+        read = _read(harness, post.platform_post_id)
+        shown = spec.media_of(read.json())
+        assert shown in (["sample.jpg"], ["image: the new sample.jpg"]), shown
+    else:  # Telegram: the Bot API reads no message; its log names what replaced the media
+        assert edit["media"] == "photo"
+
+
+def test_a_refused_media_edit_is_permanent_with_the_platforms_words(harness: Harness) -> None:
+    if "media" not in CAPABILITIES[harness.case.platform].edit_fields:
+        pytest.skip("the platform does not edit media")
+    post = harness.publish("keep these words")
+    with pytest.raises(Permanent) as refused:
+        harness.client.edit(
+            harness.creds, _media_edit(harness, post.platform_post_id, "keep these words", "sample.pdf")
+        )
+    assert refused.value.message and not refused.value.message.startswith("HTTP ")
+    assert _text(harness, post.platform_post_id) == "keep these words"
+
+
+def test_a_server_error_on_a_media_edit_is_transient_and_the_retry_replaces_the_media(harness: Harness) -> None:
+    if "media" not in CAPABILITIES[harness.case.platform].edit_fields:
+        pytest.skip("the platform does not edit media")
+    post = harness.publish("media after a hiccup")
+    request = _media_edit(harness, post.platform_post_id, "media after a hiccup", "sample.jpg")
+    method, path = _spec(harness).edit_call
+    harness.arm("server_error", path=path, method=method)
+    with pytest.raises(Transient):
+        harness.client.edit(harness.creds, request)
+    result = harness.client.edit(harness.creds, request)
+    assert result.done
+    refused = [e for e in sim_requests(harness.sandbox, harness.slug, path) if e["status"] >= 500]
+    assert len(refused) == 1 and refused[0]["method"] == method  # the armed fault answered the first
+    (done,) = _calls(harness, "edit")
+    assert done["status"] < 300
 
 
 # --- delete ------------------------------------------------------------------------------------

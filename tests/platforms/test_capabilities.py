@@ -145,3 +145,18 @@ def test_post_validation_reads_the_table(workspace: Any, monkeypatch: pytest.Mon
     monkeypatch.setitem(CAPABILITIES, Platform.MASTODON, tighter)
     issues = build_plan(workspace_id=workspace.id, data=data, full=True).issues
     assert [issue.message for issue in issues] == ["MASTODON text is 12 characters; the limit is 10"]
+
+
+def test_a_reply_is_checked_against_the_platforms_reply_limit() -> None:
+    """Google Business takes no first comment but answers a review in up to 4096 characters; a
+    platform without replies refuses every one; elsewhere the comment limit applies."""
+    from platforms.capabilities import validate_reply
+
+    assert validate_reply(Platform.GOOGLE_BUSINESS, "Thank you!") == []
+    assert validate_reply(Platform.GOOGLE_BUSINESS, "x" * 4096) == []
+    assert validate_reply(Platform.GOOGLE_BUSINESS, "x" * 4097) == [
+        "GOOGLE_BUSINESS reply is 4097 characters; the limit is 4096"
+    ]
+    assert validate_reply(Platform.MASTODON, "x" * 501) == ["MASTODON reply is 501 characters; the limit is 500"]
+    assert validate_reply(Platform.PINTEREST, "hi") == ["PINTEREST does not let an app reply to comments"]
+    assert validate_reply(Platform.BLUESKY, "   ") == ["BLUESKY reply is empty"]

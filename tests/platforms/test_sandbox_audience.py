@@ -1,7 +1,10 @@
 """The simulators' audience: the same comments for the same post in every process, appearing with
-the pace after publishing, and the account's replies, hides, likes and deletes laid over them."""
+the pace after publishing, and the account's replies, hides, likes and deletes laid over them (for
+many posts at once in three store reads)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.test import override_settings
 
@@ -56,3 +59,45 @@ def test_replies_hides_likes_and_deletes_are_laid_over_the_audience() -> None:
     after = {c["id"] for c in audience.thread(store, "mastodon", post, 0.0)}
     assert target["id"] not in after and reply["id"] not in after
     assert audience.find(store, "mastodon", target["id"], 0.0) is None
+
+
+def test_the_threads_of_many_posts_are_read_in_three_store_reads() -> None:
+    """``audience.threads`` of many posts lays what the account did over each post's audience, as
+    :func:`audience.thread` does, in three store reads whatever their number (the account's replies
+    of every post, those replies, the states of every comment), so a metrics call stays cheap."""
+    store = SandboxStore("sim-count-test")
+    posts = [(f"90{n}", 0.0) for n in range(40)]
+    written = {post_id: audience.expected("mastodon", post_id, at) for post_id, at in posts}
+    first, second = posts[0][0], posts[1][0]
+    me = audience.Person("acct-1", "Our Brand", "ourbrand", "")
+    reply = audience.add_reply(store, first, written[first][0]["id"], "Thanks!", author=me, reply_id=f"{first}_a1")
+    audience.set_state(store, written[first][0]["id"], liked=True)
+    audience.set_state(store, written[second][0]["id"], deleted=True)
+
+    calls: list[str] = []
+    redis = store.redis
+
+    class Counted:
+        def __getattr__(self, name: str) -> Any:
+            calls.append(name)
+            return getattr(redis, name)
+
+    store.redis = Counted()  # type: ignore[assignment]
+    many = audience.threads(store, "mastodon", posts)
+    store.redis = redis
+    assert calls == ["pipeline", "mget", "mget"]
+
+    assert [c["id"] for c in many[first]] == [c["id"] for c in written[first]] + [reply["id"]]
+    assert many[first][0]["liked"] and many[first][0]["replyCount"] == _replies_to_first(written[first]) + 1
+    gone = {c["id"] for c in written[second] if written[second][0]["id"] in (c["id"], c["parentId"])}
+    assert [c["id"] for c in many[second]] == [c["id"] for c in written[second] if c["id"] not in gone]
+    for post_id, _ in posts[2:]:
+        assert [c["id"] for c in many[post_id]] == [c["id"] for c in written[post_id]]
+        assert not any(c["hidden"] or c["liked"] or c["fromAccount"] for c in many[post_id])
+    assert audience.comment_count(many[first]) == len(written[first]) + 1
+    assert audience.comment_count(many[first], direct_only=True) == sum(1 for c in written[first] if not c["parentId"])
+
+
+def _replies_to_first(comments: list[dict[str, Any]]) -> int:
+    """How many of the audience's replies answer its first comment."""
+    return sum(1 for c in comments if c["parentId"] == comments[0]["id"])

@@ -57,6 +57,8 @@ NSIDS = (
     "app.bsky.actor.getProfile",
     "app.bsky.feed.getAuthorFeed",
     "app.bsky.feed.getPosts",
+    "app.bsky.feed.getPostThread",
+    "com.atproto.repo.putRecord",
     "app.bsky.video.uploadVideo",
     "app.bsky.video.getJobStatus",
 )

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from media.models import MediaFile, ProbeStatus
 from platforms import registry
 from platforms.base import (
     Credentials,
@@ -31,6 +32,7 @@ from posts.models import ActionStatus, Post, PostTarget, PostTargetAction
 from posts.pipeline import after_publishing
 from posts.pipeline.publisher import publish_targets
 from posts.pipeline.sweeper import sweep
+from tests.factories.posts import uploaded
 from tests.pipeline.helpers import events_of, fake_account, make_post, targets_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -52,6 +54,7 @@ class AfterClient(PlatformClient):
         self.texts: dict[str, str] = {}  # what the platform shows of each post
         self.readable = True
         self.read_steps: list[BaseException] = []  # raised by the next reads
+        self.processing = False  # a media edit answers done=False first (a video being processed)
 
     def publish(self, creds: Credentials, request: PublishRequest, state: dict[str, Any]) -> PublishResult:
         self.texts[f"r-{request.target_id}"] = request.text
@@ -63,6 +66,9 @@ class AfterClient(PlatformClient):
         self.edits.append(request)
         if self.steps:
             raise self.steps.pop(0)
+        if request.media and self.processing and not request.state:
+            # new media the platform processes: nothing changed yet, ask again with the upload's state
+            return EditResult(done=False, state={"uploaded": [m.url for m in request.media]}, poll_after=2.0)
         if request.text is not None:
             self.texts[request.platform_post_id] = request.text
         if self.lost:
@@ -174,8 +180,8 @@ def test_an_edit_is_checked_with_the_publishing_validation(api, workspace, platf
     assert response.status_code == 400
     assert response.json()["message"] == ["MASTODON text is 501 characters; the limit is 500"]
     assert PostTargetAction.objects.count() == 0
-    unknown = api.patch(f"/api/v1/social-posts/{post_id}", {"mediaUrls": []}, format="json")
-    assert unknown.status_code == 400 and "mediaUrls" in str(unknown.json()["message"])
+    unknown = api.patch(f"/api/v1/social-posts/{post_id}", {"scheduledAt": None}, format="json")
+    assert unknown.status_code == 400 and "scheduledAt" in str(unknown.json()["message"])
     empty = api.patch(f"/api/v1/social-posts/{post_id}", {}, format="json")
     assert empty.status_code == 400
 
@@ -193,8 +199,10 @@ def test_after_publishing_needs_posts_publish_and_stays_in_its_workspace(
     api, anon, client_for, workspace, other_workspace, platform
 ) -> None:
     post_id, _ = _published(workspace, Platform.MASTODON)
+    media_edit = {"contentType": "IMAGE", "mediaUrls": [uploaded(workspace)]}
     for call in (
         lambda c: c.patch(f"/api/v1/social-posts/{post_id}", {"text": "x"}, format="json"),
+        lambda c: c.patch(f"/api/v1/social-posts/{post_id}", media_edit, format="json"),
         lambda c: c.post(f"/api/v1/social-posts/{post_id}/unpublish", {}, format="json"),
     ):
         assert call(anon).status_code == 401
@@ -420,3 +428,231 @@ def test_the_sweeper_requeues_a_lost_edit_and_delete_and_the_lookup_settles_them
     assert PostTargetAction.objects.get(id=delete_id).status == ActionStatus.DONE
     assert platform.deletes == []  # looked up, found gone: never sent again
     assert PostTarget.objects.get(id=targets[0].id).unpublished_at is not None
+
+
+# --- media edits ---------------------------------------------------------------------------------
+
+
+def _published_with_media(
+    workspace: Any, *platforms: Platform, content_type: str, media_urls: list[str], text: str = "Look at this"
+) -> tuple[str, list[PostTarget]]:
+    accounts = [fake_account(workspace, p, p.value.lower()) for p in platforms]
+    post = make_post(workspace, accounts, text=text)
+    Post.objects.filter(id=post.id).update(content_type=content_type, media_urls=media_urls)
+    assert publish_targets([t.id for t in targets_of(post)]) == len(platforms)
+    return post.id, targets_of(post)
+
+
+def _outcomes(body: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    return {e["platform"]: (e["outcome"], e["reason"]) for e in body["editReport"]["entries"]}
+
+
+def test_a_media_edit_goes_to_the_platforms_that_change_media_and_answers_the_others(api, workspace, platform) -> None:
+    old, new = uploaded(workspace), uploaded(workspace)
+    post_id, targets = _published_with_media(
+        workspace,
+        Platform.MASTODON,
+        Platform.TELEGRAM,
+        Platform.GOOGLE_BUSINESS,
+        Platform.FACEBOOK,
+        Platform.TWITTER,
+        content_type="IMAGE",
+        media_urls=[old],
+    )
+    response = api.patch(
+        f"/api/v1/social-posts/{post_id}", {"mediaUrls": [new], "mediaAltTexts": ["The new picture"]}, format="json"
+    )
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert _outcomes(body) == {
+        "MASTODON": ("QUEUED", None),
+        "TELEGRAM": ("QUEUED", None),
+        "GOOGLE_BUSINESS": ("QUEUED", None),
+        "FACEBOOK": ("SKIPPED", "FACEBOOK does not let its API change the media of a published post"),
+        "TWITTER": ("SKIPPED", "TWITTER does not let its API edit a published post"),
+    }
+    assert all(e["fields"] == ["media"] for e in body["editReport"]["entries"])
+    # the post has the new media at once; every entry keeps what is live on its platform for now
+    assert (body["contentType"], body["mediaUrls"], body["mediaAltTexts"]) == ("IMAGE", [new], ["The new picture"])
+    assert {e["platform"]: (e["mediaUrls"], e["contentType"]) for e in body["platforms"]} == {
+        p: ([old], "IMAGE") for p in ("MASTODON", "TELEGRAM", "GOOGLE_BUSINESS", "FACEBOOK", "TWITTER")
+    }
+    assert MediaFile.objects.get(public_url=new).keep_until is not None  # kept while the edits may send it
+    queued = _open_actions(post_id)
+    assert len(queued) == 3
+    assert after_publishing.run_actions(queued) == 3
+    assert after_publishing.run_actions(queued) == 0  # run twice: no second call
+    sent = {request.target_id: request for request in platform.edits}
+    assert set(sent) == {t.id for t in targets[:3]}
+    for request in sent.values():
+        [item] = request.media or ()
+        assert (item.url, item.kind, item.alt_text) == (new, "image", "The new picture")
+        assert request.text == "Look at this"  # the caption that goes with the media stays
+        assert (request.content_type, request.title) == ("IMAGE", None)
+    record = api.get(f"/api/v1/social-posts/{post_id}").json()
+    entries = {e["platform"]: e for e in record["platforms"]}
+    for name in ("MASTODON", "TELEGRAM", "GOOGLE_BUSINESS"):
+        entry = entries[name]
+        assert entry["mediaUrls"] == [new] and entry["mediaAltTexts"] == ["The new picture"]
+        assert "contentType" not in entry  # follows the post's media again
+        [edit] = entry["edits"]
+        assert (edit["status"], edit["fields"]) == ("DONE", ["media"])
+        assert edit["changes"] == {
+            "media": {"contentType": "IMAGE", "mediaUrls": [new], "mediaAltTexts": ["The new picture"]}
+        }
+        assert edit["previous"] == {"media": {"contentType": "IMAGE", "mediaUrls": [old], "mediaAltTexts": []}}
+    for name in ("FACEBOOK", "TWITTER"):  # still what their platforms show
+        assert (entries[name]["mediaUrls"], entries[name]["contentType"]) == ([old], "IMAGE")
+        assert entries[name]["edits"][0]["status"] == "SKIPPED"
+    [event] = events_of(post_id, "post.updated")
+    assert {e["platform"]: (e["status"], e["fields"]) for e in event["data"]["entries"]} == {
+        "MASTODON": ("DONE", ["media"]),
+        "TELEGRAM": ("DONE", ["media"]),
+        "GOOGLE_BUSINESS": ("DONE", ["media"]),
+        "FACEBOOK": ("SKIPPED", ["media"]),
+        "TWITTER": ("SKIPPED", ["media"]),
+    }
+    again = api.patch(f"/api/v1/social-posts/{post_id}", {"mediaAltTexts": ["The new picture"]}, format="json").json()
+    assert [_outcomes(again)[p][0] for p in ("MASTODON", "TELEGRAM", "GOOGLE_BUSINESS")] == ["UNCHANGED"] * 3
+    assert _open_actions(post_id) == []
+
+
+def test_a_media_change_a_platform_cannot_make_in_place_is_skipped_with_the_reason(api, workspace, platform) -> None:
+    image, video = uploaded(workspace), uploaded(workspace, "video")
+    post_id, _ = _published_with_media(
+        workspace, Platform.MASTODON, Platform.TELEGRAM, content_type="IMAGE", media_urls=[image]
+    )
+    removed = api.patch(f"/api/v1/social-posts/{post_id}", {"contentType": "TEXT", "mediaUrls": []}, format="json")
+    assert removed.status_code == 200, removed.json()
+    assert _outcomes(removed.json()) == {
+        "MASTODON": ("QUEUED", None),
+        "TELEGRAM": ("SKIPPED", "TELEGRAM cannot remove the media of a published post, only replace them"),
+    }
+
+    album, _ = _published_with_media(
+        workspace, Platform.TELEGRAM, content_type="CAROUSEL", media_urls=[uploaded(workspace), uploaded(workspace)]
+    )
+    one = api.patch(f"/api/v1/social-posts/{album}", {"contentType": "IMAGE", "mediaUrls": [image]}, format="json")
+    assert _outcomes(one.json())["TELEGRAM"] == (
+        "SKIPPED",
+        "TELEGRAM replaces the media of a post with at most 1 media item(s) in place; this one went out with 2",
+    )
+
+    text_only, _ = _published(workspace, Platform.MASTODON, Platform.TELEGRAM, Platform.GOOGLE_BUSINESS)
+    to_video = api.patch(
+        f"/api/v1/social-posts/{text_only}", {"contentType": "VIDEO", "mediaUrls": [video]}, format="json"
+    )
+    assert to_video.status_code == 200, to_video.json()
+    assert _outcomes(to_video.json()) == {
+        "MASTODON": ("QUEUED", None),
+        "TELEGRAM": ("QUEUED", None),  # editMessageMedia adds media to a text message
+        "GOOGLE_BUSINESS": (
+            "SKIPPED",
+            "GOOGLE_BUSINESS does not take VIDEO posts (only TEXT, IMAGE), so it cannot become one",
+        ),
+    }
+    [mastodon, telegram] = [
+        a.changes for a in PostTargetAction.objects.filter(target__post_id=text_only, status="PENDING")
+    ]
+    assert mastodon == telegram == {"media": {"contentType": "VIDEO", "mediaUrls": [video], "mediaAltTexts": []}}
+
+
+def test_a_media_edit_is_checked_as_publishing_checks_media_and_nothing_is_queued(api, workspace, platform) -> None:
+    image = uploaded(workspace)
+    post_id, _ = _published_with_media(
+        workspace, Platform.MASTODON, Platform.TELEGRAM, content_type="IMAGE", media_urls=[image]
+    )
+
+    def patch(body: dict[str, Any]) -> dict[str, Any]:
+        response = api.patch(f"/api/v1/social-posts/{post_id}", body, format="json")
+        assert response.status_code == 400, response.json()
+        return dict(response.json())
+
+    missing = patch({"mediaUrls": ["https://media.example.com/never-uploaded.jpg"]})
+    assert (
+        missing["code"] == "media_not_found"
+        and "mediaUrls: https://media.example.com/never-uploaded.jpg" in (missing["message"][0])
+    )
+    broken = uploaded(workspace)
+    MediaFile.objects.filter(public_url=broken).update(
+        probe_status=ProbeStatus.UNUSABLE, probe_error="moov atom not found"
+    )
+    unusable = patch({"mediaUrls": [broken]})
+    assert unusable["code"] == "media_unusable"
+    assert {m.split(" takes ")[0] for m in unusable["message"]} == {"mediaUrls: MASTODON", "mediaUrls: TELEGRAM"}
+    assert all(broken in m and "moov atom not found" in m for m in unusable["message"])
+    wrong_type = patch({"mediaUrls": [uploaded(workspace, "video")]})  # still an IMAGE post
+    assert wrong_type["message"] == ["mediaUrls: every media item of a IMAGE post must be a image"]
+    too_many = patch({"mediaAltTexts": ["one", "two"]})
+    assert too_many["message"] == ["mediaAltTexts: must not have more items than mediaUrls"]
+    five = patch({"contentType": "CAROUSEL", "mediaUrls": [uploaded(workspace) for _ in range(5)]})
+    assert five["message"] == ["MASTODON accepts at most 4 images", "MASTODON accepts at most 4 media items"]
+    bad_value = patch({"contentType": "GIF"})
+    assert "contentType" in str(bad_value["message"])
+    assert PostTargetAction.objects.count() == 0
+    post = Post.objects.get(id=post_id)
+    assert (post.content_type, post.media_urls) == ("IMAGE", [image])  # unchanged
+
+    long_text, _ = _published(workspace, Platform.TELEGRAM, text="x" * 2000)  # a text message: up to 4096
+    captioned = api.patch(
+        f"/api/v1/social-posts/{long_text}", {"contentType": "IMAGE", "mediaUrls": [image]}, format="json"
+    )
+    assert captioned.status_code == 400
+    assert captioned.json()["message"] == ["TELEGRAM text is 2000 characters; the limit is 1024"]  # as a caption
+    assert PostTargetAction.objects.count() == 0
+
+
+def test_a_video_the_platform_still_processes_is_asked_again_and_sent_once(api, workspace, platform) -> None:
+    video = uploaded(workspace, "video")
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    platform.processing = True
+    api.patch(f"/api/v1/social-posts/{post_id}", {"contentType": "VIDEO", "mediaUrls": [video]}, format="json")
+    [action_id] = _open_actions(post_id)
+    assert after_publishing.run_actions([action_id]) == 1
+    waiting = PostTargetAction.objects.get(id=action_id)
+    assert (waiting.status, waiting.attempts, waiting.sending) == (ActionStatus.PENDING, 0, "")  # not an attempt
+    assert waiting.state == {"uploaded": [video]} and waiting.due_at > timezone.now()
+    assert after_publishing.run_actions([action_id]) == 0  # not due yet
+    _due_now(action_id)
+    assert after_publishing.run_actions([action_id]) == 1
+    assert after_publishing.run_actions([action_id]) == 0  # run twice: nothing more
+    first, second = platform.edits
+    assert (first.state, second.state) == ({}, {"uploaded": [video]})  # resumed, not uploaded again
+    assert platform.reads == []  # the answer changed nothing: no lookup before asking again
+    assert PostTargetAction.objects.get(id=action_id).status == ActionStatus.DONE
+    entry = api.get(f"/api/v1/social-posts/{post_id}").json()["platforms"][0]
+    assert entry["mediaUrls"] == [video] and "contentType" not in entry
+    [event] = events_of(post_id, "post.updated")
+    assert [(e["status"], e["fields"]) for e in event["data"]["entries"]] == [("DONE", ["media"])]
+
+
+def test_a_media_edit_whose_answer_was_lost_is_sent_again_after_the_lookup(api, workspace, platform) -> None:
+    """A read of the post does not show its media, so the lookup cannot find the edit made:
+    setting the same media again is harmless, and it is sent once more."""
+    image = uploaded(workspace)
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"contentType": "IMAGE", "mediaUrls": [image]}, format="json")
+    [edit_id] = _open_actions(post_id)
+    platform.lost = [UnknownOutcome("timeout after sending")]
+    after_publishing.run_actions([edit_id])
+    assert PostTargetAction.objects.get(id=edit_id).status == ActionStatus.PENDING
+    _due_now(edit_id)
+    after_publishing.run_actions([edit_id])
+    after_publishing.run_actions([edit_id])
+    assert PostTargetAction.objects.get(id=edit_id).status == ActionStatus.DONE
+    assert platform.reads == [targets[0].platform_post_id] and len(platform.edits) == 2
+    assert [item.url for request in platform.edits for item in request.media or ()] == [image, image]
+
+
+def test_a_text_edit_after_a_skipped_media_edit_is_checked_with_the_media_live_there(api, workspace, platform) -> None:
+    """Facebook keeps the photo it has; a later text edit is checked against that (the post now
+    has no media), and the files a finished post no longer keeps are taken as their type says."""
+    image = uploaded(workspace, "video")
+    post_id, _ = _published_with_media(
+        workspace, Platform.TELEGRAM, Platform.FACEBOOK, content_type="VIDEO", media_urls=[image]
+    )
+    MediaFile.objects.filter(public_url=image).delete()  # collected since the post finished
+    long = "y" * 1500  # beyond Telegram's caption limit, within its text limit
+    response = api.patch(f"/api/v1/social-posts/{post_id}", {"text": long}, format="json")
+    assert response.status_code == 400
+    assert response.json()["message"] == ["TELEGRAM text is 1500 characters; the limit is 1024"]

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from platforms.base import Platform
 from platforms.capabilities import CAPABILITIES, max_file_bytes, max_video_seconds, text_length
-from posts.catalogue import platform_catalogue
+from posts.catalogue import comments_entry, platform_catalogue
 from posts.payloads import CONNECTION_FIELDS
 from tests.factories.accounts import SocialAccountFactory
 from tests.factories.media import MediaFileFactory
@@ -181,7 +181,8 @@ def test_an_entry_whole(api: APIClient, settings: Any) -> None:
         "analytics": {"metrics": ["views", "likes", "comments", "shares"], "followers": True},
         "thread": {"supported": False, "maxItems": None},
         "firstComment": {"supported": False, "textLimit": None},
-        "afterPublishing": {"editFields": [], "deletable": False},
+        "afterPublishing": {"editFields": [], "deletable": False, "mediaEdit": None},
+        "comments": comments_entry(CAPABILITIES[Platform.TIKTOK]),
     }
 
 
@@ -277,6 +278,24 @@ def test_thread_and_first_comment_follow_the_capabilities_table(api: APIClient) 
         }
     assert answered["TIKTOK"]["firstComment"]["supported"] is False
     assert answered["YOUTUBE"]["firstComment"] == {"supported": True, "textLimit": 10000}
+
+
+def test_comments_follow_the_capabilities_table(api: APIClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    answered = {e["platform"]: e for e in api.get(URL).json()["platforms"]}
+    for platform, caps in CAPABILITIES.items():
+        actions = answered[platform.value]["comments"]["actions"]
+        assert set(actions) == set(caps.comment_actions), platform
+    for platform in (Platform.PINTEREST, Platform.TELEGRAM):  # no comment API: listed as such
+        assert answered[platform.value]["comments"] == {"actions": [], "textLimit": None, "readsPerHour": None}
+    wider = dataclasses.replace(
+        CAPABILITIES[Platform.TELEGRAM],
+        comment_actions=frozenset({"like", "read", "reply"}),
+        comment_text_limit=99,
+        comment_reads_per_hour=42,
+    )
+    monkeypatch.setitem(CAPABILITIES, Platform.TELEGRAM, wider)
+    [telegram] = [e for e in api.get(URL).json()["platforms"] if e["platform"] == "TELEGRAM"]
+    assert telegram["comments"] == {"actions": ["read", "reply", "like"], "textLimit": 99, "readsPerHour": 42}
 
 
 def test_every_media_kind_answers_its_platforms_own_limits(api: APIClient, settings: Any) -> None:

@@ -192,6 +192,27 @@ def test_the_envelopes_the_service_emits_match_their_documented_schemas() -> Non
         fitting._emit(made, "media.processed")
     failed = MediaVariant.objects.create(workspace=workspace, original=original, platform="TIKTOK", post_type="FEED")
     assert fitting.media_fit_failed(variant_id=failed.id, reason="the file cannot be read") == "failed"
+    # comment.* as the inbox emits them: a sync's announcement, and each action's outcome (a reply
+    # done, a hide, an unhide, a delete and a like done, one that failed).
+    from engagement import actions as comment_actions
+    from engagement.models import ActionKind, ActionStatus, CommentAction
+    from engagement.sync import comments_announce
+    from posts.pipeline import step
+    from tests.factories.engagement import CommentFactory
+
+    heard = CommentFactory(target__post__workspace=workspace, rating=None)
+    assert comments_announce(account_id=heard.account_id) == 1
+    for kind in ActionKind:
+        for status in (ActionStatus.DONE, ActionStatus.FAILED) if kind == ActionKind.REPLY else (ActionStatus.DONE,):
+            acted = CommentAction.objects.create(
+                workspace=workspace, comment=heard, kind=kind, text="Thanks!", due_at=timezone.now()
+            )
+            [claim] = step.claim_rows(comment_actions.COLUMNS, [acted.id], now=timezone.now())
+            if status == ActionStatus.FAILED:
+                assert comment_actions._write(claim, status, error_code="unknown_outcome", message="timed out")
+            else:
+                reply = (f"reply-of-{acted.id}", "", None) if kind == ActionKind.REPLY else None
+                assert comment_actions._write(claim, status, reply=reply)
     test_data = {"webhookId": webhook.id, "events": list(EVENT_NAMES)}
     test_body = serialize_envelope(event_id="evt_t", name="webhook.test", created_at=timezone.now(), data=test_data)
     bodies = {event.name: event.payload for event in Event.objects.all()} | {"webhook.test": test_body}

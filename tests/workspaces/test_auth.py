@@ -91,7 +91,13 @@ def test_role_table_matches_the_contract():
     assert "webhooks.manage" in ROLE_PERMISSIONS[Role.EDITOR]
     assert "webhooks.read" not in ROLE_PERMISSIONS[Role.CONTRIBUTOR]
     assert all("accounts.manage" not in ROLE_PERMISSIONS[r] for r in Role.values if r != Role.ADMIN)
-    assert ROLE_PERMISSIONS[Role.VIEWER] == {"posts.read", "accounts.read", "analytics.read", "webhooks.read"}
+    assert ROLE_PERMISSIONS[Role.VIEWER] == {
+        "posts.read",
+        "accounts.read",
+        "analytics.read",
+        "webhooks.read",
+        "comments.read",
+    }
 
 
 def test_api_key_with_its_own_workspace_header(client_for, workspace, other_workspace):
@@ -203,6 +209,9 @@ CONTRACT_ROLES = {
         "webhooks.manage",
         "analytics.read",
         "ai.generate",
+        "comments.read",  # issue 33: the inbox
+        "comments.reply",
+        "comments.moderate",
         "usage.read",  # issue 31: GET /usage for "a workspace key with usage.read" (its own workspace)
     },
     "editor": {
@@ -216,9 +225,20 @@ CONTRACT_ROLES = {
         "webhooks.read",
         "webhooks.manage",
         "ai.generate",
+        "comments.read",
+        "comments.reply",
+        "comments.moderate",
     },
-    "contributor": {"posts.read", "posts.draft", "media.upload", "accounts.read", "analytics.read", "ai.generate"},
-    "viewer": {"posts.read", "accounts.read", "analytics.read", "webhooks.read"},
+    "contributor": {
+        "posts.read",
+        "posts.draft",
+        "media.upload",
+        "accounts.read",
+        "analytics.read",
+        "ai.generate",
+        "comments.read",
+    },
+    "viewer": {"posts.read", "accounts.read", "analytics.read", "webhooks.read", "comments.read"},
 }
 EVERY_PERMISSION = sorted(CONTRACT_ROLES["admin"])
 

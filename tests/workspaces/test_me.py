@@ -26,8 +26,11 @@ EDITOR_PERMISSIONS = [
     "webhooks.manage",
     "analytics.read",
     "ai.generate",
+    "comments.read",
+    "comments.reply",
+    "comments.moderate",
 ]
-VIEWER_PERMISSIONS = ["posts.read", "accounts.read", "webhooks.read", "analytics.read"]
+VIEWER_PERMISSIONS = ["posts.read", "accounts.read", "webhooks.read", "analytics.read", "comments.read"]
 
 
 def _sorted(body: dict) -> dict:
@@ -55,7 +58,7 @@ def test_me_describes_the_key_whole(workspace):
         "can": {"draft": True, "schedule": True, "publish": True},
         "summary": f"In the workspace {workspace.name}, this Editor API key may read, draft, schedule and "
         "publish posts; read social accounts; upload media; read and manage webhooks; read analytics; "
-        "generate AI images.",
+        "generate AI images; read, reply to and moderate comments.",
         "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
     }
     assert response["RateLimit-Limit"] == "600"
@@ -70,7 +73,7 @@ def test_me_names_the_role_of_the_member_who_made_the_key(workspace):
     assert (body["role"]["key"], body["issuerRole"]) == ("viewer", "admin")
     assert body["summary"] == (
         f"In the workspace {workspace.name}, this Viewer API key may read posts; read social accounts; "
-        "read webhooks; read analytics."
+        "read webhooks; read analytics; read comments."
     )
     member.memberships.all().delete()  # the member left: nobody's role to name
     assert client.get("/api/v1/me").json()["issuerRole"] is None
@@ -126,7 +129,7 @@ def test_me_and_workspaces_of_an_oauth_member_whole():
         "can": {"draft": True, "schedule": True, "publish": True},
         "summary": "In the workspace B second, this Editor OAuth token may read, draft, schedule and "
         "publish posts; read social accounts; upload media; read and manage webhooks; read analytics; "
-        "generate AI images.",
+        "generate AI images; read, reply to and moderate comments.",
         "expiresAt": expires.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.250Z"),
     }
 

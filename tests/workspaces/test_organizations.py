@@ -23,7 +23,13 @@ from webhooks.models import Webhook
 from workspaces.models import ApiKey, Organization, Workspace
 from workspaces.services import api_key_create, api_key_revoke, organization_key_create, workspace_get_or_create
 
-VIEWER_PERMISSIONS = ["posts.read", "accounts.read", "webhooks.read", "analytics.read"]  # canonical order
+VIEWER_PERMISSIONS = [  # canonical order
+    "posts.read",
+    "accounts.read",
+    "webhooks.read",
+    "analytics.read",
+    "comments.read",
+]
 EVERY_ORGANIZATION_PERMISSION = ["workspaces.manage", "keys.manage", "usage.read", "audit.read"]
 
 
@@ -139,7 +145,7 @@ def test_me_of_an_organization_key_with_and_without_a_workspace(organization, or
         "can": {"draft": False, "schedule": False, "publish": False},
         "expiresAt": None,
     }
-    abilities = "may read posts; read social accounts; read webhooks; read analytics."
+    abilities = "may read posts; read social accounts; read webhooks; read analytics; read comments."
     assert _client(key).get("/api/v1/me").json() == {
         **common,
         "workspace": None,

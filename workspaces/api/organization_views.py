@@ -72,21 +72,23 @@ def workspace_body(workspace: Workspace, deletion: WorkspaceDeletion | None) -> 
     }
 
 
-def key_body(api_key: ApiKey) -> dict[str, Any]:
-    now = timezone.now()
+def key_status(api_key: ApiKey) -> str:
+    """active, expired or revoked: whether the key works now."""
     if api_key.revoked_at is not None:
-        status = "revoked"
-    elif api_key.expires_at is not None and api_key.expires_at <= now:
-        status = "expired"
-    else:
-        status = "active"
+        return "revoked"
+    if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
+        return "expired"
+    return "active"
+
+
+def key_body(api_key: ApiKey) -> dict[str, Any]:
     return {
         "id": api_key.id,
         "name": api_key.name,
         "publicPart": api_key.public_part,
         "workspaceId": api_key.workspace_id,
         "role": api_key.role,
-        "status": status,
+        "status": key_status(api_key),
         "createdAt": format_instant(api_key.created_at),
         "expiresAt": format_instant(api_key.expires_at),
         "lastUsedAt": format_instant(api_key.last_used_at),

@@ -7,8 +7,9 @@ from rest_framework import serializers
 
 from core import serializers as strict
 from core.fields import InstantField, choice
+from core.pagination import LIMIT_HELP
 from core.schema import MIN_PROPERTIES
-from workspaces.roles import Role
+from workspaces.roles import ORGANIZATION_PERMISSIONS, Role
 
 
 class RoleOutput(serializers.Serializer):
@@ -235,3 +236,73 @@ class ApiKeyCreatedOutput(ApiKeyOutput):
 
 class ApiKeyListOutput(serializers.Serializer):
     apiKeys = ApiKeyOutput(many=True, help_text="The workspace's keys, newest first, revoked and expired ones too.")
+
+
+# --- organization keys through the API -----------------------------------------------------------
+
+
+class OrganizationKeyCreateInput(strict.Serializer):
+    name = serializers.CharField(max_length=200, help_text="A name to tell the key by.")
+    role = choice(
+        list(Role.values),
+        help_text="Its role in each workspace of the organization it names in X-Workspace-Id (at most the "
+        "calling key's own).",
+    )
+    permissions = serializers.ListField(
+        child=choice(list(ORGANIZATION_PERMISSIONS)),
+        max_length=len(ORGANIZATION_PERMISSIONS),
+        help_text="Its organization permissions (" + ", ".join(ORGANIZATION_PERMISSIONS) + "), no repeats, each held "
+        "by the calling key; `[]`: none (it acts in workspaces with its role only).",
+    )
+    expiresAt = InstantField(
+        required=False, allow_null=True, default=None, help_text="When it stops working (in the future); null: never."
+    )
+
+    def validate_permissions(self, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("no repeats")
+        return value
+
+
+class OrganizationKeyListQuery(strict.QuerySerializer):
+    after = serializers.RegexField(
+        r"^[A-Za-z0-9_-]{1,200}$",
+        required=False,
+        help_text="A `nextCursor` from an earlier page, passed back as it is: the (older) keys after it.",
+        error_messages={"invalid": "must be a nextCursor returned by GET /organization-keys"},
+    )
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20, help_text=LIMIT_HELP)
+
+
+class OrganizationKeyOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The key's id (GET and DELETE /organization-keys/{id} take it).")
+    name = serializers.CharField(help_text="Its name.")
+    publicPart = serializers.CharField(help_text="The key's start, `cpo_<lookup>`, to recognise it by (no secret).")
+    organizationId = serializers.CharField(help_text="The organization it belongs to.")
+    role = serializers.CharField(help_text="Its role key in the workspaces: admin, editor, contributor or viewer.")
+    permissions = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Its organization permissions, in the order " + ", ".join(ORGANIZATION_PERMISSIONS) + ".",
+    )
+    status = choice(["active", "expired", "revoked"], help_text="Whether it works now.")
+    createdAt = serializers.DateTimeField(help_text="When it was created.")
+    expiresAt = serializers.DateTimeField(allow_null=True, help_text="When it stops working; null: never.")
+    lastUsedAt = serializers.DateTimeField(allow_null=True, help_text="Its last use (to the minute); null: never.")
+    revokedAt = serializers.DateTimeField(allow_null=True, help_text="When it was revoked; null: not revoked.")
+
+
+class OrganizationKeyCreatedOutput(OrganizationKeyOutput):
+    key = serializers.CharField(
+        help_text="The whole key, `cpo_<lookup>_<secret>`: shown only in this answer (and to a retry with the "
+        "same Idempotency-Key within 24 hours, kept encrypted until then); only its hash is stored."
+    )
+
+
+class OrganizationKeyListOutput(serializers.Serializer):
+    organizationKeys = OrganizationKeyOutput(
+        many=True, help_text="The organization's own keys, newest first, revoked and expired ones too."
+    )
+    nextCursor = serializers.CharField(
+        allow_null=True, help_text="Pass back as `after` for the next (older) page; null when there is none."
+    )
+    hasMore = serializers.BooleanField(help_text="true while older keys follow this page.")

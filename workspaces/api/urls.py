@@ -1,5 +1,6 @@
 from django.urls import path, re_path
 
+from workspaces.api.organization_key_views import OrganizationKeysView, OrganizationKeyView
 from workspaces.api.organization_views import (
     WorkspaceDeletionView,
     WorkspaceDetailView,
@@ -21,5 +22,7 @@ urlpatterns = [
     re_path(rf"^workspaces/(?P<id>{ID})/api-keys$", WorkspaceKeysView.as_view()),
     re_path(rf"^workspaces/(?P<id>{ID})/api-keys/(?P<keyId>{ID})$", WorkspaceKeyView.as_view()),
     re_path(rf"^workspace-deletions/(?P<id>{ID})$", WorkspaceDeletionView.as_view()),
+    path("organization-keys", OrganizationKeysView.as_view()),
+    re_path(rf"^organization-keys/(?P<id>{ID})$", OrganizationKeyView.as_view()),
     path("usage", UsageView.as_view()),
 ]

@@ -26,8 +26,9 @@ from crosspost.operations import Operations, path_of
 
 FINAL_STATUSES = frozenset({"COMPLETED", "PARTIAL_FAILURE", "FAILED"})
 Progress = Callable[[int, int], None]
-# (list method, key of the items in its answer, how it pages: "offset" or "page")
+# (list method, key of the items in its answer, how it pages: "offset", "page" or "cursor")
 PAGINATED: dict[str, tuple[str, str]] = {
+    "list_comments": ("comments", "cursor"),
     "list_posts": ("posts", "offset"),
     "list_recurring_posts": ("recurringPosts", "offset"),
     "list_webhook_deliveries": ("deliveries", "offset"),
@@ -49,6 +50,8 @@ def _next_page(style: str, params: dict[str, Any], answer: Mapping[str, Any], it
         return False
     if style == "offset":
         params["offset"] = int(params.get("offset") or 0) + len(items)
+    elif style == "cursor":
+        params["after"] = answer.get("nextCursor")
     else:
         params["page"] = int(params.get("page") or 1) + 1
     return True
@@ -146,6 +149,10 @@ class Client(Operations[Any]):
 
     def iter_analytics_posts(self, **params: Any) -> Iterator[dict[str, Any]]:
         return self.paginate("list_analytics_posts", **params)
+
+    def iter_comments(self, **params: Any) -> Iterator[dict[str, Any]]:
+        """Every comment matching the filters, newest first, following ``nextCursor``."""
+        return self.paginate("list_comments", **params)
 
     def upload(self, path: str | Path, *, mime_type: str | None = None, progress: Progress | None = None) -> str:
         """Mint an upload URL, PUT the file with its exact Content-Type, return its public URL."""
@@ -277,6 +284,9 @@ class AsyncClient(Operations[Awaitable[Any]]):
 
     def iter_analytics_posts(self, **params: Any) -> AsyncIterator[dict[str, Any]]:
         return self.paginate("list_analytics_posts", **params)
+
+    def iter_comments(self, **params: Any) -> AsyncIterator[dict[str, Any]]:
+        return self.paginate("list_comments", **params)
 
     async def upload(self, path: str | Path, *, mime_type: str | None = None) -> str:
         file = Path(path)

@@ -39,8 +39,9 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "edit_post",
         "update_post",
-        "Edit a published post on its platforms (text, platformTexts, title, platformTitles); answers per platform "
-        "what will be done (QUEUED, SKIPPED with the reason, UNCHANGED).",
+        "Edit a published post on its platforms (text, platformTexts, title, platformTitles, and its media: "
+        "mediaUrls, mediaAltTexts, contentType when the type changes); answers per platform what will be done "
+        "(QUEUED, SKIPPED with the reason, UNCHANGED).",
     ),
     ToolSpec("unschedule_post", "unschedule_post", "Turn a scheduled post back into an undated draft."),
     ToolSpec(
@@ -105,6 +106,33 @@ TOOLS: list[ToolSpec] = [
         "list_events",
         "The events feed (what webhooks deliver), oldest first; pass nextCursor back as `after` to continue.",
     ),
+    # the inbox
+    ToolSpec(
+        "list_comments",
+        "list_comments",
+        "Comments under the workspace's published posts (and Google Business reviews), newest first; "
+        "unanswered=true for those still waiting for a reply; pass nextCursor back as `after`.",
+    ),
+    ToolSpec("get_comment", "get_comment", "One comment with every reply, hide, delete or like asked for on it."),
+    ToolSpec("list_post_comments", "list_post_comments", "A post's comments as a tree per platform."),
+    ToolSpec(
+        "reply_to_comment",
+        "reply_to_comment",
+        "Reply to a comment as the account, publicly on the platform (checked against its comment limit first). "
+        "Show the person the text before sending it.",
+    ),
+    ToolSpec("hide_comment", "hide_comment", "Hide a comment from the post's public view, where the platform allows."),
+    ToolSpec("unhide_comment", "unhide_comment", "Show a hidden comment again."),
+    ToolSpec(
+        "delete_comment",
+        "delete_comment",
+        "Delete a comment on its platform (the account's own reply, or another person's where the platform "
+        "allows). Cannot be undone: confirm with the user first.",
+    ),
+    ToolSpec("like_comment", "like_comment", "Like a comment as the account, where the platform allows."),
+    ToolSpec(
+        "request_comment_sync", "request_comment_sync", "Read the comments of every tracked post now (once per 10 min)."
+    ),
     # organizations (an organization key, cpo_…)
     ToolSpec(
         "create_workspace",
@@ -129,6 +157,24 @@ TOOLS: list[ToolSpec] = [
         "Create an API key of a workspace (name, role, expiresAt); the whole key is in `key`, shown this once.",
     ),
     ToolSpec("revoke_workspace_key", "revoke_workspace_key", "Revoke an API key of a workspace at once."),
+    ToolSpec(
+        "list_organization_keys",
+        "list_organization_keys",
+        "The organization's own keys (cpo_…), newest first, never their secrets; pass nextCursor back as `after`.",
+    ),
+    ToolSpec(
+        "create_organization_key",
+        "create_organization_key",
+        "Create an organization key (name, role, permissions, expiresAt), holding no more than this key; the whole "
+        "key is in `key`, shown this once.",
+    ),
+    ToolSpec("get_organization_key", "get_organization_key", "One of the organization's own keys (never its secret)."),
+    ToolSpec(
+        "revoke_organization_key",
+        "revoke_organization_key",
+        "Revoke one of the organization's keys at once (this key included, unless it is the last able to manage "
+        "keys). Confirm with the user first.",
+    ),
     ToolSpec("get_usage", "get_usage", "What the organization uses of its plan this month, per workspace."),
     ToolSpec(
         "list_audit_events",

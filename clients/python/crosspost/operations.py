@@ -40,6 +40,10 @@ OPERATIONS: dict[str, Operation] = {
     "list_workspace_keys": Operation("GET", "/workspaces/{id}/api-keys"),
     "create_workspace_key": Operation("POST", "/workspaces/{id}/api-keys"),
     "revoke_workspace_key": Operation("DELETE", "/workspaces/{id}/api-keys/{keyId}"),
+    "list_organization_keys": Operation("GET", "/organization-keys"),
+    "create_organization_key": Operation("POST", "/organization-keys"),
+    "get_organization_key": Operation("GET", "/organization-keys/{id}"),
+    "revoke_organization_key": Operation("DELETE", "/organization-keys/{id}"),
     "get_usage": Operation("GET", "/usage"),
     "list_audit_events": Operation("GET", "/audit-events"),
     # accounts and connect links
@@ -100,6 +104,16 @@ OPERATIONS: dict[str, Operation] = {
     "list_discovered_analytics_posts": Operation("GET", "/analytics/discovered-posts"),
     "request_analytics_sync": Operation("POST", "/analytics/sync"),
     "get_analytics_sync_status": Operation("GET", "/analytics/sync-status"),
+    # the inbox: comments under the published posts
+    "list_comments": Operation("GET", "/comments"),
+    "get_comment": Operation("GET", "/comments/{id}"),
+    "request_comment_sync": Operation("POST", "/comments/sync"),
+    "list_post_comments": Operation("GET", "/social-posts/{id}/comments"),
+    "reply_to_comment": Operation("POST", "/comments/{id}/replies"),
+    "hide_comment": Operation("POST", "/comments/{id}/hide"),
+    "unhide_comment": Operation("POST", "/comments/{id}/unhide"),
+    "like_comment": Operation("POST", "/comments/{id}/like"),
+    "delete_comment": Operation("DELETE", "/comments/{id}"),
     # AI
     "create_ai_image": Operation("POST", "/ai/images"),
     "get_ai_image": Operation("GET", "/ai/images/{jobId}"),
@@ -182,6 +196,23 @@ class Operations(Generic[R]):
     def revoke_workspace_key(self, workspace_id: str, key_id: str) -> R:
         return self._call("revoke_workspace_key", path={"id": workspace_id, "keyId": key_id})
 
+    def list_organization_keys(self, **params: Any) -> R:
+        """The organization's own keys, newest first (``limit``, ``after``: a ``nextCursor``)."""
+        return self._call("list_organization_keys", params=params)
+
+    def create_organization_key(self, body: Body = None, **fields: Any) -> R:
+        """An organization key (``name``, ``role``, ``permissions``, ``expires_at``), never holding
+        more than the calling key; its secret is in ``key``, once."""
+        return self._send("create_organization_key", None, body, fields)
+
+    def get_organization_key(self, key_id: str) -> R:
+        return self._call("get_organization_key", path={"id": key_id})
+
+    def revoke_organization_key(self, key_id: str) -> R:
+        """Revoke one of the organization's keys (refused with 409 ``last_key_manager`` for its last
+        key able to manage keys)."""
+        return self._call("revoke_organization_key", path={"id": key_id})
+
     def get_usage(self) -> R:
         return self._call("get_usage")
 
@@ -253,10 +284,13 @@ class Operations(Generic[R]):
 
     def edit_post(self, post_id: str, body: Body = None, **fields: Any) -> R:
         """Edit a published (COMPLETED or PARTIAL_FAILURE) post on its platforms: ``text``,
-        ``platform_texts``, ``title``, ``platform_titles``. The answer is the post with
-        ``editReport`` (per entry QUEUED, SKIPPED with the reason, or UNCHANGED); the outcomes
-        follow in each entry's ``edits`` and in the ``post.updated`` event. (The same PATCH as
-        :meth:`update_post`, which changes drafts and scheduled posts.)"""
+        ``platform_texts``, ``title``, ``platform_titles``, and its media: ``media_urls``,
+        ``media_alt_texts`` and ``content_type`` (needed when the media change the type, e.g.
+        ``content_type="VIDEO", media_urls=[...]``; ``media_urls=[]`` with ``content_type="TEXT"``
+        removes them). The answer is the post with ``editReport`` (per entry QUEUED, SKIPPED with
+        the reason, or UNCHANGED); the outcomes follow in each entry's ``edits`` and in the
+        ``post.updated`` event. (The same PATCH as :meth:`update_post`, which changes drafts and
+        scheduled posts.)"""
         return self._call("update_post", path={"id": post_id}, json=body_of(body, fields) or {})
 
     def delete_post(self, post_id: str) -> R:
@@ -369,6 +403,44 @@ class Operations(Generic[R]):
 
     def get_analytics_sync_status(self) -> R:
         return self._call("get_analytics_sync_status")
+
+    # the inbox ------------------------------------------------------------------------------
+    def list_comments(self, **params: Any) -> R:
+        """Comments under the workspace's published posts, newest first: ``unanswered``, ``hidden``,
+        ``platforms``, ``account_id``, ``post_id``, ``since``, ``q``; pass ``nextCursor`` as ``after``."""
+        return self._call("list_comments", params=params)
+
+    def get_comment(self, comment_id: str) -> R:
+        """One comment with every action asked for on it (``actions``)."""
+        return self._call("get_comment", path={"id": comment_id})
+
+    def request_comment_sync(self, *, idempotency_key: str | None = None) -> R:
+        """Read the comments of every tracked post now (once per 10 minutes per workspace)."""
+        return self._call("request_comment_sync", json={}, idempotency_key=idempotency_key)
+
+    def list_post_comments(self, post_id: str) -> R:
+        """A post's comments as a tree per platform entry."""
+        return self._call("list_post_comments", path={"id": post_id})
+
+    def reply_to_comment(self, comment_id: str, text: str, *, idempotency_key: str | None = None) -> R:
+        """Reply as the account (202: the action; its outcome in :meth:`get_comment` and ``comment.replied``).
+        Pass ``idempotency_key`` so that a retried call posts one reply."""
+        return self._call(
+            "reply_to_comment", path={"id": comment_id}, json={"text": text}, idempotency_key=idempotency_key
+        )
+
+    def hide_comment(self, comment_id: str, *, idempotency_key: str | None = None) -> R:
+        return self._call("hide_comment", path={"id": comment_id}, json={}, idempotency_key=idempotency_key)
+
+    def unhide_comment(self, comment_id: str, *, idempotency_key: str | None = None) -> R:
+        return self._call("unhide_comment", path={"id": comment_id}, json={}, idempotency_key=idempotency_key)
+
+    def like_comment(self, comment_id: str, *, idempotency_key: str | None = None) -> R:
+        return self._call("like_comment", path={"id": comment_id}, json={}, idempotency_key=idempotency_key)
+
+    def delete_comment(self, comment_id: str) -> R:
+        """Delete the comment on its platform (the account's own reply, or another's where the platform allows)."""
+        return self._call("delete_comment", path={"id": comment_id})
 
     # AI ------------------------------------------------------------------------------------
     def create_ai_image(self, body: Body = None, **fields: Any) -> R:

@@ -115,3 +115,7 @@ def test_edit_needs_something_to_change_and_names_the_per_platform_form() -> Non
     assert nothing.exit_code != 0 and "nothing to change" in nothing.output
     malformed = runner.invoke(app, ["posts", "edit", "post_1", "--platform-text", "MASTODON"])
     assert malformed.exit_code != 0 and "PLATFORM=VALUE" in malformed.output
+    both = runner.invoke(
+        app, ["posts", "edit", "post_1", "--media", "https://x/a.jpg", "--no-media"], env={"COLUMNS": "200"}
+    )
+    assert both.exit_code != 0 and "contradict" in both.output

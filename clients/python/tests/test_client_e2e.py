@@ -458,3 +458,69 @@ def test_cli_shows_progress_readable_tables_and_hints(
     denied = run("webhooks", "create", "https://example.com/hook", env={**wide, "CROSSPOST_API_KEY": viewer})
     assert denied.exit_code == 3, denied.output
     assert "hint: this needs the permission webhooks.manage" in denied.stderr, denied.stderr
+
+
+def test_the_inbox_through_the_sdk_the_cli_and_mcp(
+    stack: E2EStack, sdk: Client, base_url: str, accounts: list[dict[str, Any]], cli_env: dict[str, str]
+) -> None:
+    """A Mastodon post's audience read into the inbox (on demand), listed by the SDK (every page),
+    the CLI (``comments list --unanswered``) and MCP, replied to with ``crosspost comments reply``
+    (sent once by the worker), liked through MCP."""
+    mastodon = next(a for a in accounts if a["platform"] == "MASTODON")
+    created = sdk.create_post(
+        text="Tell us what you think", content_type="TEXT", timezone="UTC", **targets_for([mastodon])
+    )
+    post = sdk.wait_for(created["postId"], timeout=90, interval=0.5)
+    assert post["status"] == "COMPLETED", post
+    assert sdk.request_comment_sync()["queued"] is True
+    listed = wait_for(lambda: sdk.list_comments(post_id=post["id"], limit=100)["comments"], timeout=90, what="comments")
+    assert all(c["platform"] == "MASTODON" and c["postId"] == post["id"] for c in listed)
+    paged = list(sdk.iter_comments(post_id=post["id"], limit=1))  # one a page, following nextCursor
+    assert [c["id"] for c in paged] == [c["id"] for c in listed]
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["comments", "list", "--unanswered", "--post", post["id"], "--json"], env=cli_env)
+    assert shown.exit_code == 0, shown.output
+    unanswered = json.loads(shown.stdout)["comments"]
+    assert unanswered and {c["id"] for c in unanswered} <= {c["id"] for c in listed}
+    target = unanswered[0]
+    table = runner.invoke(
+        app, ["comments", "list", "--unanswered", "--post", post["id"]], env={**cli_env, "COLUMNS": "200"}
+    )
+    assert table.exit_code == 0 and target["id"] in table.stdout, table.output
+    replied = runner.invoke(app, ["comments", "reply", target["id"], "Thanks from the CLI", "--json"], env=cli_env)
+    assert replied.exit_code == 0, replied.output
+    action = json.loads(replied.stdout)
+    assert (action["kind"], action["commentId"], action["text"]) == ("REPLY", target["id"], "Thanks from the CLI")
+
+    def done() -> dict[str, Any] | None:
+        comment = sdk.get_comment(target["id"])
+        return comment if comment["actions"] and comment["actions"][0]["status"] == "DONE" else None
+
+    comment = wait_for(done, timeout=90, what="the reply sent by the worker")
+    assert comment["answered"] is True and comment["actions"][0]["replyId"]
+
+    params = _mcp_server({"CROSSPOST_API_KEY": stack.api_key, "CROSSPOST_BASE_URL": base_url})
+
+    async def session_run() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+
+            async def call(name: str, arguments: dict[str, Any]) -> Any:
+                result = await session.call_tool(name, arguments)
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                assert not result.is_error, (name, block.text)
+                return json.loads(block.text)
+
+            seen["liked"] = await call("like_comment", {"id": target["id"]})
+            seen["tree"] = await call("list_post_comments", {"id": post["id"]})
+            seen["unanswered"] = await call("list_comments", {"unanswered": True, "postId": post["id"]})
+        return seen
+
+    seen = anyio.run(session_run)
+    assert (seen["liked"]["kind"], seen["liked"]["commentId"]) == ("LIKE", target["id"])
+    [entry] = seen["tree"]["entries"]
+    assert entry["platform"] == "MASTODON" and entry["comments"]
+    assert target["id"] not in {c["id"] for c in seen["unanswered"]["comments"]}

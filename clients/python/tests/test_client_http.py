@@ -57,6 +57,24 @@ def test_headers_and_camel_case_body() -> None:
     }
 
 
+def test_edit_post_sends_a_published_posts_media_edit_as_one_patch() -> None:
+    seen, handler = scripted(
+        httpx.Response(200, json={"id": "p1", "editReport": {"requestId": "req_1", "entries": []}})
+    )
+    client = client_for(handler)
+    client.edit_post(
+        "p1", content_type="VIDEO", media_urls=["https://x/clip.mp4"], media_alt_texts=["A clip"], text="Now a video"
+    )
+    request = seen[0]
+    assert (request.method, str(request.url)) == ("PATCH", f"{BASE}/social-posts/p1")
+    assert json.loads(request.content) == {
+        "contentType": "VIDEO",
+        "mediaUrls": ["https://x/clip.mp4"],
+        "mediaAltTexts": ["A clip"],
+        "text": "Now a video",
+    }
+
+
 def test_query_lists_as_repeated_keys_and_reserved_names() -> None:
     seen, handler = scripted(httpx.Response(200, json={"posts": [], "total": 0, "hasMore": False}))
     client_for(handler).list_posts(statuses=["DRAFT", "FAILED"], limit=5, start_date="2026-01-01")

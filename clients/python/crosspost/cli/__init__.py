@@ -13,8 +13,9 @@ from rich.markup import escape
 
 from crosspost import __version__, config
 from crosspost.cli.common import EXIT_AUTH, App, JsonOption, api, console, errors, hint, show
+from crosspost.cli.inbox import comments
 from crosspost.cli.insights import ai, analytics
-from crosspost.cli.organizations import audit, keys, usage, workspaces
+from crosspost.cli.organizations import audit, keys, org_keys, usage, workspaces
 from crosspost.cli.posts import app as posts
 from crosspost.cli.resources import accounts, branding, media, recurring, webhooks
 from crosspost.client import Client
@@ -30,9 +31,11 @@ app.add_typer(media, name="media")
 app.add_typer(webhooks, name="webhooks")
 app.add_typer(recurring, name="recurring")
 app.add_typer(analytics, name="analytics")
+app.add_typer(comments, name="comments")
 app.add_typer(ai, name="ai")
 app.add_typer(workspaces, name="workspaces")
 app.add_typer(keys, name="keys")
+app.add_typer(org_keys, name="org-keys")
 app.command("usage")(usage)
 app.command("audit")(audit)
 

@@ -1,5 +1,5 @@
-"""``crosspost workspaces|keys|usage|audit``: an organization key (``cpo_…``) managing the
-organization's workspaces, their keys, its plan usage and its audit log."""
+"""``crosspost workspaces|keys|org-keys|usage|audit``: an organization key (``cpo_…``) managing
+the organization's workspaces, their keys, its own keys, its plan usage and its audit log."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from crosspost.cli.common import App, JsonOption, api, console, show, usage_erro
 
 workspaces = App(help="The organization's workspaces (an organization key with workspaces.manage).")
 keys = App(help="API keys of a workspace (an organization key with keys.manage).")
+org_keys = App(help="The organization's own keys, cpo_… (an organization key with keys.manage).")
 
 WORKSPACE_COLUMNS = ("id", "name", "externalId", "deletedAt", "current")
 KEY_COLUMNS = ("id", "name", "publicPart", "role", "status", "expiresAt", "lastUsedAt")
+ORG_KEY_COLUMNS = ("id", "name", "publicPart", "role", "permissions", "status", "expiresAt", "lastUsedAt")
 AUDIT_COLUMNS = ("createdAt", "action", "workspaceId", "target", "actor")
 
 
@@ -125,6 +127,65 @@ def keys_revoke(workspace_id: str, key_id: str, as_json: JsonOption = False) -> 
     """Revoke a key: refused from the next request on."""
     with api(as_json) as client:
         show(client.revoke_workspace_key(workspace_id, key_id), as_json, title="key")
+
+
+@org_keys.command("create")
+def org_keys_create(
+    name: Annotated[str, typer.Option("--name")],
+    role: Annotated[str, typer.Option("--role", help="Its role in the workspaces: admin, editor, contributor, viewer")],
+    permission: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--permission", help="workspaces.manage, keys.manage, usage.read or audit.read; repeat for several."
+        ),
+    ] = None,
+    expires_at: Annotated[str | None, typer.Option("--expires-at", help="An ISO 8601 instant.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Create an organization key (never more than the key you use holds); printed once, as the last line."""
+    with api(as_json) as client:
+        created = client.create_organization_key(
+            name=name, role=role, permissions=list(permission or []), expires_at=expires_at
+        )
+        if as_json:
+            show(created, True)
+        else:
+            held = ", ".join(created["permissions"]) or "no organization permission"
+            console.print(f"{created['publicPart']} ({created['role']}; {held}):")
+            console.print(created["key"], highlight=False, soft_wrap=True)
+
+
+@org_keys.command("list")
+def org_keys_list(
+    limit: Annotated[int, typer.Option("--limit")] = 20,
+    after: Annotated[str | None, typer.Option("--after", help="A nextCursor of an earlier page.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The organization's own keys, newest first."""
+    with api(as_json) as client:
+        page = client.list_organization_keys(limit=limit, after=after)
+        show(page, as_json, rows="organizationKeys", columns=ORG_KEY_COLUMNS)
+        if not as_json and page["hasMore"]:
+            console.print(f"more: --after {page['nextCursor']}", highlight=False)
+
+
+@org_keys.command("get")
+def org_keys_get(key_id: str, as_json: JsonOption = False) -> None:
+    with api(as_json) as client:
+        show(client.get_organization_key(key_id), as_json, title="organization key")
+
+
+@org_keys.command("revoke")
+def org_keys_revoke(
+    key_id: str,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Revoke an organization key: refused from the next request on."""
+    if not yes and not typer.confirm(f"Revoke organization key {key_id}?"):
+        raise typer.Exit(1)
+    with api(as_json) as client:
+        show(client.revoke_organization_key(key_id), as_json, title="organization key")
 
 
 def usage(as_json: JsonOption = False) -> None:

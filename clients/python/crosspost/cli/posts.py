@@ -231,6 +231,18 @@ def edit(
     platform_title: Annotated[
         list[str] | None, typer.Option("--platform-title", help="PLATFORM=TITLE, a platform's own new title.")
     ] = None,
+    media: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--media",
+            "-m",
+            help="The post's new media: a media URL or a local file to upload (repeatable; replaces them all).",
+        ),
+    ] = None,
+    alt: Annotated[
+        list[str] | None, typer.Option("--alt", help="Alt text of each new medium, in order (repeatable).")
+    ] = None,
+    no_media: Annotated[bool, typer.Option("--no-media", help="Remove the post's media (a text post).")] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Edit a published post on its platforms (each platform that can take the change)."""
@@ -245,9 +257,18 @@ def edit(
         body["platformTitles"] = [
             {"platform": p, "title": t} for p, t in _per_platform(platform_title, "--platform-title")
         ]
-    if not body:
-        raise usage_error("nothing to change: give --text, --title, --platform-text or --platform-title")
+    if media and no_media:
+        raise usage_error("--media and --no-media contradict each other")
+    if no_media:
+        body.update(contentType="TEXT", mediaUrls=[])
+    if alt:
+        body["mediaAltTexts"] = list(alt)
+    if not body and not media:
+        raise usage_error("nothing to change: give --text, --title, --platform-text, --platform-title or --media")
     with api(as_json) as client:
+        if media:
+            body["mediaUrls"] = _media_urls(client, media)
+            body["contentType"] = content_type_for(body["mediaUrls"])
         answer = client.edit_post(post_id, body)
         show(answer if as_json else answer["editReport"], as_json, rows="entries", columns=_REPORT_COLUMNS)
 
