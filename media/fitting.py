@@ -274,15 +274,22 @@ def _bit_rate(spec: VideoRules, facts: Mapping[str, Any]) -> int | None:
 # --- making a variant ----------------------------------------------------------------------
 
 
+def fit_command(plan: FitPlan, output_path: str) -> tuple[list[str], Path]:
+    """The child process that makes the variant of ``plan`` at ``output_path`` (the original on its
+    standard input): its arguments and the directory it runs in. The bench runs it as
+    :func:`fit_file` does, to read its CPU time and peak memory."""
+    return [sys.executable, "-m", "media.fit", plan.as_json(), output_path], _SOURCE_ROOT
+
+
 def fit_file(plan: FitPlan, *, source_path: str, output_path: str) -> None:
     """Run ``media.fit`` on the local file at ``source_path``, writing ``output_path``. Raises
     ``ValueError`` with the reason when it fails, outlives ``FIT_TIMEOUT_SECONDS`` or is killed
     by its own memory or CPU cap."""
-    command = [sys.executable, "-m", "media.fit", plan.as_json(), output_path]
+    command, cwd = fit_command(plan, output_path)
     with open(source_path, "rb") as source:
         try:
             done = subprocess.run(
-                command, stdin=source, capture_output=True, timeout=FIT_TIMEOUT_SECONDS, check=False, cwd=_SOURCE_ROOT
+                command, stdin=source, capture_output=True, timeout=FIT_TIMEOUT_SECONDS, check=False, cwd=cwd
             )
         except subprocess.TimeoutExpired:
             raise ValueError("fitting the file took longer than the fit's time limit") from None

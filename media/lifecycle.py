@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from media.files import preview_key_of
-from media.models import MediaFile, PreviewStatus, ProbeStatus
+from media.models import MediaFile, MediaSource, MediaVariant, PreviewStatus, ProbeStatus
 from media.previews import PREVIEWED_KINDS, previews_enqueue
 from media.probing import probes_enqueue
 from media.storage import get_media_storage
@@ -70,6 +70,11 @@ def collect_garbage(*, now: dt.datetime | None = None) -> SweepResult:
     * it was created less than 7 days ago and no finished post references it yet (an upload
       waiting for its post, or one whose draft was deleted and may be reused).
 
+    A fitted file (``mediaFit: "auto"``, a MediaVariant's output) is kept while its original is
+    (the posts that fit reference the original, never the variant), or while something above
+    keeps the variant itself; it is collected with its original, in the same batch, and a
+    fitted file whose original is gone is collected as soon as nothing above keeps it.
+
     Otherwise it is deleted: once every post referencing it has finished publishing
     (COMPLETED, PARTIAL_FAILURE, FAILED — the latter two after their 7 days), or 7 days after
     upload when nothing ever referenced it. Rows are taken with ``FOR UPDATE SKIP LOCKED`` in
@@ -96,20 +101,29 @@ def _sweep_batch(*, now: dt.datetime, after_id: str) -> tuple[int, str | None]:
     with transaction.atomic():
         candidates = list(
             MediaFile.objects.select_for_update(skip_locked=True)
-            .filter(Q(created_at__lt=now - UNREFERENCED_GRACE) | Q(first_referenced_at__isnull=False))
+            .filter(
+                Q(created_at__lt=now - UNREFERENCED_GRACE)
+                | Q(first_referenced_at__isnull=False)
+                | Q(source=MediaSource.FIT)
+            )
             .exclude(keep_until__gt=now)
             .filter(id__gt=after_id)
             .order_by("id")
-            .only("id", "workspace_id", "key", "public_url", "preview_key", "created_at")[:BATCH_SIZE]
+            .only("id", "workspace_id", "key", "public_url", "preview_key", "created_at", "source")[:BATCH_SIZE]
         )
         if not candidates:
             return 0, None
         kept, released = _references(candidates, now=now)
+        originals = [row for row in candidates if row.source != MediaSource.FIT]
         doomed = [
             row
-            for row in candidates
+            for row in originals
             if row.public_url not in kept and (row.public_url in released or row.created_at < now - UNREFERENCED_GRACE)
         ]
+        doomed_ids = {row.id for row in doomed}
+        fitted = [row for row in candidates if row.source == MediaSource.FIT]
+        doomed += _fitted_doomed(fitted, kept, doomed_ids)
+        doomed += _outputs_of(doomed_ids, seen={row.id for row in candidates}, now=now)
         storage = get_media_storage()
         for row in doomed:
             for key in filter(None, (row.preview_key, row.key)):
@@ -117,6 +131,40 @@ def _sweep_batch(*, now: dt.datetime, after_id: str) -> tuple[int, str | None]:
         if doomed:
             MediaFile.objects.filter(id__in=[row.id for row in doomed]).delete()
         return len(doomed), candidates[-1].id
+
+
+def _fitted_doomed(fitted: list[MediaFile], kept: set[str], doomed_ids: set[str]) -> list[MediaFile]:
+    """The fitted files among ``fitted`` to collect: those no post or series keeps whose original
+    is gone or is collected now (``doomed_ids``)."""
+    if not fitted:
+        return []
+    original_of = dict(
+        MediaVariant.objects.filter(output_id__in=[row.id for row in fitted]).values_list("output_id", "original_id")
+    )
+    return [
+        row
+        for row in fitted
+        if row.public_url not in kept and (row.id not in original_of or original_of[row.id] in doomed_ids)
+    ]
+
+
+def _outputs_of(doomed_ids: set[str], *, seen: set[str], now: dt.datetime) -> list[MediaFile]:
+    """The fitted files of the originals collected now that this batch has not looked at (an
+    output sorts anywhere among the ids), locked as the batch is, less those a post or series
+    keeps. One skipped because another transaction holds it has no original left afterwards and
+    goes at a later sweep."""
+    if not doomed_ids:
+        return []
+    outputs = list(
+        MediaFile.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(fitted_from__original_id__in=doomed_ids)
+        .exclude(id__in=seen)
+        .only("id", "workspace_id", "key", "public_url", "preview_key", "created_at", "source")
+    )
+    if not outputs:
+        return []
+    kept, _ = _references(outputs, now=now)
+    return [row for row in outputs if row.public_url not in kept]
 
 
 def _references(candidates: list[MediaFile], *, now: dt.datetime) -> tuple[set[str], set[str]]:

@@ -17,6 +17,7 @@ from media.fitting import variants_by_original
 from media.selectors import media_previews
 from platforms.base import Platform
 from platforms.media_rules import post_type_of
+from posts.fitting import thread_item_post_type
 from posts.models import LatePolicy, Post, PostStatus, PostTargetAction, TargetStatus
 
 # Per-platform config values as stored in ``PostTarget.config`` (camelCase, unprefixed), and the
@@ -344,7 +345,9 @@ ENTRY_THREAD = Record(
 
 
 class MediaVariantOutput(serializers.Serializer):
-    originalUrl = serializers.CharField(help_text="The file named in the post's mediaUrls (never changed)")
+    originalUrl = serializers.CharField(
+        help_text="The file named in the post's mediaUrls, or in a thread item's (never changed)"
+    )
     url = serializers.CharField(
         allow_null=True,
         help_text="The variant made for this entry's platform (null until ready, or when none is "
@@ -377,7 +380,8 @@ ENTRY_MEDIA_FIT = Record(
                 child=MediaVariantOutput(),
                 required=False,
                 help_text="Entries with mediaFit auto only: each of the post's images and videos as fitted for this "
-                "platform and post type (docs/contract.md, Fitting media)",
+                "platform and post type, then each thread item's (under the item's post type; a file listed once "
+                "per variant) (docs/contract.md, Fitting media)",
             ),
             _media_variants,
         ),
@@ -734,7 +738,7 @@ def post_records(rows: list[dict[str, Any]], targets: list[dict[str, Any]]) -> l
     previews = _previews([*(url for row in rows for url in (row["media_urls"] or [])), *own_urls])
     fitted_posts = {t["post_id"] for t in targets if t.get("media_fit")}
     variants = variants_by_original(
-        urls=[u for row in rows if row["id"] in fitted_posts for u in (row["media_urls"] or [])]
+        urls=[u for row in rows if row["id"] in fitted_posts for u in (row["media_urls"] or []) + _thread_urls(row)]
     )
     kinds = {url: kind for (url, _, _), kind in _kinds(variants).items()}
     records = {}
@@ -798,7 +802,16 @@ def _entry_variants(
         kinds=[kinds.get(url, "") for url in urls],
     )
     found = [variants.get((url, target["platform"], post_type.value)) for url in urls]
-    return [{k: v for k, v in item.items() if k != "kind"} for item in found if item is not None]
+    for item in post["thread"] or []:  # then each thread item's, fitted under the item's post type
+        item_urls = [u for u in item.get("mediaUrls") or [] if isinstance(u, str)]
+        item_type = thread_item_post_type(Platform(target["platform"]), [kinds.get(url, "") for url in item_urls])
+        found += [variants.get((url, target["platform"], item_type.value)) for url in item_urls]
+    listed = [{k: v for k, v in item.items() if k != "kind"} for item in found if item is not None]
+    return [item for index, item in enumerate(listed) if item not in listed[:index]]
+
+
+def _thread_urls(row: dict[str, Any]) -> list[str]:
+    return [u for item in row.get("thread") or [] for u in item.get("mediaUrls") or [] if isinstance(u, str)]
 
 
 def _post(source: dict[str, Any]) -> dict[str, Any]:

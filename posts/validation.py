@@ -28,6 +28,7 @@ from platforms.capabilities import (
     validate_media,
 )
 from platforms.media_rules import RULE_CODES
+from posts.fitting import thread_item_type
 from posts.models import ContentType, LatePolicy
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.queues import missing_queues, queue_missing_message
@@ -304,21 +305,15 @@ def _check_media(
     for index, item in enumerate(thread_media):
         kinds = [m.kind for m in item or []]
         for code, message in validate_media(
-            platform, content_type=_thread_item_type(kinds), options={}, media=_posted(item or [])
+            platform, content_type=thread_item_type(kinds), options={}, media=_posted(item or [])
         ):
+            if target.media_fit and code in FITTABLE_CODES:
+                continue  # as the post's own media: each item's files are fitted for this platform
             plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread", code))
 
 
 def _posted(media: list[MediaInfo]) -> list[PostedFile]:
     return [PostedFile(url=m.url, kind=m.kind, size=m.size, facts=m.probe, unusable=m.unusable) for m in media]
-
-
-def _thread_item_type(kinds: list[str]) -> str:
-    if not kinds:
-        return ContentType.TEXT
-    if len(kinds) > 1:
-        return ContentType.CAROUSEL
-    return {"image": ContentType.IMAGE, "video": ContentType.VIDEO}.get(kinds[0], ContentType.DOCUMENT)
 
 
 def _check_thread(plan: PostPlan, target: TargetPlan, kinds: list[list[str] | None]) -> None:
@@ -336,7 +331,7 @@ def _check_thread(plan: PostPlan, target: TargetPlan, kinds: list[list[str] | No
         if item_kinds is None:
             continue
         for message in validate_content(
-            platform, content_type=_thread_item_type(item_kinds), text=item["text"], media_kinds=item_kinds
+            platform, content_type=thread_item_type(item_kinds), text=item["text"], media_kinds=item_kinds
         ):
             plan.issues.append(Issue(f"thread[{index}]: {message}", platform.value, "thread"))
 

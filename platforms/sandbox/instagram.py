@@ -222,9 +222,11 @@ def media(request: HttpRequest, version: str, ig_id: str) -> JsonResponse:
     if bool(image_url) == bool(video_url) or (image_url and media_type in {"VIDEO", "REELS"}):
         return meta.graph_error("(#100) Provide exactly one of image_url or video_url matching media_type", code=100)
     problem = meta.fetch_media(image_url or video_url, kinds=("image",) if image_url else ("video",))
+    receipts: list[dict[str, Any]] = []
     problem = problem or media_checks.refusal_of_url(
-        Platform.INSTAGRAM, _post_type(request, media_type), image_url or video_url
+        Platform.INSTAGRAM, _post_type(request, media_type), image_url or video_url, receipts=receipts
     )
+    media_checks.log_received(request, receipts)
     if problem and image_url:
         return meta.graph_error(
             "Media download has failed.",

@@ -7,13 +7,20 @@ The bytes are read in-process, cheaply and within bounds: Pillow reads an image'
 counts an animation's frames), PyAV reads a video's container and stream headers and decodes one
 frame for its rotation, with at most ``MAX_PACKETS`` packets demuxed; nothing is decoded beyond
 that. What is measured has the keys of ``media.probe``'s facts, so ``check_file`` reads both
-alike. Bytes neither library can read are left to each simulator's own type checks, as before."""
+alike. Bytes neither library can read are left to each simulator's own type checks, as before.
+
+What a simulator received is also written to its request log (``media``: one :func:`received`
+summary per file, its SHA-256 and what was measured), so a test can tell which file each platform
+was sent: the original, or the variant fitted for it (``mediaFit: "auto"``)."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import warnings
 from typing import Any
+
+from django.http import HttpRequest
 
 from platforms.base import Platform
 from platforms.media_rules import PostType, check_file, rules_for, what
@@ -40,11 +47,51 @@ def refusal(platform: Platform, post_type: PostType | str, data: bytes) -> str |
     return f"{platform.value} takes {what(rules, kind)} {first.requirement} ({first.code}); the file {first.found}"
 
 
-def refusal_of_url(platform: Platform, post_type: PostType | str, url: str) -> str | None:
+def refusal_of_url(
+    platform: Platform, post_type: PostType | str, url: str, *, receipts: list[dict[str, Any]] | None = None
+) -> str | None:
     """:func:`refusal` of the bytes at ``url`` (None when they cannot be fetched: the simulator's
-    own fetch reports that)."""
+    own fetch reports that); what was fetched is added to ``receipts`` when given (:func:`received`)."""
     pulled = pull_media(url)
-    return None if isinstance(pulled, str) else refusal(platform, post_type, pulled[0])
+    if isinstance(pulled, str):
+        return None
+    if receipts is not None:
+        receipts.append(received(pulled[0]))
+    return refusal(platform, post_type, pulled[0])
+
+
+_RECEIVED_FACTS = (
+    "type",
+    "format",
+    "container",
+    "videoCodec",
+    "audioCodec",
+    "width",
+    "height",
+    "displayWidth",
+    "displayHeight",
+    "frameRate",
+    "durationSeconds",
+)
+
+
+def received(data: bytes) -> dict[str, Any]:
+    """What a simulator received, as its request log records it: the bytes' SHA-256 and length and
+    what :func:`measure` read of them (nothing more for bytes it cannot read)."""
+    facts = measure(data) or {}
+    summary: dict[str, Any] = {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+    summary.update((key, facts[key]) for key in _RECEIVED_FACTS if key in facts)
+    return summary
+
+
+def log_received(request: HttpRequest, receipts: list[dict[str, Any]]) -> None:
+    """Add ``receipts`` to the call's request log entry, under ``media`` (after whatever the view
+    logged already: call it once the view's own ``sandbox_log`` is set)."""
+    if not receipts:
+        return
+    entry = dict(getattr(request, "sandbox_log", None) or {})
+    entry["media"] = [*entry.get("media", []), *receipts]
+    request.sandbox_log = entry  # type: ignore[attr-defined]
 
 
 def meta_post_type(media_type: str, carousel_item: bool) -> PostType:

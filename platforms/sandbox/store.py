@@ -108,6 +108,20 @@ class SandboxStore:
     def revoke_token(self, token: str) -> None:
         self.redis.delete(self._key("token", token))
 
+    # bytes kept for a while (the chunks of an upload until it completes) ----------------------
+    def put_bytes(self, kind: str, item_id: str, data: bytes, *, ttl: int) -> None:
+        self.redis.set(self._key(kind, item_id), data, ex=ttl)
+
+    def pop_bytes(self, kind: str, item_ids: list[str]) -> list[bytes | None]:
+        """The bytes kept under these ids, in order (None where there are none), forgotten."""
+        if not item_ids:
+            return []
+        keys = [self._key(kind, i) for i in item_ids]
+        pipe = self.redis.pipeline()
+        pipe.mget(keys)
+        pipe.delete(*keys)
+        return list(pipe.execute()[0])
+
     # the request log: what the simulator received, for duplicate counting -------------------
     def log_request(self, method: str, path: str, summary: dict[str, Any]) -> None:
         entry = {"at": time.time(), "method": method, "path": path, **summary}

@@ -235,7 +235,10 @@ def _init(request: HttpRequest, *, kind: str, mode: str | None = None) -> JsonRe
     problem = next(
         (p for u in urls if (p := fetch_media(u, kinds=("video",) if kind == "VIDEO" else ("image",)))), None
     )
-    problem = problem or next((p for u in urls if (p := media_checks.refusal_of_url(Platform.TIKTOK, "FEED", u))), None)
+    receipts: list[dict[str, Any]] = []
+    problem = problem or next(
+        (p for u in urls if (p := media_checks.refusal_of_url(Platform.TIKTOK, "FEED", u, receipts=receipts))), None
+    )
     publish_id = f"v_pub_url~v2-1.{s.new_id()}"
     s.put(
         "publish",
@@ -257,6 +260,7 @@ def _init(request: HttpRequest, *, kind: str, mode: str | None = None) -> JsonRe
         },
     )
     log_publish(request, remote_id=publish_id, text=text.strip(), mode=mode)
+    media_checks.log_received(request, receipts)
     return _ok({"publish_id": publish_id})
 
 

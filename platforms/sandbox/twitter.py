@@ -559,7 +559,9 @@ def media_finalize(request: HttpRequest, media_id: str) -> HttpResponse:
         sniff_mime(first if isinstance(first, bytes) else str(first).encode()).split("/")[0]
     ):
         return _media_problem("Unsupported media: the bytes do not match media_type.")
-    if (problem := media_checks.refusal(Platform.TWITTER, "FEED", _media_bytes(media_id, media))) is not None:
+    uploaded = _media_bytes(media_id, media)
+    media_checks.log_received(request, [media_checks.received(uploaded)])
+    if (problem := media_checks.refusal(Platform.TWITTER, "FEED", uploaded)) is not None:
         return _media_problem(f"InvalidMedia: {problem}")
     video = media["mime"] == "video/mp4"
     media.update(finalized=True, ready_at=time.time() + (VIDEO_READY_AFTER if video else 0))

@@ -1,7 +1,9 @@
 """YouTube Data API v3 simulator: Google OAuth, channels.list, resumable uploads (session URI,
 ``Content-Range`` chunks, ``bytes */<size>`` status queries answered with 308 + ``Range``),
 videos.list statistics that grow with time, playlistItems list/insert, and Google's error
-envelope (quota, rate limit, backendError, authError)."""
+envelope (quota, rate limit, backendError, authError). An upload of at most ``KEPT_UPLOAD_BYTES``
+is kept until it completes, so the completing call's request log says what was received
+(``media``: ``media_checks.received``)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 
-from platforms.sandbox import audience, pages
+from platforms.sandbox import audience, media_checks, pages
 from platforms.sandbox._google_common import account_of, google_error, oauth_urlpatterns, page_window, unauthenticated
 from platforms.sandbox.common import as_dict, digest, grown, iso, sniff_kind
 from platforms.sandbox.scenarios import marker
@@ -28,6 +30,8 @@ view = simulator_view(SLUG)
 MAX_VIDEO_BYTES = 256 * 1024 * 1024 * 1024
 PRIVACY = {"public", "private", "unlisted"}
 LICENSES = {"youtube", "creativeCommon"}
+KEPT_UPLOAD_BYTES = 64 * 1024 * 1024  # larger uploads are counted, not kept
+CHUNK_TTL_SECONDS = 86400
 CONTENT_RANGE = re.compile(r"^bytes (?:(\d+)-(\d+)|\*)/(\d+|\*)$")
 
 
@@ -242,6 +246,9 @@ def _receive(request: HttpRequest, channel: dict[str, Any], upload_id: str) -> H
         if sniff_kind(chunk[:16]) != "video":
             return google_error(400, "invalidFilename", "The uploaded file is not a video the platform can process.")
         session["head"] = chunk[:16].hex()
+    if total != "*" and int(total) <= KEPT_UPLOAD_BYTES:
+        store.put_bytes("chunk", f"{upload_id}:{start}", chunk, ttl=CHUNK_TTL_SECONDS)
+        session["chunks"] = [*session.get("chunks", []), start]
     session["received"] += len(chunk)
     if total == "*" or session["received"] < int(total):
         store.put("session", upload_id, session)
@@ -261,6 +268,9 @@ def _receive(request: HttpRequest, channel: dict[str, Any], upload_id: str) -> H
     session["video_id"] = video_id
     store.put("session", upload_id, session)
     request.sandbox_log.update(publish=True, marker=None, remoteId=video_id)  # type: ignore[attr-defined]
+    kept = b"".join(p or b"" for p in store.pop_bytes("chunk", [f"{upload_id}:{o}" for o in session.get("chunks", [])]))
+    if kept and len(kept) == session["received"]:  # every chunk kept (none was sent before the size was known)
+        media_checks.log_received(request, [media_checks.received(kept)])
     return JsonResponse(_video_view(video, {"snippet", "status"}), status=201)
 
 

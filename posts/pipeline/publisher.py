@@ -38,8 +38,9 @@ from platforms.base import (
     UnknownOutcome,
 )
 from platforms.capabilities import CAPABILITIES
-from platforms.media_rules import post_type_of
-from posts.models import Post, PostTarget
+from platforms.media_rules import PostType, post_type_of
+from posts.fitting import thread_item_post_type
+from posts.models import PostTarget
 from posts.pipeline import lateness, outcomes, step, thread_sequence
 from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, Claim, claim_started_sending, claim_targets
 from posts.pipeline.enqueue import enqueue_targets
@@ -365,7 +366,7 @@ def _prepare(target: PostTarget, credentials: dict[str, Credentials]) -> tuple[C
         media=media,
         options=options,
         thumbnail_url=post.thumbnail_url,
-        thread=tuple(_thread_parts(post)),
+        thread=tuple(_thread_parts(target)),
     )
     return creds, request
 
@@ -378,16 +379,20 @@ class _FitNotReady(Exception):
         self.variant_ids = variant_ids
 
 
-def _fitted(target: PostTarget, media: tuple[MediaItem, ...]) -> tuple[MediaItem, ...]:
-    """The entry's media with each file replaced by its variant for the entry's platform and
-    post type (``media.fitting``): an original with no variant, or one that already fits, is
-    sent as it is; a variant still being made raises :class:`_FitNotReady` (the entry waits, it
-    never sends the original instead); a failed one fails the entry ``media_fit_failed``."""
+def _fitted(
+    target: PostTarget, media: tuple[MediaItem, ...], post_type: PostType | None = None
+) -> tuple[MediaItem, ...]:
+    """The entry's media (or a thread item's, under the item's ``post_type``) with each file
+    replaced by its variant for the entry's platform and post type (``media.fitting``): an
+    original with no variant, or one that already fits, is sent as it is; a variant still being
+    made raises :class:`_FitNotReady` (the entry waits, it never sends the original instead); a
+    failed one fails the entry ``media_fit_failed``."""
     post = target.post
     platform = Platform(target.platform)
-    post_type = post_type_of(
-        platform, content_type=post.content_type, options=target.config or {}, kinds=[m.kind for m in media]
-    )
+    if post_type is None:
+        post_type = post_type_of(
+            platform, content_type=post.content_type, options=target.config or {}, kinds=[m.kind for m in media]
+        )
     urls = [m.url for m in media]
     variants = variants_of(
         workspace_id=str(post.workspace_id), urls=urls, platform=platform.value, post_type=post_type.value
@@ -419,8 +424,10 @@ def _fitted(target: PostTarget, media: tuple[MediaItem, ...]) -> tuple[MediaItem
     return tuple(fitted)
 
 
-def _thread_parts(post: Post) -> list[ThreadPart]:
-    """The thread items of ``post`` with their media resolved (none for a post without a thread)."""
+def _thread_parts(target: PostTarget) -> list[ThreadPart]:
+    """The thread items of the entry's post with their media resolved (none for a post without a
+    thread), each item's media fitted for the entry's platform when the entry fits (mediaFit auto)."""
+    post = target.post
     parts: list[ThreadPart] = []
     for item in post.thread or []:
         urls = list(item.get("mediaUrls") or [])
@@ -431,6 +438,9 @@ def _thread_parts(post: Post) -> list[ThreadPart]:
             except ApplicationError as exc:
                 raise _Unsendable(ErrorCode.MEDIA_REJECTED, str(getattr(exc, "message", exc)))
             media = tuple(MediaItem(url=i.url, kind=i.kind, mime_type=i.mime_type, size=i.size) for i in infos)
+            if target.media_fit:
+                item_type = thread_item_post_type(Platform(target.platform), [m.kind for m in media])
+                media = _fitted(target, media, item_type)
         parts.append(ThreadPart(text=str(item.get("text") or ""), media=media))
     return parts
 

@@ -18,6 +18,7 @@ from django.db import transaction
 from accounts.models import SocialAccount
 from core.errors import ApplicationError, NotFound
 from media.services import media_mark_referenced
+from posts.fitting import request_fits
 from posts.models import (
     LatePolicy,
     PauseReason,
@@ -110,9 +111,10 @@ def describe_removed(targets: list[dict[str, Any]]) -> str:
 
 
 def create_occurrence(series: RecurringPost, at: dt.datetime) -> Post | None:
-    """The SCHEDULED post of the occurrence at ``at``, copied from the template, with
-    post.scheduled emitted; None when that occurrence already exists (the unique constraint on
-    series + occurrence makes a concurrent second creation a no-op). Raises SeriesBroken when an
+    """The SCHEDULED post of the occurrence at ``at``, copied from the template (its entries'
+    mediaFit too: their variants are requested, usually those made for the first post, which
+    are shared), with post.scheduled emitted; None when that occurrence already exists (the
+    unique constraint on series + occurrence makes a concurrent second creation a no-op). Raises SeriesBroken when an
     account of the template is gone or its media cannot be referenced."""
     template = series.template or {}
     accounts = live_accounts(series)
@@ -147,9 +149,10 @@ def create_occurrence(series: RecurringPost, at: dt.datetime) -> Post | None:
         Post.objects.bulk_create([post], ignore_conflicts=True)
         if not Post.objects.filter(id=post.id).exists():
             return None
-        PostTarget.objects.bulk_create(
+        targets = PostTarget.objects.bulk_create(
             [_target_row(post, target, accounts[target["accountId"]]) for target in template_targets(series)]
         )
+        request_fits(post, targets)  # the series' variants, made for its first post, are shared
     post = Post.objects.prefetch_related("targets").get(id=post.id)
     emit_event(workspace_id=series.workspace_id, name="post.scheduled", data={"post": post_record(post)})
     return post
@@ -166,4 +169,5 @@ def _target_row(post: Post, target: dict[str, Any], account: SocialAccount) -> P
         text=target.get("text") or "",
         config=dict(target.get("config") or {}),
         first_comment_text=target.get("firstCommentText") or "",
+        media_fit=target.get("mediaFit") == "auto",
     )

@@ -99,6 +99,7 @@ def series_start(*, post: Post, plan: PostPlan) -> RecurringPost:
                     "config": t.config,
                     # only when set, so the templates of other series are unchanged
                     **({"firstCommentText": t.first_comment_text} if t.first_comment_text else {}),
+                    **({"mediaFit": "auto"} if t.media_fit else {}),
                 }
                 for t in targets
             ],

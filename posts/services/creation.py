@@ -10,11 +10,8 @@ from django.utils import timezone
 
 from core.errors import ValidationFailed
 from core.fields import format_instant
-from media.fitting import variants_request
-from media.selectors import media_kinds
 from media.services import media_mark_referenced
-from platforms.base import Platform
-from platforms.media_rules import post_type_of
+from posts.fitting import request_fits
 from posts.models import Post, PostStatus, PostTarget, TargetStatus
 from posts.payloads import CONFIG_FIELDS, CONNECTION_FIELDS
 from posts.pipeline.enqueue import enqueue_targets
@@ -56,24 +53,6 @@ def build_targets(post: Post, plan: PostPlan) -> list[PostTarget]:
     targets = PostTarget.objects.bulk_create([_target_row(post, t) for t in plan.targets])
     request_fits(post, targets)
     return targets
-
-
-def request_fits(post: Post, targets: list[PostTarget]) -> None:
-    """mediaFit auto: a variant of each of the post's files for each fitted entry's platform and
-    post type, queued on the media queue now (so it is ready before the scheduled time); one
-    that exists already is shared."""
-    fitted = [t for t in targets if t.media_fit]
-    urls = list(post.media_urls or [])
-    if not fitted or not urls:
-        return
-    kinds = media_kinds(workspace_id=str(post.workspace_id), urls=urls)
-    wanted = []
-    for target in fitted:
-        post_type = post_type_of(
-            Platform(target.platform), content_type=post.content_type, options=target.config or {}, kinds=kinds
-        )
-        wanted += [(url, target.platform, post_type.value) for url in urls]
-    variants_request(workspace_id=str(post.workspace_id), wanted=wanted)
 
 
 def _target_row(post: Post, target: TargetPlan) -> PostTarget:

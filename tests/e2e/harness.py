@@ -731,3 +731,12 @@ def webhook_receiver() -> Iterator[WebhookReceiver]:
     receiver = WebhookReceiver()
     yield receiver
     receiver.close()
+
+
+def start_media_worker_and_wait(stack: E2EStack, *, timeout: float = 90) -> None:
+    """Start the stack's ``media`` queue worker (:meth:`E2EStack.start_media_worker`, the
+    Procfile's worker-media: ``media.fit`` runs nowhere else) and wait until it is ready."""
+    log = stack.workdir / "media-worker.log"
+    offset = log.stat().st_size if log.exists() else 0
+    stack.start_media_worker()
+    wait_for(lambda: b" ready." in _read_from(log, offset), timeout=timeout, what="the media worker to be ready")

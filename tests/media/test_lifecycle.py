@@ -10,7 +10,7 @@ import time_machine
 from django.utils import timezone
 
 from media.lifecycle import collect_garbage
-from media.models import MediaFile
+from media.models import MediaFile, MediaSource, MediaVariant, VariantStatus
 from media.tasks import collect_garbage as collect_garbage_task
 from posts.models import Post, RecurringPost
 from tests.factories.media import MediaFileFactory
@@ -176,3 +176,73 @@ def test_the_beat_task_runs_twice_and_changes_the_world_once(workspace, local_me
     assert not exists(stale, local_media)
     assert exists(fresh, local_media)
     assert MediaFile.objects.get(id=fresh_unpreviewed.id).preview_status == "queued"
+
+
+# --- fitted variants (mediaFit auto): kept with their original, collected with it ------------
+
+
+def fitted(workspace, local_media: Path, original: MediaFile, **kwargs) -> MediaFile:
+    """A ready variant of ``original`` (made when it was), its output stored as the fit stores one."""
+    output = stored(workspace, local_media, source=MediaSource.FIT, **kwargs)
+    MediaVariant.objects.create(
+        workspace=workspace,
+        original=original,
+        platform="INSTAGRAM",
+        post_type="REEL",
+        status=VariantStatus.READY,
+        output=output,
+    )
+    return output
+
+
+def test_a_variant_lives_as_long_as_its_referenced_original(workspace, local_media):
+    original = stored(workspace, local_media, first_referenced_at=timezone.now())
+    variant = fitted(workspace, local_media, original)
+    scheduled = post(workspace, "SCHEDULED", [original.public_url])
+    assert sweep_twice(timezone.now() + 400 * DAY) == (0, 0)  # was: the variant went after 7 days
+    assert exists(original, local_media) and exists(variant, local_media)
+
+    Post.objects.filter(id=scheduled.id).update(status="COMPLETED", finished_at=timezone.now())
+    assert sweep_twice(timezone.now() + DAY) == (2, 0)  # collected with it, in the same sweep
+    assert not exists(original, local_media) and not exists(variant, local_media)
+    assert not MediaVariant.objects.exists()
+
+
+def test_a_variant_of_an_unreferenced_upload_goes_with_it_after_7_days(workspace, local_media):
+    original = stored(workspace, local_media)
+    variant = fitted(workspace, local_media, original)
+    assert sweep_twice(timezone.now() + 6 * DAY) == (0, 0)
+    assert sweep_twice(timezone.now() + 7 * DAY + dt.timedelta(minutes=1)) == (2, 0)
+    assert not exists(variant, local_media)
+
+
+@pytest.mark.parametrize("output_first", [True, False])
+def test_a_variant_goes_in_the_sweep_its_original_goes_whichever_batch_it_sorts_into(
+    workspace, local_media, monkeypatch, output_first
+):
+    monkeypatch.setattr("media.lifecycle.BATCH_SIZE", 1)
+    ids = ("med_a", "med_b") if output_first else ("med_b", "med_a")
+    original = stored(workspace, local_media, id=ids[1])
+    variant = fitted(workspace, local_media, original, id=ids[0])
+    assert sweep_twice(timezone.now() + 8 * DAY) == (2, 0)
+    assert not exists(original, local_media) and not exists(variant, local_media)
+
+
+def test_a_post_that_names_the_variant_keeps_it_after_its_original_goes(workspace, local_media):
+    original = stored(workspace, local_media)
+    variant = fitted(workspace, local_media, original, first_referenced_at=timezone.now())
+    draft = post(workspace, "DRAFT", [variant.public_url])
+    assert sweep_twice(timezone.now() + 8 * DAY) == (1, 0)
+    assert not exists(original, local_media) and exists(variant, local_media)
+
+    Post.objects.filter(id=draft.id).update(status="COMPLETED", finished_at=timezone.now())
+    assert sweep_twice(timezone.now() + 8 * DAY) == (1, 0)
+    assert not exists(variant, local_media)
+
+
+def test_a_series_that_names_the_original_keeps_its_variant(workspace, local_media):
+    original = stored(workspace, local_media, first_referenced_at=timezone.now())
+    variant = fitted(workspace, local_media, original)
+    series(workspace, "ACTIVE", {"text": "hi", "mediaUrls": [original.public_url]})
+    assert sweep_twice(timezone.now() + 30 * DAY) == (0, 0)
+    assert exists(variant, local_media)

@@ -7,6 +7,7 @@ real platform clients and the simulators."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import io
 import math
 import threading
@@ -32,6 +33,7 @@ from platforms.media_rules import (
 )
 from platforms.registry import get_client
 from platforms.sandbox import media_checks
+from platforms.sandbox.store import SandboxStore
 from tests.conftest import _QuietHandler
 from tests.platforms.conftest import connect_sandbox_account, drive, media_item
 
@@ -242,3 +244,32 @@ def test_tiktok_refuses_a_png_photo_and_takes_jpeg(sandbox: str, served: Any) ->
     assert refused.value.error_code == ErrorCode.MEDIA_REJECTED
     assert "file_format_check_failed" in refused.value.message
     _publish(Platform.TIKTOK, "CAROUSEL", [jpeg, jpeg], options)
+
+
+def test_each_simulator_logs_the_file_it_received(sandbox: str, served: Any) -> None:
+    """What a platform was sent is in its request log (``media``: SHA-256 and what was measured),
+    whether it pulled a URL (Instagram, TikTok) or was uploaded the bytes (YouTube, X)."""
+    data = video_bytes(360, 450, fps=30, seconds=3.5)  # 4:5, within all four platforms' rules
+    url = served("clip.mp4", data)
+    options = {"INSTAGRAM": {}, "TIKTOK": {"privacyLevel": "SELF_ONLY"}, "YOUTUBE": {"postType": "SHORTS"}}
+    for platform in (Platform.INSTAGRAM, Platform.TIKTOK, Platform.YOUTUBE, Platform.TWITTER):
+        SandboxStore(platform.slug).clear_requests()
+        identity = connect_sandbox_account(platform)[0]
+        request = PublishRequest(
+            target_id=f"t-{platform.slug}",
+            content_type="VIDEO",
+            text="what was sent",
+            options=options.get(platform.value, {}),
+            media=(media_item(url),),
+        )
+        state: dict[str, Any] = {}
+        for _ in range(3):  # the file is sent by the first step (YouTube: the second, after opening a session)
+            state = get_client(platform).publish(identity.credentials, request, state).state
+            logged = [m for entry in SandboxStore(platform.slug).requests() for m in entry.get("media", [])]
+            if logged:
+                break
+        assert logged, platform
+        assert {m["sha256"] for m in logged} == {hashlib.sha256(data).hexdigest()}, platform
+        assert {(m["width"], m["height"], m["videoCodec"], m["bytes"]) for m in logged} == {
+            (360, 450, "h264", len(data))
+        }, platform

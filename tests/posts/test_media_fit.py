@@ -1,10 +1,12 @@
 """mediaFit auto (issue 34 item 4) on the post side: create accepts a file a fit repairs (and
 still refuses a duration), queues one variant per platform and post type, the entry lists its
 ``mediaVariants``, and the publisher sends the variant, waits for one being made, and fails an
-entry whose fit failed with ``media_fit_failed``."""
+entry whose fit failed with ``media_fit_failed``. Thread items' media is fitted per platform under
+each item's post type, and every occurrence of a recurring series fits as its first post did."""
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 from typing import Any
 
@@ -14,8 +16,9 @@ from rest_framework.test import APIClient
 from media.models import MediaVariant, VariantStatus
 from media.storage import get_media_storage
 from media.tasks import fit_media, probe_media
-from posts.models import PostTarget
+from posts.models import Post, PostTarget, RecurringPost
 from posts.pipeline import publisher
+from posts.recurrence.occurrences import create_occurrence
 from tests.factories.accounts import SocialAccountFactory
 from tests.factories.media import MediaFileFactory
 from tests.media import corpus
@@ -30,11 +33,11 @@ def local_media(settings: Any, tmp_path: Any) -> None:
     settings.MEDIA_ROOT = str(tmp_path / "media")
 
 
-def probed(workspace: Workspace, data: bytes) -> str:
+def probed(workspace: Workspace, data: bytes, *, mime_type: str = "image/jpeg", file_name: str = "tall.jpg") -> str:
     row = MediaFileFactory(
-        workspace=workspace, uploaded=True, kind="image", mime_type="image/jpeg", file_name="tall.jpg", size=len(data)
+        workspace=workspace, uploaded=True, kind="image", mime_type=mime_type, file_name=file_name, size=len(data)
     )
-    get_media_storage().save(row.key, io.BytesIO(data), content_type="image/jpeg")
+    get_media_storage().save(row.key, io.BytesIO(data), content_type=mime_type)
     probe_media(row.id)
     return str(row.public_url)
 
@@ -99,3 +102,112 @@ def test_the_publisher_sends_the_variant_waits_for_one_being_made_and_fails_a_fa
     with pytest.raises(publisher._Unsendable) as failed:
         publisher._fitted(target, (item,))
     assert failed.value.error_code == "media_fit_failed"
+
+
+# --- thread items ------------------------------------------------------------------------
+
+
+def thread_body(workspace: Workspace, url: str, **extra: Any) -> dict[str, Any]:
+    x = SocialAccountFactory(workspace=workspace, platform="TWITTER")
+    sky = SocialAccountFactory(workspace=workspace, platform="BLUESKY")
+    return {
+        "contentType": "TEXT",
+        "text": "1/",
+        "thread": [{"text": "2/ a photo", "mediaUrls": [url]}, {"text": "3/"}],
+        "timezone": "UTC",
+        "platforms": ["TWITTER", "BLUESKY"],
+        "twitterConnectionIds": [x.id],
+        "blueskyConnectionIds": [sky.id],
+        "scheduledAt": "2099-01-01T00:00:00Z",
+        **extra,
+    }
+
+
+def test_a_thread_items_media_is_fitted_for_each_platform_and_sent_fitted(api: APIClient, workspace: Workspace) -> None:
+    heic = probed(workspace, corpus.image((400, 300), "HEIF"), mime_type="image/heic", file_name="phone.heic")
+    refused = api.post("/api/v1/social-posts", thread_body(workspace, heic), format="json")
+    assert refused.status_code == 400 and refused.json()["code"] == "media_format"  # X takes no HEIC
+    assert "thread[0].mediaUrls: TWITTER" in refused.json()["message"][0]
+    created = api.post("/api/v1/social-posts", thread_body(workspace, heic, mediaFit="auto"), format="json")
+    assert created.status_code == 201, created.json()
+    variants = {v.platform: v for v in MediaVariant.objects.filter(original__public_url=heic)}
+    assert {(p, v.post_type, v.status) for p, v in variants.items()} == {
+        ("TWITTER", "FEED", VariantStatus.QUEUED),
+        ("BLUESKY", "FEED", VariantStatus.QUEUED),
+    }
+    post_id = created.json()["postId"]
+    x = PostTarget.objects.select_related("post").get(post_id=post_id, platform="TWITTER")
+    with pytest.raises(publisher._FitNotReady):
+        publisher._thread_parts(x)  # never the original instead
+    assert fit_media(variants["TWITTER"].id) == VariantStatus.READY
+    assert fit_media(variants["BLUESKY"].id) == VariantStatus.UNCHANGED  # Bluesky takes any image/*
+    variants["TWITTER"].refresh_from_db()
+    fitted = variants["TWITTER"].output
+    assert fitted is not None and fitted.mime_type == "image/jpeg"
+    [item, text_only] = publisher._thread_parts(x)
+    assert [m.url for m in item.media] == [fitted.public_url] and text_only.media == ()
+    sky = PostTarget.objects.select_related("post").get(post_id=post_id, platform="BLUESKY")
+    assert [m.url for m in publisher._thread_parts(sky)[0].media] == [heic]
+    entries = {e["platform"]: e for e in api.get(f"/api/v1/social-posts/{post_id}").json()["platforms"]}
+    assert [
+        (v["originalUrl"], v["url"], v["status"], v["rulesFixed"]) for v in entries["TWITTER"]["mediaVariants"]
+    ] == [(heic, fitted.public_url, "ready", ["media_format"])]
+    assert [(v["url"], v["status"]) for v in entries["BLUESKY"]["mediaVariants"]] == [(None, "unchanged")]
+
+
+def test_a_thread_item_without_media_fit_is_sent_as_it_is(api: APIClient, workspace: Workspace) -> None:
+    url = probed(workspace, corpus.image((400, 300)))
+    created = api.post("/api/v1/social-posts", thread_body(workspace, url), format="json")
+    assert created.status_code == 201, created.json()
+    assert not MediaVariant.objects.exists()
+    x = PostTarget.objects.select_related("post").get(post_id=created.json()["postId"], platform="TWITTER")
+    assert [m.url for m in publisher._thread_parts(x)[0].media] == [url]
+    assert "mediaVariants" not in api.get(f"/api/v1/social-posts/{x.post_id}").json()["platforms"][0]
+
+
+# --- recurring series --------------------------------------------------------------------
+
+
+def test_every_occurrence_of_a_series_fits_as_its_first_post_did(api: APIClient, workspace: Workspace) -> None:
+    url = probed(workspace, corpus.image((400, 600)))
+    created = api.post(
+        "/api/v1/social-posts", body(workspace, url, mediaFit="auto", recurrence={"frequency": "DAILY"}), format="json"
+    )
+    assert created.status_code == 201, created.json()
+    series = RecurringPost.objects.get(id=created.json()["recurringPostId"])
+    assert [t.get("mediaFit") for t in series.template["targets"]] == ["auto"]
+    first = MediaVariant.objects.get(original__public_url=url)
+    assert fit_media(first.id) == VariantStatus.READY
+    first.refresh_from_db()
+
+    second = create_occurrence(
+        series, Post.objects.get(id=created.json()["postId"]).scheduled_at + dt.timedelta(days=1)
+    )
+    assert second is not None
+    [target] = second.targets.select_related("post")
+    assert target.media_fit
+    assert list(MediaVariant.objects.values_list("id", flat=True)) == [first.id]  # shared, not made again
+    item = publisher.MediaItem(url=url, kind="image", mime_type="image/jpeg", size=1)
+    [sent] = publisher._fitted(target, (item,))
+    assert first.output is not None and sent.url == first.output.public_url
+    [entry] = api.get(f"/api/v1/social-posts/{second.id}").json()["platforms"]
+    assert entry["mediaFit"] == "auto" and entry["mediaVariants"][0]["url"] == first.output.public_url
+
+    MediaVariant.objects.all().delete()  # a variant that is not there any more is asked for again
+    third = create_occurrence(series, second.scheduled_at + dt.timedelta(days=1))
+    assert third is not None
+    again = MediaVariant.objects.get(original__public_url=url)
+    assert (again.platform, again.post_type, again.status) == ("INSTAGRAM", "FEED", VariantStatus.QUEUED)
+
+
+def test_a_series_without_media_fit_keeps_its_template_as_it_was(api: APIClient, workspace: Workspace) -> None:
+    url = probed(workspace, corpus.image((400, 500)))  # 4:5: Instagram takes it as it is
+    created = api.post("/api/v1/social-posts", body(workspace, url, recurrence={"frequency": "DAILY"}), format="json")
+    assert created.status_code == 201, created.json()
+    series = RecurringPost.objects.get(id=created.json()["recurringPostId"])
+    assert all("mediaFit" not in t for t in series.template["targets"])
+    occurrence = create_occurrence(
+        series, Post.objects.get(id=created.json()["postId"]).scheduled_at + dt.timedelta(days=1)
+    )
+    assert occurrence is not None and not occurrence.targets.get().media_fit
+    assert not MediaVariant.objects.exists()
