@@ -15,7 +15,9 @@ The policy (docs/contract.md, "Fitting media"):
   what the post says, so it stays a refusal) and a file the probe could not read.
 - Vertical video: where the platform recommends 9:16 framing (Instagram Reels and Stories,
   Facebook Reels and Stories, YouTube Shorts, TikTok videos: ``FIT_RATIOS``), a video of another
-  ratio is padded to 9:16 even when its own ratio is allowed.
+  ratio is padded to 9:16 even when its own ratio is allowed, in a frame no larger than the
+  1080 x 1920 these platforms recommend (``FRAME_WIDTH``): a landscape 1080p video padded at its
+  own width would be 1920 x 3412, four times the pixels to encode for no picture gained.
 - A fitted file is probed and checked against the rules again before it is kept: a variant that
   still breaks one fails (``media_fit_failed``) rather than being sent."""
 
@@ -84,6 +86,9 @@ FIT_RATIOS: dict[tuple[Platform, PostType], Ratio] = {
     (Platform.YOUTUBE, PostType.SHORT): NINE_SIXTEEN,
     (Platform.TIKTOK, PostType.FEED): NINE_SIXTEEN,
 }
+# The widest frame a video reframed to its platform's recommended ratio is made at (1080 x 1920
+# for 9:16): the picture inside is only ever scaled down to it, never cut.
+FRAME_WIDTH = 1080
 FITTED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
 DEFAULT_VIDEO_BIT_RATE = 8_000_000  # a 1080p H.264 target where the platform names no cap
 _RATIO_EPSILON = 0.002
@@ -157,6 +162,8 @@ def fit_plan(
         codes.append(MEDIA_ASPECT_RATIO)
     canvas_w, canvas_h = _canvas(spec, width, height, preferred)
     scale = _scale(spec, canvas_w, canvas_h)
+    if reframe and canvas_w * scale > FRAME_WIDTH:
+        scale = FRAME_WIDTH / canvas_w
     even = kind == MediaKind.VIDEO
     out_w, out_h = _within_ratio(spec, _side(canvas_w * scale, even), _side(canvas_h * scale, even), even)
     content_w = min(out_w, _side(width * scale, even))
