@@ -13,7 +13,9 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 SCENARIOS = ("api", "burst", "steady", "webhooks", "analytics", "media", "memory")
 # Run only when named (--scenario): media re-encodes video for minutes of one core, past the
@@ -94,37 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         stack.start()
         runner = Bench(stack=stack, quick=args.quick)
         runner.record_memory("start-up")
-        for name in selected:
-            print(f"bench: settling the database before {name} …", flush=True)
-            settled = settle_database()
-            print(f"bench: running {name} …", flush=True)
-            module = importlib.import_module(f"bench.scenarios.{name}")
-            scenario_started = time.monotonic()
-            try:
-                if name == "analytics" and args.analytics_posts:
-                    report = module.run(runner, total=args.analytics_posts)
-                else:
-                    report = module.run(runner)
-            except Exception:
-                failures += 1
-                traceback.print_exc()
-                continue
-            report.details["scenarioSeconds"] = round(time.monotonic() - scenario_started, 1)
-            report.details["settle"] = settled
-            report.details["applicationCode"] = code
-            if settled["autovacuum"]["stillRunning"]:
-                report.notes.append(f"autovacuum was still running when {name} started: see details.settle")
-            # The machine is shared: the load average beside each table says how shared it was.
-            report.details["loadAverage"] = [round(x, 2) for x in os.getloadavg()]
-            if name != "memory":
-                runner.record_memory(name)
-            report.write()
-            print(report.render(), flush=True)
-            load = report.details["loadAverage"]
-            print(
-                f"   ({report.details['scenarioSeconds']:.0f} s; load average {load[0]} / {load[1]} / {load[2]})\n",
-                flush=True,
-            )
+        failures = run_scenarios(
+            runner, selected, settle=settle_database, code=code, analytics_posts=args.analytics_posts
+        )
     finally:
         stack.stop()
         stack.redis.stop()
@@ -139,6 +113,54 @@ def main(argv: list[str] | None = None) -> int:
             stack.drop_database()
     print(f"bench: done in {time.monotonic() - started:.0f} s; JSON under var/bench/", flush=True)
     return 1 if failures else 0
+
+
+def run_scenarios(
+    runner: Any,
+    selected: list[str],
+    *,
+    settle: Callable[[], dict[str, Any]],
+    code: str,
+    analytics_posts: int | None = None,
+    load: Callable[[str], Any] = importlib.import_module,
+) -> int:
+    """Each of ``selected`` in turn, each after its own ``settle()`` (the database vacuumed,
+    analysed, checkpointed, autovacuum idle: ``bench.settle``), so a scenario run after another
+    reads what it reads alone. Writes and prints each report; returns how many scenarios raised."""
+    failures = 0
+    for name in selected:
+        print(f"bench: settling the database before {name} …", flush=True)
+        settled = settle()
+        print(f"bench: running {name} …", flush=True)
+        module = load(f"bench.scenarios.{name}")
+        scenario_started = time.monotonic()
+        try:
+            if name == "analytics" and analytics_posts:
+                report = module.run(runner, total=analytics_posts)
+            else:
+                report = module.run(runner)
+        except Exception:
+            failures += 1
+            traceback.print_exc()
+            continue
+        report.details["scenarioSeconds"] = round(time.monotonic() - scenario_started, 1)
+        report.details["settle"] = settled
+        report.details["applicationCode"] = code
+        if settled["autovacuum"]["stillRunning"]:
+            report.notes.append(f"autovacuum was still running when {name} started: see details.settle")
+        # The machine is shared: the load average beside each table says how shared it was.
+        report.details["loadAverage"] = [round(x, 2) for x in os.getloadavg()]
+        if name != "memory":
+            runner.record_memory(name)
+        report.write()
+        print(report.render(), flush=True)
+        load_average = report.details["loadAverage"]
+        print(
+            f"   ({report.details['scenarioSeconds']:.0f} s; load average "
+            f"{load_average[0]} / {load_average[1]} / {load_average[2]})\n",
+            flush=True,
+        )
+    return failures
 
 
 def _compare(args: argparse.Namespace, selected: list[str]) -> int:

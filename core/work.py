@@ -138,44 +138,89 @@ class _Errands:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: list[tuple[Callable[[], Any], Future[Any]]] = []
+        self._waiting: list[tuple[Callable[[], Any] | Together[Any], Future[Any]]] = []
         self._bell: Future[None] = Future()
 
     def bell(self) -> Future[None]:
         with self._lock:
             return self._bell
 
-    def post(self, errand: Callable[[], Value]) -> Value:
+    def post(self, errand: Callable[[], Value] | Together[Value]) -> Value:
+        return self.submit(errand).result()
+
+    def submit(self, errand: Callable[[], Value] | Together[Value]) -> Future[Value]:
+        """Leave ``errand`` for the caller's thread and ring; its future holds what it returned."""
         done: Future[Value] = Future()
         with self._lock:
             self._waiting.append((errand, done))
             if not self._bell.done():
                 self._bell.set_result(None)
-        return done.result()
+        return done
 
     def run_waiting(self) -> None:
         with self._lock:
             waiting, self._waiting = self._waiting, []
             if self._bell.done():
                 self._bell = Future()
+        # Errands of one ``Together.run`` waiting at this moment run in one go, where the first of
+        # them stood; the others one by one, in the order they came.
+        together: dict[Callable[[list[Any]], list[Any]], list[tuple[Any, Future[Any]]]] = {}
+        order: list[tuple[Callable[[], Any], Future[Any]] | Callable[[list[Any]], list[Any]]] = []
         for errand, done in waiting:
+            if isinstance(errand, Together):
+                if errand.run not in together:
+                    order.append(errand.run)
+                together.setdefault(errand.run, []).append((errand.item, done))
+            else:
+                order.append((errand, done))
+        for entry in order:
+            if isinstance(entry, tuple):
+                single, done = entry
+                try:
+                    done.set_result(single())
+                except BaseException as exc:
+                    done.set_exception(exc)
+                continue
+            members = together[entry]
             try:
-                done.set_result(errand())
+                values = entry([item for item, _ in members])
+                if len(values) != len(members):
+                    raise RuntimeError(f"{entry!r} answered {len(values)} values for {len(members)} items")
             except BaseException as exc:
-                done.set_exception(exc)
+                for _, done in members:
+                    done.set_exception(exc)
+                continue
+            for (_, done), value in zip(members, values, strict=True):
+                done.set_result(value)
 
 
 _errands: ContextVar[_Errands | None] = ContextVar("work_errands", default=None)
 
 
-def on_caller_thread(errand: Callable[[], Value]) -> Value:
+@dataclass(frozen=True)
+class Together(Generic[Value]):
+    """An errand the gathering thread may run in one go with the others of the same ``run`` that
+    wait at that moment (calls about to leave side by side, each recording its start): ``run``
+    takes their ``item``s and returns one value per item, in their order. Each call still waits
+    until its own item was run, and gets its value (or what ``run`` raised)."""
+
+    run: Callable[[list[Any]], list[Value]]
+    item: Any
+
+
+def on_caller_thread(errand: Callable[[], Value] | Together[Value]) -> Value:
     """Run ``errand`` (a short database write) on the thread that runs :func:`gather` and return
     what it returns (or raise what it raised), the calling thread waiting meanwhile: for a
     ``call`` that must write something at a precise moment of its run (a remote call about to
     leave). Anywhere else (outside a ``call``, or a ``call`` run on the caller's thread itself)
-    ``errand`` simply runs here."""
+    ``errand`` simply runs here. A :class:`Together` errand is run with the others of its kind
+    waiting at the same moment."""
     errands = _errands.get()
-    return errand() if errands is None else errands.post(errand)
+    if errands is not None:
+        return errands.post(errand)
+    if isinstance(errand, Together):
+        return errand.run([errand.item])[0]
+    return errand()
 
 
 def gather(

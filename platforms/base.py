@@ -16,7 +16,7 @@ from typing import Any
 
 import requests
 
-from platforms.transport import tracking_adapter
+from platforms.transport import platform_session
 
 
 class Platform(enum.StrEnum):
@@ -358,13 +358,9 @@ def thread_session() -> requests.Session:
     urllib3 retries nothing by itself."""
     session: requests.Session | None = getattr(_local, "session", None)
     if session is None:
-        session = requests.Session()
-        session.trust_env = False
-        # Its connections note when a request is first written (never sent vs maybe sent).
-        adapter = tracking_adapter(pool_connections=20, pool_maxsize=4)
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        session.headers["User-Agent"] = "Crosspost/1.0"
+        # Its connections note when a request is first written (never sent vs maybe sent), and its
+        # plain calls take a shorter path than requests' own (platforms.transport.PlatformSession).
+        session = platform_session()
         _local.session = session
     return session
 

@@ -10,6 +10,14 @@ handshake), and :func:`watching` collects those notes for one call. A call that 
 and wrote nothing (refused, DNS failure, connect or handshake failure or timeout, no connection
 from the pool) was never sent; one that wrote anything may have been acted on.
 
+A platform session (:class:`PlatformSession`) sends a plain call (no cookies, auth, proxies or
+per-call options of its own: every call the platform clients make) on a shorter path than
+``requests.Session.request``: the request is prepared from the call and the session's headers
+alone (no merging of environment settings, of empty cookie jars, auth and params), handed to the
+same adapter (so ``requests``' own adapter, and whatever stands in for it in a test, still sends
+it), the response hooks run, and cookies and redirects are handled only when the answer carries
+them, as ``Session.send`` would. Anything else takes ``requests``' own path.
+
 urllib3 never re-sends on its own here: the adapter keeps requests' ``max_retries=0`` (urllib3's
 ``Retry(0, read=False)``): one connection attempt, no retry after an error. A keep-alive connection
 the server closed while it sat in the pool is noticed before reuse (urllib3 drops it and connects
@@ -25,7 +33,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+import requests
 from requests.adapters import HTTPAdapter
+from requests.hooks import dispatch_hook
+from requests.models import PreparedRequest
+from requests.structures import CaseInsensitiveDict
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.response import BaseHTTPResponse
@@ -109,3 +121,100 @@ class TrackingAdapter(HTTPAdapter):
 def tracking_adapter(**kwargs: Any) -> TrackingAdapter:
     """An adapter for a platform session (``kwargs`` as for ``HTTPAdapter``; no retries)."""
     return TrackingAdapter(max_retries=0, **kwargs)
+
+
+class PlatformSession(requests.Session):
+    """A ``requests.Session`` whose plain calls skip the session-level work they do not need (see
+    the module docstring); the answer is the same ``requests.Response``, its hooks, cookies and
+    redirects handled as ``requests`` handles them."""
+
+    def request(  # type: ignore[override]
+        self,
+        method: str,
+        url: str,
+        params: Any = None,
+        data: Any = None,
+        headers: Any = None,
+        cookies: Any = None,
+        files: Any = None,
+        auth: Any = None,
+        timeout: Any = None,
+        allow_redirects: bool = True,
+        proxies: Any = None,
+        hooks: Any = None,
+        stream: Any = None,
+        verify: Any = None,
+        cert: Any = None,
+        json: Any = None,
+    ) -> requests.Response:
+        plain = (
+            cookies is None
+            and auth is None
+            and not proxies
+            and hooks is None
+            and not stream
+            and verify is None
+            and cert is None
+            and isinstance(url, str)
+            and not self.trust_env
+            and self.auth is None
+            and not self.params
+            and not self.proxies
+            and not self.stream
+            and self.cert is None
+        )
+        if not plain:
+            return super().request(
+                method,
+                url,
+                params=params,
+                data=data,
+                headers=headers,
+                cookies=cookies,
+                files=files,
+                auth=auth,
+                timeout=timeout,
+                allow_redirects=allow_redirects,
+                proxies=proxies,
+                hooks=hooks,
+                stream=stream,
+                verify=verify,
+                cert=cert,
+                json=json,
+            )
+        merged = CaseInsensitiveDict(self.headers)
+        if headers:
+            merged.update(headers)
+            for name in [name for name, value in merged.items() if value is None]:
+                del merged[name]  # requests drops a header set to None
+        prepared = PreparedRequest()
+        prepared.prepare_method(method)
+        prepared.prepare_url(url, params or {})
+        prepared.prepare_headers(merged)
+        prepared.prepare_cookies(self.cookies)
+        prepared.prepare_body(data or {}, files, json)
+        prepared.prepare_auth(None, url)
+        prepared.prepare_hooks(self.hooks)
+        options: dict[str, Any] = {"timeout": timeout, "verify": self.verify, "cert": None, "proxies": {}}
+        response = self.get_adapter(url=prepared.url or url).send(prepared, stream=False, **options)
+        response = dispatch_hook("response", prepared.hooks, response, stream=False, **options)
+        if "set-cookie" in response.headers:
+            requests.cookies.extract_cookies_to_jar(self.cookies, prepared, response.raw)
+        if allow_redirects and response.is_redirect:
+            history = [response, *self.resolve_redirects(response, prepared, stream=False, **options)]
+            response = history.pop()
+            response.history = history
+        response.content  # noqa: B018  (read now, as requests does for a call that does not stream)
+        return response
+
+
+def platform_session() -> PlatformSession:
+    """A new platform session: its connections note when a request is first written, proxies from
+    the environment are ignored, urllib3 retries nothing by itself."""
+    session = PlatformSession()
+    session.trust_env = False
+    adapter = tracking_adapter(pool_connections=20, pool_maxsize=4)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = "Crosspost/1.0"
+    return session

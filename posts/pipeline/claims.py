@@ -112,31 +112,42 @@ BOOK_KEY = "_pipeline"
 SENDING_KEY = "sending"
 
 _STARTED_SENDING_SQL = """
-UPDATE posts_posttarget
-SET remote_state = remote_state || jsonb_build_object(
-        %(book)s, COALESCE(remote_state -> %(book)s, '{}'::jsonb) || jsonb_build_object(%(key)s, %(marker)s::text))
-WHERE id = %(id)s AND status = %(publishing)s AND lease_until = %(lease)s
+UPDATE posts_posttarget t
+SET remote_state = t.remote_state || jsonb_build_object(
+        %(book)s, COALESCE(t.remote_state -> %(book)s, '{}'::jsonb) || jsonb_build_object(%(key)s, v.marker))
+FROM unnest(%(ids)s::text[], %(leases)s::timestamptz[], %(markers)s::text[]) AS v(id, lease_until, marker)
+WHERE t.id = v.id AND t.status = %(publishing)s AND t.lease_until = v.lease_until
+RETURNING t.id
 """
 
 
-def claim_started_sending(claim: Claim) -> bool:
-    """Record, fenced by ``claim``, that its attempt starts sending: its first call that may
-    create something on the platform is about to leave. A worker lost after this may have
-    reached the platform; one lost before it sent nothing, and the sweeper retries its entry.
-    False when the claim was taken over: the call must not leave."""
+def claims_started_sending(claims: list[Claim]) -> list[bool]:
+    """Record, each fenced by its claim, that the attempts of ``claims`` start sending: the first
+    call of each that may create something on the platform is about to leave. A worker lost after
+    this may have reached the platform; one lost before it sent nothing, and the sweeper retries
+    its entry. One statement for all of them (the calls that leave side by side record together);
+    each answer is False when that claim was taken over: its call must not leave."""
+    if not claims:
+        return []
     with connection.cursor() as cursor:
         cursor.execute(
             _STARTED_SENDING_SQL,
             {
                 "book": BOOK_KEY,
                 "key": SENDING_KEY,
-                "marker": claim.lease_until.isoformat(),
-                "id": claim.target_id,
+                "ids": [claim.target_id for claim in claims],
+                "leases": [claim.lease_until for claim in claims],
+                "markers": [claim.lease_until.isoformat() for claim in claims],
                 "publishing": TargetStatus.PUBLISHING.value,
-                "lease": claim.lease_until,
             },
         )
-        return cursor.rowcount == 1
+        recorded = {row[0] for row in cursor.fetchall()}
+    return [claim.target_id in recorded for claim in claims]
+
+
+def claim_started_sending(claim: Claim) -> bool:
+    """:func:`claims_started_sending` of one claim."""
+    return claims_started_sending([claim])[0]
 
 
 started_sending = step.started_sending

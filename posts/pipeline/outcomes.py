@@ -135,6 +135,8 @@ def log_attempt(claim: Claim, outcome: str, *, delay: float | None = None, error
     its fields name the post, the entry (``entry_id``), the platform, the attempt, the outcome,
     the delay (``retry_in_s``) and the errorCode."""
     level, template = _ATTEMPT_LINES[outcome]
+    if not attempt_logger.isEnabledFor(level):
+        return  # nothing is put together for a line no handler would see
     seconds = None if delay is None else round(max(delay, 0.0), 1)
     message = template.format(delay=f"{seconds:g}" if seconds is not None else "-")
     attempt_logger.log(

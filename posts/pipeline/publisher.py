@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -42,7 +41,7 @@ from platforms.media_rules import PostType, post_type_of
 from posts.fitting import thread_item_post_type
 from posts.models import PostTarget
 from posts.pipeline import lateness, outcomes, step, thread_sequence
-from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, Claim, claim_started_sending, claim_targets
+from posts.pipeline.claims import BOOK_KEY, SENDING_KEY, Claim, claim_targets, claims_started_sending
 from posts.pipeline.enqueue import enqueue_targets
 
 logger = logging.getLogger(__name__)
@@ -118,8 +117,9 @@ class _Call:
     sending: step.Sending = field(init=False)
 
     def __post_init__(self) -> None:
+        # The calls of a batch that leave at the same moment record their start in one statement.
         self.sending = step.Sending(
-            self.claim.lease_until, partial(claim_started_sending, self.claim), label=self.claim.target_id
+            self.claim.lease_until, work.Together(claims_started_sending, self.claim), label=self.claim.target_id
         )
 
 

@@ -128,7 +128,9 @@ class Sending:
     """One attempt's guard of its first request that may change something on the platform."""
 
     lease_until: dt.datetime
-    record_start: Callable[[], bool]  # the fenced write "this attempt starts sending"; False: taken over
+    # The fenced write "this attempt starts sending" (False: taken over); a ``work.Together`` is
+    # written with the other attempts' that wait at the same moment, in one statement.
+    record_start: Callable[[], bool] | work.Together[bool]
     label: str = ""
     started: bool = False
 

@@ -121,8 +121,9 @@ def post_create(
         created_by_id=user_id,
     )
     targets = build_targets(post, plan)
-    thread_media = [url for item in plan.thread for url in item["mediaUrls"]]
-    media_mark_referenced(workspace_id=workspace_id, urls=[*plan.media_urls, *thread_media])
+    referenced = [*plan.media_urls, *(url for item in plan.thread for url in item["mediaUrls"])]
+    if referenced:  # a post without media has nothing to mark (and skips its savepoint)
+        media_mark_referenced(workspace_id=workspace_id, urls=referenced)
     if plan.recurrence:
         _start_series(post, plan)
     go_live(post, timing=timing, target_ids=[t.id for t in targets])

@@ -343,13 +343,13 @@ def test_a_claimed_entry_not_yet_sending_fails_and_its_worker_sends_nothing(
     post = make_post(workspace, [account], text="claimed before the disconnect")
     target = targets_of(post)[0]
     [claim] = claim_targets([target.id], now=timezone.now(), lease=dt.timedelta(seconds=180))
-    original = publisher.claim_started_sending
+    original = publisher.claims_started_sending
 
-    def disconnect_first(claim_: Any) -> bool:
+    def disconnect_first(claims: list[Any]) -> list[bool]:
         account_disconnect(workspace_id=workspace.id, account_id=account.id, actor=TEST_ACTOR)
-        return original(claim_)
+        return original(claims)
 
-    monkeypatch.setattr(publisher, "claim_started_sending", disconnect_first)
+    monkeypatch.setattr(publisher, "claims_started_sending", disconnect_first)
     errors: list[BaseException] = []
     step.attempt(publisher.PUBLISH_STEP, [claim], width=1, errors=errors)
     assert errors == []

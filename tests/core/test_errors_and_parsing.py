@@ -397,3 +397,15 @@ def test_log_lines_of_a_request_carry_its_request_id(api):
     from core.middleware import request_id_var
 
     assert request_id_var.get() == "-"  # forgotten once the response is closed
+
+
+def test_a_new_request_id_is_a_version_4_uuid_in_hex() -> None:
+    import uuid
+
+    from core.middleware import new_request_id
+
+    ids = {new_request_id() for _ in range(200)}
+    assert len(ids) == 200
+    for value in ids:
+        parsed = uuid.UUID(hex=value)
+        assert parsed.hex == value and parsed.version == 4 and parsed.variant == uuid.RFC_4122

@@ -213,3 +213,65 @@ def test_a_call_hands_its_database_write_to_the_gathering_thread_and_waits_for_i
 
 def test_outside_gather_an_errand_runs_at_once() -> None:
     assert work.on_caller_thread(lambda: threading.get_ident()) == threading.get_ident()
+
+
+def test_errands_of_one_together_waiting_at_once_run_in_one_go_each_getting_its_value() -> None:
+    batches: list[list[int]] = []
+
+    def record(items: list[int]) -> list[int]:
+        batches.append(list(items))
+        return [item * 10 for item in items]
+
+    errands = work._Errands()
+    plain = errands.submit(lambda: "plain")
+    futures = [errands.submit(work.Together(record, n)) for n in (1, 2, 3)]
+    other = errands.submit(work.Together(lambda items: [f"other {i}" for i in items], 9))
+
+    errands.run_waiting()
+
+    assert batches == [[1, 2, 3]]  # one statement's worth for the three, in the order they came
+    assert [future.result() for future in futures] == [10, 20, 30]
+    assert plain.result() == "plain" and other.result() == "other 9"
+
+
+def test_a_together_run_that_raises_or_miscounts_reaches_each_of_its_errands() -> None:
+    def broken(items: list[int]) -> list[int]:
+        raise ValueError("write failed")
+
+    def one_value(items: list[int]) -> list[int]:
+        return [1]
+
+    errands = work._Errands()
+    failing = [errands.submit(work.Together(broken, n)) for n in (1, 2)]
+    short = [errands.submit(work.Together(one_value, n)) for n in (1, 2)]
+    errands.run_waiting()
+
+    for future in failing:
+        assert isinstance(future.exception(), ValueError)
+    for future in short:
+        assert isinstance(future.exception(), RuntimeError)
+
+
+def test_together_errands_from_calls_side_by_side_each_get_their_own_value() -> None:
+    caller = threading.get_ident()
+    batches: list[list[int]] = []
+
+    def record(items: list[int]) -> list[int]:
+        assert threading.get_ident() == caller
+        batches.append(list(items))
+        return [-item for item in items]
+
+    arrived: dict[int, Any] = {}
+    work.gather(
+        range(8),
+        lambda n: work.on_caller_thread(work.Together(record, n)),
+        lambda answers: arrived.update({a.item: a.value for a in answers}),
+        width=4,
+    )
+
+    assert arrived == {n: -n for n in range(8)}
+    assert sorted(item for batch in batches for item in batch) == list(range(8))  # each once
+
+
+def test_outside_gather_a_together_errand_runs_alone() -> None:
+    assert work.on_caller_thread(work.Together(lambda items: [len(items)], "x")) == 1
