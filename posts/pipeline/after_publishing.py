@@ -142,20 +142,12 @@ class _ActionStep:
                 id__in=[c.target_id for c in claims]
             )
         }
-        calls: list[_Call] = []
-        for claim in claims:
-            action = actions.get(claim.target_id)
-            if action is None:
-                continue
-            try:
-                call = _prepare(claim, action)
-            except Exception as exc:
-                logger.exception("preparing action %s raised", claim.target_id)
-                errors.append(exc)
-                continue
-            if call is not None:
-                calls.append(call)
-        return calls
+        return step.each(
+            [(claim, actions[claim.target_id]) for claim in claims if claim.target_id in actions],
+            lambda pair: _prepare(*pair),
+            errors=errors,
+            name=lambda pair: f"preparing action {pair[0].target_id}",
+        )
 
     def call(self, call: _Call) -> EditResult | None:
         with step.send(call.sending):
@@ -170,12 +162,12 @@ class _ActionStep:
             return call.client.edit(call.creds, call.request)
 
     def write(self, arrived: list[work.Arrived[_Call, EditResult | None]], errors: list[BaseException]) -> None:
-        for answer in arrived:
-            try:
-                _finish(answer.item, answer.value, answer.error)
-            except Exception as exc:
-                logger.exception("action %s raised", answer.item.claim.target_id)
-                errors.append(exc)
+        step.each(
+            arrived,
+            lambda answer: _finish(answer.item, answer.value, answer.error),
+            errors=errors,
+            name=lambda answer: f"action {answer.item.claim.target_id}",
+        )
 
 
 ACTION_STEP = _ActionStep()

@@ -114,29 +114,19 @@ class _CommentStep:
                 _requeue_early(target_id)
 
     def prepare(self, claims: list[CommentClaim], errors: list[BaseException]) -> list[_Call]:
-        calls = []
-        for claim in claims:
-            try:
-                call = _prepare(claim)
-            except Exception as exc:
-                logger.exception("first comment of %s raised", claim.target_id)
-                errors.append(exc)
-                continue
-            if call is not None:
-                calls.append(call)
-        return calls
+        return step.each(claims, _prepare, errors=errors, name=lambda claim: f"first comment of {claim.target_id}")
 
     def call(self, call: _Call) -> PublishResult:
         with step.send(call.sending):
             return call.client.comment(call.creds, call.request, call.state)
 
     def write(self, arrived: list[work.Arrived[_Call, PublishResult]], errors: list[BaseException]) -> None:
-        for answer in arrived:
-            try:
-                _finish(answer.item, answer.value, answer.error)
-            except Exception as exc:
-                logger.exception("first comment of %s raised", answer.item.claim.target_id)
-                errors.append(exc)
+        step.each(
+            arrived,
+            lambda answer: _finish(answer.item, answer.value, answer.error),
+            errors=errors,
+            name=lambda answer: f"first comment of {answer.item.claim.target_id}",
+        )
 
 
 @dataclass

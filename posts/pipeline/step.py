@@ -54,6 +54,8 @@ BACKOFF_SECONDS = (10.0, 30.0, 90.0, 240.0, 600.0)
 ClaimT = TypeVar("ClaimT")
 CallT = TypeVar("CallT")
 AnswerT = TypeVar("AnswerT")
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
 
 
 class StepKind(Protocol[ClaimT, CallT, AnswerT]):
@@ -104,6 +106,29 @@ def attempt(
         return
     calls = kind.prepare(claims, errors)
     work.gather(calls, kind.call, partial(kind.write, errors=errors), width=width)
+
+
+def each(
+    items: Iterable[ItemT],
+    handle: Callable[[ItemT], ResultT | None],
+    *,
+    errors: list[BaseException],
+    name: Callable[[ItemT], str],
+) -> list[ResultT]:
+    """``handle`` each item of a kind's ``prepare`` or ``write`` in turn, so that one that raises
+    stops none of the others: its exception is logged under ``name(item)`` and kept in ``errors``
+    (``run`` raises the first at the end). Returns what ``handle`` gave that is not None."""
+    results: list[ResultT] = []
+    for item in items:
+        try:
+            result = handle(item)
+        except Exception as exc:
+            logger.exception("%s raised", name(item))
+            errors.append(exc)
+            continue
+        if result is not None:
+            results.append(result)
+    return results
 
 
 # --- sending: the line between "nothing left" and "may have reached the platform" -----------------
