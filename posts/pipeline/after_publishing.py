@@ -123,17 +123,8 @@ class _ActionStep:
     def requeue_early(self, ids: list[str], claims: list[step.RowClaim]) -> None:
         """An action that arrived before its time is queued again for it; one waiting behind an
         earlier action of its entry is queued when that one ends (:func:`_write`)."""
-        owned = {claim.target_id for claim in claims}
-        now = timezone.now()
-        early = PostTargetAction.objects.filter(
-            id__in=[i for i in ids if i not in owned], status=ActionStatus.PENDING, due_at__gt=now
-        ).values_list("id", "due_at")
-        for action_id, due_at in early:
-            if due_at is None:
-                continue
-            delay = (due_at - now).total_seconds() + 0.05
-            if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
-                enqueue_actions([action_id], countdown=delay)
+        for action_id, delay in step.early(COLUMNS, ids, claims):
+            enqueue_actions([action_id], countdown=delay)
 
     def prepare(self, claims: list[step.RowClaim], errors: list[BaseException]) -> list[_Call]:
         actions = {

@@ -108,10 +108,10 @@ class _CommentStep:
         return _claim(ids, now=now)
 
     def requeue_early(self, ids: list[str], claims: list[CommentClaim]) -> None:
-        owned = {claim.target_id for claim in claims}
-        for target_id in ids:
-            if target_id not in owned:
-                _requeue_early(target_id)
+        """A task that arrived before its comment was due is queued again with the remaining
+        countdown instead of being left to the sweeper."""
+        for target_id, delay in step.early(COLUMNS, ids, claims):
+            enqueue_first_comments([target_id], countdown=delay)
 
     def prepare(self, claims: list[CommentClaim], errors: list[BaseException]) -> list[_Call]:
         return step.each(claims, _prepare, errors=errors, name=lambda claim: f"first comment of {claim.target_id}")
@@ -145,21 +145,6 @@ def send_first_comments(target_ids: list[str]) -> int:
     run any number of times: what is not claimed is left alone (one that arrived early is queued
     again for its time). Returns how many this call attempted."""
     return step.run(COMMENT_STEP, list(target_ids), width=1)
-
-
-def _requeue_early(target_id: str) -> None:
-    """A task that arrived before its comment was due (clock skew, a countdown rounded down) puts
-    it back with the remaining countdown instead of leaving it to the sweeper."""
-    now = timezone.now()
-    due_at = (
-        PostTarget.objects.filter(id=target_id, comment_status=CommentStatus.PENDING, comment_due_at__gt=now)
-        .values_list("comment_due_at", flat=True)
-        .first()
-    )
-    if due_at is not None:
-        delay = (due_at - now).total_seconds() + 0.05
-        if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS:
-            enqueue_first_comments([target_id], countdown=delay)
 
 
 def _claim(target_ids: list[str], *, now: dt.datetime) -> list[CommentClaim]:

@@ -306,6 +306,29 @@ def claim_rows(columns: StepColumns, ids: list[str], *, now: dt.datetime) -> lis
     return [RowClaim(target_id=row[0], lease_until=lease_until, attempts=row[1]) for row in rows]
 
 
+def early(columns: StepColumns, ids: list[str], claims: list[RowClaim]) -> list[tuple[str, float]]:
+    """The rows of ``ids`` left unclaimed because their time has not come (a task that arrived
+    early: clock skew, a countdown rounded down), each with the countdown to just after it, so the
+    kind queues them again instead of leaving them to the sweeper; one further off than
+    ``PUBLISH_MAX_COUNTDOWN_SECONDS`` is the sweeper's. A row held back by ``claimable`` (waiting
+    behind an earlier one) is not here: the one before it queues it when it ends."""
+    owned = {claim.target_id for claim in claims}
+    rest = [i for i in ids if i not in owned]
+    if not rest:
+        return []
+    now = timezone.now()
+    c = columns
+    sql = (
+        f"SELECT id, {c.due} FROM {c.table} "  # noqa: S608 (constant identifiers)
+        f"WHERE id = ANY(%(ids)s) AND {c.status} = %(pending)s AND {c.due} > %(now)s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"ids": rest, "pending": c.pending, "now": now})
+        rows = cursor.fetchall()
+    waits = ((row_id, (due_at - now).total_seconds() + 0.05) for row_id, due_at in rows)
+    return [(row_id, delay) for row_id, delay in waits if delay <= settings.PUBLISH_MAX_COUNTDOWN_SECONDS]
+
+
 def record_start(columns: StepColumns, claim: RowClaim) -> bool:
     """Record, fenced by ``claim``, that its attempt starts sending. False when taken over."""
     c = columns

@@ -33,7 +33,7 @@ from posts.pipeline import after_publishing
 from posts.pipeline.publisher import publish_targets
 from posts.pipeline.sweeper import sweep
 from tests.factories.posts import uploaded
-from tests.pipeline.helpers import events_of, fake_account, make_post, targets_of
+from tests.pipeline.helpers import events_of, fake_account, make_post, queued_publish_tasks, targets_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -656,3 +656,19 @@ def test_a_text_edit_after_a_skipped_media_edit_is_checked_with_the_media_live_t
     response = api.patch(f"/api/v1/social-posts/{post_id}", {"text": long}, format="json")
     assert response.status_code == 400
     assert response.json()["message"] == ["TELEGRAM text is 1500 characters; the limit is 1024"]
+
+
+def test_an_action_run_before_its_time_is_queued_again_for_it_and_one_far_off_is_left_to_the_sweeper(
+    api, workspace, platform, settings
+) -> None:
+    post_id, targets = _published(workspace, Platform.MASTODON)
+    api.patch(f"/api/v1/social-posts/{post_id}", {"text": "not yet"}, format="json")
+    [edit_id] = _open_actions(post_id)
+    PostTargetAction.objects.filter(id=edit_id).update(due_at=timezone.now() + dt.timedelta(seconds=40))
+    assert after_publishing.run_actions([edit_id]) == 0  # not due: nothing sent
+    assert platform.edits == []
+    again = [t for t in queued_publish_tasks([edit_id]) if t[0] == "posts.run_platform_actions" and t[2] is not None]
+    assert len(again) == 1 and 38 <= (again[0][2] or 0) <= 41
+    settings.PUBLISH_MAX_COUNTDOWN_SECONDS = 30
+    assert after_publishing.run_actions([edit_id]) == 0
+    assert len([t for t in queued_publish_tasks([edit_id]) if t[2] is not None]) == 1  # nothing more queued
