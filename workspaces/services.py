@@ -47,19 +47,44 @@ def organization_get_or_create(*, name: str) -> Organization:
     return organization
 
 
+class AmbiguousWorkspaceName(ValueError):
+    """More than one organization has a workspace of the name: the caller must say which."""
+
+    def __init__(self, name: str, workspaces: list[Workspace]) -> None:
+        self.workspaces = workspaces
+        where = ", ".join(f"{w.id} in {w.organization.name!r}" for w in workspaces)
+        super().__init__(f"{len(workspaces)} workspaces are named {name!r} ({where}): name the organization or the id")
+
+
+def workspace_named(name: str, *, organization: Organization | None = None) -> Workspace | None:
+    """The workspace of ``name`` (its id is taken too), in ``organization`` when given. Names are
+    unique per organization only, so without one a name that two organizations use raises
+    :class:`AmbiguousWorkspaceName` rather than picking one."""
+    found = Workspace.objects.select_related("organization").filter(Q(name=name) | Q(id=name))
+    if organization is not None:
+        found = found.filter(organization=organization)
+    matches = list(found.order_by("created_at", "id")[:10])
+    by_id = [w for w in matches if w.id == name]
+    if by_id:
+        return by_id[0]
+    if len(matches) > 1:
+        raise AmbiguousWorkspaceName(name, matches)
+    return matches[0] if matches else None
+
+
 @transaction.atomic
 def workspace_get_or_create(
     *, name: str, organization: Organization | None = None, actor: Actor | None = None
 ) -> Workspace:
-    """The workspace of ``name``; created when missing (and recorded in the audit log), in
-    ``organization`` or else in an organization of its own of the same name (as the migration
-    gave every older workspace)."""
-    found = Workspace.objects.filter(name=name).first()
+    """The workspace of ``name`` (:func:`workspace_named`: in ``organization`` when given); created
+    when missing (and recorded in the audit log), in ``organization`` or else in an organization of
+    its own of the same name (as the migration gave every older workspace)."""
+    found = workspace_named(name, organization=organization)
     if found is not None:
         return found
     if organization is None:
         organization = organization_get_or_create(name=name)
-    workspace, created = Workspace.objects.get_or_create(name=name, defaults={"organization": organization})
+    workspace, created = Workspace.objects.get_or_create(organization=organization, name=name)
     if created:
         record(
             actor=actor or system_actor(UNNAMED_CALLER),

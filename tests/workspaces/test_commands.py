@@ -135,3 +135,36 @@ def test_commands_act_on_the_running_service(live_server):
     _manage("revoke_api_key", public_part)
     gone = requests.get(f"{live_server.url}/api/v1/me", headers={"Authorization": f"Bearer {key}"}, timeout=30)
     assert gone.status_code == 401
+
+
+def test_a_workspace_name_two_organizations_use_needs_the_organization_or_the_id():
+    from workspaces.models import Organization
+
+    first = Organization.objects.create(name="Builder One")
+    second = Organization.objects.create(name="Builder Two")
+    a = Workspace.objects.create(organization=first, name="Acme")
+    b = Workspace.objects.create(organization=second, name="Acme")
+    with pytest.raises(CommandError, match="2 workspaces are named 'Acme'") as refused:
+        _create("--workspace", "Acme", "--role", "admin")
+    assert a.id in str(refused.value) and b.id in str(refused.value)
+    assert not ApiKey.objects.filter(workspace__name="Acme").exists()  # nothing issued
+
+    key = _create("--workspace", "Acme", "--organization", "Builder Two", "--role", "admin")
+    assert ApiKey.objects.get(workspace=b).role == "admin" and not ApiKey.objects.filter(workspace=a).exists()
+    assert _me(key).status_code == 200
+    by_id = _create("--workspace", a.id, "--role", "viewer")
+    assert ApiKey.objects.get(workspace=a).role == "viewer" and _me(by_id).status_code == 200
+
+
+def test_creating_in_an_organization_never_takes_another_organizations_workspace_of_the_name():
+    from workspaces.models import Organization
+
+    theirs = Organization.objects.create(name="Theirs")
+    Organization.objects.create(name="Ours")
+    other = Workspace.objects.create(organization=theirs, name="Shop")
+    _create("--workspace", "Shop", "--organization", "Ours", "--role", "admin", "--create-workspace")
+    ours = Workspace.objects.get(organization__name="Ours", name="Shop")
+    assert ours.id != other.id
+    assert ApiKey.objects.filter(workspace=ours).count() == 1 and not ApiKey.objects.filter(workspace=other).exists()
+    with pytest.raises(CommandError, match="no workspace named 'Nope' in organization 'Ours'"):
+        _create("--workspace", "Nope", "--organization", "Ours", "--role", "admin")

@@ -8,21 +8,26 @@ from audit.actors import system_actor
 from workspaces.management.key_options import add_limit_arguments, limits_from
 from workspaces.models import Organization, Workspace
 from workspaces.roles import Role
-from workspaces.services import api_key_create, workspace_get_or_create
+from workspaces.services import AmbiguousWorkspaceName, api_key_create, workspace_get_or_create, workspace_named
 
 
 class Command(BaseCommand):
     help = "Create an API key; the key is printed as the last line (it is shown only once)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--workspace", required=True, help="workspace name")
+        parser.add_argument(
+            "--workspace",
+            required=True,
+            help="workspace name or id (a name two organizations use needs --organization)",
+        )
         parser.add_argument("--role", required=True, choices=Role.values)
         parser.add_argument("--name", default=None, help="key name (default: '<role> key')")
         parser.add_argument("--create-workspace", action="store_true", help="create the workspace if missing")
         parser.add_argument(
             "--organization",
             default=None,
-            help="the existing organization a created workspace joins (default: a new one of the workspace's name)",
+            help="the existing organization the workspace is in, or a created one joins (default for a created one: "
+            "a new organization of the workspace's name)",
         )
         add_limit_arguments(parser)
 
@@ -36,14 +41,18 @@ class Command(BaseCommand):
             if organization is None:
                 raise CommandError(f"no organization named {options['organization']!r}")
         found: Workspace | None
-        if options["create_workspace"]:
-            found = workspace_get_or_create(
-                name=name, organization=organization, actor=system_actor("manage.py create_api_key")
-            )
-        else:
-            found = Workspace.objects.filter(name=name).first()
+        try:
+            if options["create_workspace"]:
+                found = workspace_get_or_create(
+                    name=name, organization=organization, actor=system_actor("manage.py create_api_key")
+                )
+            else:
+                found = workspace_named(name, organization=organization)
+        except AmbiguousWorkspaceName as exc:
+            raise CommandError(str(exc)) from exc
         if found is None:
-            raise CommandError(f"no workspace named {name!r} (add --create-workspace to create it)")
+            where = f" in organization {organization.name!r}" if organization is not None else ""
+            raise CommandError(f"no workspace named {name!r}{where} (add --create-workspace to create it)")
         workspace = found
         issued = api_key_create(
             workspace=workspace,
