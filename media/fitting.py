@@ -28,7 +28,6 @@ import json
 import logging
 import math
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -37,9 +36,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from media.children import Limits, run_child
 from media.enqueue import FIT_MEDIA, enqueue_each
 from media.files import new_key
 from media.models import MediaFile, MediaKind, MediaSource, MediaVariant, ProbeStatus, VariantStatus
@@ -69,7 +70,6 @@ from webhooks.events import emit_event
 logger = logging.getLogger(__name__)
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
-FIT_TIMEOUT_SECONDS = 300  # the child's own budget is 240 s of wall clock and of CPU
 MEDIA_FIT_FAILED = "media_fit_failed"
 # Rule codes a fit repairs; any other (a duration, an unreadable file) stays a refusal.
 FITTABLE_CODES = frozenset(
@@ -288,23 +288,24 @@ def fit_command(plan: FitPlan, output_path: str) -> tuple[list[str], Path]:
     return [sys.executable, "-m", "media.fit", plan.as_json(), output_path], _SOURCE_ROOT
 
 
+def fit_limits() -> Limits:
+    """The fit child's CPU budget and wall-clock backstop (``MEDIA_FIT_*_SECONDS``)."""
+    return Limits(
+        what="the fit",
+        cpu_seconds=settings.MEDIA_FIT_CPU_SECONDS,
+        wall_seconds=settings.MEDIA_FIT_WALL_SECONDS,
+        cpu_setting="MEDIA_FIT_CPU_SECONDS",
+        wall_setting="MEDIA_FIT_WALL_SECONDS",
+    )
+
+
 def fit_file(plan: FitPlan, *, source_path: str, output_path: str) -> None:
     """Run ``media.fit`` on the local file at ``source_path``, writing ``output_path``. Raises
-    ``ValueError`` with the reason when it fails, outlives ``FIT_TIMEOUT_SECONDS`` or is killed
-    by its own memory or CPU cap."""
+    ``ValueError`` with the reason when it fails or is stopped by its CPU limit, its wall-clock
+    backstop or its memory cap (:func:`fit_limits`)."""
     command, cwd = fit_command(plan, output_path)
     with open(source_path, "rb") as source:
-        try:
-            done = subprocess.run(
-                command, stdin=source, capture_output=True, timeout=FIT_TIMEOUT_SECONDS, check=False, cwd=cwd
-            )
-        except subprocess.TimeoutExpired:
-            raise ValueError("fitting the file took longer than the fit's time limit") from None
-    if done.returncode == 1:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ValueError((reason[-1] if reason else "the file cannot be fitted")[:_REASON_MAX_LENGTH])
-    if done.returncode != 0:
-        raise ValueError("the file cannot be fitted within the fit's memory and time limits")
+        run_child(command, stdin=source, cwd=cwd, limits=fit_limits())
 
 
 def variants_request(*, workspace_id: str, wanted: list[tuple[str, str, str]]) -> None:
