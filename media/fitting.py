@@ -12,7 +12,9 @@ The policy (docs/contract.md, "Fitting media"):
   a video re-encoded under a bit rate that fits), video container, codecs, frame rate and bit
   rate (re-encoded as H.264 High / AAC in MP4, at the nearest allowed frame rate).
 - What it never repairs: a video too long or too short (``media_duration``: trimming would change
-  what the post says, so it stays a refusal) and a file the probe could not read.
+  what the post says, so it stays a refusal), a file smaller than the platform's smallest file
+  size (``media_file_size`` "of at least": a fit never makes a file larger) and a file the probe
+  could not read.
 - Vertical video: where the platform recommends 9:16 framing (Instagram Reels and Stories,
   Facebook Reels and Stories, YouTube Shorts, TikTok videos: ``FIT_RATIOS``), a video of another
   ratio is padded to 9:16 even when its own ratio is allowed, in a frame no larger than the
@@ -62,6 +64,7 @@ from platforms.media_rules import (
     PostType,
     Ratio,
     VideoRules,
+    Violation,
     check_file,
     rules_for,
 )
@@ -93,6 +96,12 @@ FITTED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
 DEFAULT_VIDEO_BIT_RATE = 8_000_000  # a 1080p H.264 target where the platform names no cap
 _RATIO_EPSILON = 0.002
 _REASON_MAX_LENGTH = 500
+
+
+def fittable(violation: Violation) -> bool:
+    """Whether a fit repairs this broken rule: its code is one a fit repairs, and it is not a file
+    under the platform's smallest size (a fit never makes a file larger; that stays a refusal)."""
+    return violation.code in FITTABLE_CODES and not violation.too_small
 
 
 class Unfittable(Exception):
@@ -146,7 +155,7 @@ def fit_plan(
     if not isinstance(spec, PictureRules):
         return None
     broken = check_file(rules, kind, size=size, facts=facts)
-    stuck = [b for b in broken if b.code not in FITTABLE_CODES]
+    stuck = [b for b in broken if not fittable(b)]
     if stuck:
         raise Unfittable("; ".join(f"{b.code}: takes {kind}s {b.requirement}, the file {b.found}" for b in stuck))
     width = int(facts.get("displayWidth") or facts.get("width") or 0)
