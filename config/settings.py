@@ -341,6 +341,13 @@ POSTING_QUEUE_HORIZON_DAYS = env.int("POSTING_QUEUE_HORIZON_DAYS", default=366)
 STORAGE = choice(env, "STORAGE", ("local", "s3"), "local")
 MEDIA_ROOT = env.str("MEDIA_ROOT", default=str(VAR_DIR / "media"))
 MEDIA_MAX_UPLOAD_BYTES = env.int("MEDIA_MAX_UPLOAD_BYTES", default=512 * 1024 * 1024)
+# The probe and fit children (media.children): CPU seconds each may use, and the wall-clock
+# backstop (a generous multiple: a loaded machine stretches wall time, not CPU time) after which
+# a child that waits rather than works is killed (docs/operations.md).
+MEDIA_PROBE_CPU_SECONDS = env.int("MEDIA_PROBE_CPU_SECONDS", default=30)
+MEDIA_PROBE_WALL_SECONDS = env.int("MEDIA_PROBE_WALL_SECONDS", default=180)
+MEDIA_FIT_CPU_SECONDS = env.int("MEDIA_FIT_CPU_SECONDS", default=240)
+MEDIA_FIT_WALL_SECONDS = env.int("MEDIA_FIT_WALL_SECONDS", default=1440)
 S3_BUCKET = env.str("S3_BUCKET", default="")
 S3_REGION = env.str("S3_REGION", default="us-east-1")
 S3_ENDPOINT_URL = env.str("S3_ENDPOINT_URL", default="") or None

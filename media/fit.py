@@ -3,8 +3,8 @@ reads one: ``python -m media.fit '<plan json>' OUT_PATH < original``.
 
 Pillow (with pillow-heif) and PyAV decode hostile bytes in C, and a re-encode holds frames in
 memory, so this never runs inside a worker: the process caps its own address space and CPU
-time before it loads either library and stops at ``WALL_CLOCK_SECONDS``; the parent
-(``media.fitting``) kills it if it outlives its own limit. The plan (made by
+time (``media.children.limit_own_cpu``: the parent's ``MEDIA_FIT_CPU_SECONDS``) before it loads
+either library; the parent (``media.fitting``) kills it at its wall-clock backstop. The plan (made by
 ``media.fitting.fit_plan`` from the platform's rules) says the canvas and the picture inside
 it: the picture is scaled to ``contentWidth`` x ``contentHeight`` and centred on a black canvas
 of ``width`` x ``height`` (the padding, when the ratio changes). An image is written as JPEG or
@@ -18,13 +18,13 @@ import itertools
 import json
 import resource
 import sys
-import time
 from fractions import Fraction
 from typing import IO, Any
 
+from media.children import limit_own_cpu
+
 MEMORY_LIMIT_BYTES = 1536 * 1024 * 1024
-CPU_LIMIT_SECONDS = 240
-WALL_CLOCK_SECONDS = 240.0
+CPU_LIMIT_SECONDS = 240  # when run by hand; the parent passes MEDIA_FIT_CPU_SECONDS
 MAX_PIXELS = 64 * 1024 * 1024
 IMAGE_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "HEIF")
 AUDIO_BIT_RATE = 128_000
@@ -37,7 +37,7 @@ class Failed(Exception):
 
 def _limit_resources() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_SECONDS, CPU_LIMIT_SECONDS))
+    limit_own_cpu(CPU_LIMIT_SECONDS)
 
 
 def fit_image(data: IO[bytes], plan: dict[str, Any], out_path: str) -> None:
@@ -66,7 +66,6 @@ def fit_image(data: IO[bytes], plan: dict[str, Any], out_path: str) -> None:
 def fit_video(data: IO[bytes], plan: dict[str, Any], out_path: str) -> None:
     import av  # noqa: PLC0415 (loaded only once the limits are in place)
 
-    deadline = time.monotonic() + WALL_CLOCK_SECONDS
     try:
         source = av.open(
             data, mode="r", format="mov", options={"protocol_whitelist": "file", "enable_drefs": "0"}, timeout=30
@@ -75,14 +74,14 @@ def fit_video(data: IO[bytes], plan: dict[str, Any], out_path: str) -> None:
         raise Failed("not a readable MP4 or QuickTime file") from None
     try:
         with av.open(out_path, mode="w", format="mp4", options={"movflags": "faststart"}) as output:
-            _reencode(av, source, output, plan, deadline)
+            _reencode(av, source, output, plan)
     except av.FFmpegError as error:
         raise Failed(f"the video cannot be re-encoded ({_first_line(error)})") from None
     finally:
         source.close()
 
 
-def _reencode(av: Any, source: Any, output: Any, plan: dict[str, Any], deadline: float) -> None:
+def _reencode(av: Any, source: Any, output: Any, plan: dict[str, Any]) -> None:
     if not source.streams.video:
         raise Failed("the file has no video track")
     video_in = source.streams.video[0]
@@ -107,9 +106,7 @@ def _reencode(av: Any, source: Any, output: Any, plan: dict[str, Any], deadline:
     graph = _graph(av, video_in, plan, fps)
     counter = [0]
     streams = [s for s in (video_in, audio_in) if s is not None]
-    for count, packet in enumerate(source.demux(*streams)):
-        if count % 64 == 0 and time.monotonic() > deadline:
-            raise Failed("re-encoding took longer than the fit's time limit")
+    for packet in source.demux(*streams):
         if packet.stream.index == video_in.index:
             for frame in packet.decode():
                 graph.push(frame)

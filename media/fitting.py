@@ -12,7 +12,9 @@ The policy (docs/contract.md, "Fitting media"):
   a video re-encoded under a bit rate that fits), video container, codecs, frame rate and bit
   rate (re-encoded as H.264 High / AAC in MP4, at the nearest allowed frame rate).
 - What it never repairs: a video too long or too short (``media_duration``: trimming would change
-  what the post says, so it stays a refusal) and a file the probe could not read.
+  what the post says, so it stays a refusal), a file smaller than the platform's smallest file
+  size (``media_file_size`` "of at least": a fit never makes a file larger) and a file the probe
+  could not read.
 - Vertical video: where the platform recommends 9:16 framing (Instagram Reels and Stories,
   Facebook Reels and Stories, YouTube Shorts, TikTok videos: ``FIT_RATIOS``), a video of another
   ratio is padded to 9:16 even when its own ratio is allowed, in a frame no larger than the
@@ -28,7 +30,6 @@ import json
 import logging
 import math
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -37,9 +38,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from media.children import Limits, run_child
 from media.enqueue import FIT_MEDIA, enqueue_each
 from media.files import new_key
 from media.models import MediaFile, MediaKind, MediaSource, MediaVariant, ProbeStatus, VariantStatus
@@ -61,6 +64,7 @@ from platforms.media_rules import (
     PostType,
     Ratio,
     VideoRules,
+    Violation,
     check_file,
     rules_for,
 )
@@ -69,7 +73,6 @@ from webhooks.events import emit_event
 logger = logging.getLogger(__name__)
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
-FIT_TIMEOUT_SECONDS = 300  # the child's own budget is 240 s of wall clock and of CPU
 MEDIA_FIT_FAILED = "media_fit_failed"
 # Rule codes a fit repairs; any other (a duration, an unreadable file) stays a refusal.
 FITTABLE_CODES = frozenset(
@@ -93,6 +96,12 @@ FITTED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
 DEFAULT_VIDEO_BIT_RATE = 8_000_000  # a 1080p H.264 target where the platform names no cap
 _RATIO_EPSILON = 0.002
 _REASON_MAX_LENGTH = 500
+
+
+def fittable(violation: Violation) -> bool:
+    """Whether a fit repairs this broken rule: its code is one a fit repairs, and it is not a file
+    under the platform's smallest size (a fit never makes a file larger; that stays a refusal)."""
+    return violation.code in FITTABLE_CODES and not violation.too_small
 
 
 class Unfittable(Exception):
@@ -146,7 +155,7 @@ def fit_plan(
     if not isinstance(spec, PictureRules):
         return None
     broken = check_file(rules, kind, size=size, facts=facts)
-    stuck = [b for b in broken if b.code not in FITTABLE_CODES]
+    stuck = [b for b in broken if not fittable(b)]
     if stuck:
         raise Unfittable("; ".join(f"{b.code}: takes {kind}s {b.requirement}, the file {b.found}" for b in stuck))
     width = int(facts.get("displayWidth") or facts.get("width") or 0)
@@ -288,23 +297,24 @@ def fit_command(plan: FitPlan, output_path: str) -> tuple[list[str], Path]:
     return [sys.executable, "-m", "media.fit", plan.as_json(), output_path], _SOURCE_ROOT
 
 
+def fit_limits() -> Limits:
+    """The fit child's CPU budget and wall-clock backstop (``MEDIA_FIT_*_SECONDS``)."""
+    return Limits(
+        what="the fit",
+        cpu_seconds=settings.MEDIA_FIT_CPU_SECONDS,
+        wall_seconds=settings.MEDIA_FIT_WALL_SECONDS,
+        cpu_setting="MEDIA_FIT_CPU_SECONDS",
+        wall_setting="MEDIA_FIT_WALL_SECONDS",
+    )
+
+
 def fit_file(plan: FitPlan, *, source_path: str, output_path: str) -> None:
     """Run ``media.fit`` on the local file at ``source_path``, writing ``output_path``. Raises
-    ``ValueError`` with the reason when it fails, outlives ``FIT_TIMEOUT_SECONDS`` or is killed
-    by its own memory or CPU cap."""
+    ``ValueError`` with the reason when it fails or is stopped by its CPU limit, its wall-clock
+    backstop or its memory cap (:func:`fit_limits`)."""
     command, cwd = fit_command(plan, output_path)
     with open(source_path, "rb") as source:
-        try:
-            done = subprocess.run(
-                command, stdin=source, capture_output=True, timeout=FIT_TIMEOUT_SECONDS, check=False, cwd=cwd
-            )
-        except subprocess.TimeoutExpired:
-            raise ValueError("fitting the file took longer than the fit's time limit") from None
-    if done.returncode == 1:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ValueError((reason[-1] if reason else "the file cannot be fitted")[:_REASON_MAX_LENGTH])
-    if done.returncode != 0:
-        raise ValueError("the file cannot be fitted within the fit's memory and time limits")
+        run_child(command, stdin=source, cwd=cwd, limits=fit_limits())
 
 
 def variants_request(*, workspace_id: str, wanted: list[tuple[str, str, str]]) -> None:

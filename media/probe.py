@@ -3,10 +3,11 @@ its own: ``python -m media.probe image|video < file > probe.json``.
 
 Pillow (with pillow-heif for HEIC) and PyAV (FFmpeg inside its wheels) parse hostile bytes in C,
 so a probe never runs inside a worker: this process caps its own address space and CPU time
-before it loads either library, refuses an image of more than ``MAX_PIXELS`` before decoding
-it, reads at most ``MAX_FRAMES`` frames of an animation and ``MAX_PACKETS`` packets of a video
-within ``WALL_CLOCK_SECONDS``, and exits 1 with a one-line reason for anything it cannot read.
-The parent (``media.probing``) kills it if it outlives its own wall-clock limit. No Django here:
+before it loads either library (``media.children.limit_own_cpu``: the parent's
+``MEDIA_PROBE_CPU_SECONDS``), refuses an image of more than ``MAX_PIXELS`` before decoding it,
+reads at most ``MAX_FRAMES`` frames of an animation and ``MAX_PACKETS`` packets of a video, and
+exits 1 with a one-line reason for anything it cannot read. The parent (``media.probing``) kills
+it at its wall-clock backstop. No Django here:
 the child starts quickly and imports nothing it does not need.
 
 Videos are opened with FFmpeg's MP4/QuickTime demuxer only (the two video types an upload may
@@ -20,14 +21,15 @@ from __future__ import annotations
 import json
 import resource
 import sys
-import time
 import warnings
 from fractions import Fraction
 from typing import IO, Any
 
+from media.children import limit_own_cpu
+
 MEMORY_LIMIT_BYTES = 1024 * 1024 * 1024
-CPU_LIMIT_SECONDS = 30
-WALL_CLOCK_SECONDS = 30.0
+CPU_LIMIT_SECONDS = 30  # when run by hand; the parent passes MEDIA_PROBE_CPU_SECONDS
+OPEN_TIMEOUT_SECONDS = 30.0  # PyAV's timeout on opening the file
 MAX_PIXELS = 64 * 1024 * 1024  # a 48 MP phone photo fits; a decompression bomb does not
 MAX_FRAMES = 5000  # of an animated image
 MAX_PACKETS = 200_000  # of a video: over an hour of 30 fps video with its audio
@@ -45,19 +47,10 @@ class Unreadable(Exception):
 
 def _limit_resources() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_LIMIT_SECONDS, CPU_LIMIT_SECONDS))
+    limit_own_cpu(CPU_LIMIT_SECONDS)
 
 
-class _Budget:
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
-
-    def check(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise Unreadable("reading the file took longer than the probe's time limit")
-
-
-def probe_image(data: IO[bytes], budget: _Budget) -> dict[str, Any]:
+def probe_image(data: IO[bytes]) -> dict[str, Any]:
     """Format, sides (as stored and as displayed after the EXIF orientation), colour mode,
     frame count and, for an animation, its length. The pixels are decoded (a JPEG at 1/8
     scale), so a truncated file is refused."""
@@ -70,7 +63,7 @@ def probe_image(data: IO[bytes], budget: _Budget) -> dict[str, Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(data, formats=IMAGE_FORMATS) as image:
-                return _image_facts(image, budget)
+                return _image_facts(image)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise Unreadable(f"the image has more than {MAX_PIXELS} pixels") from None
     except UnidentifiedImageError:
@@ -79,7 +72,7 @@ def probe_image(data: IO[bytes], budget: _Budget) -> dict[str, Any]:
         raise Unreadable(f"the image cannot be decoded ({_first_line(error)})") from None
 
 
-def _image_facts(image: Any, budget: _Budget) -> dict[str, Any]:
+def _image_facts(image: Any) -> dict[str, Any]:
     width, height = image.size
     if width < 1 or height < 1:
         raise Unreadable("the image has no pixels")
@@ -91,7 +84,6 @@ def _image_facts(image: Any, budget: _Budget) -> dict[str, Any]:
     duration_ms = 0
     animated = bool(getattr(image, "is_animated", False))
     while True:  # every frame decoded: a truncated file (or frame) fails here
-        budget.check()
         if image_format == "JPEG":
             image.draft(image.mode, (max(1, width // 8), max(1, height // 8)))
         image.load()
@@ -121,7 +113,7 @@ def _image_facts(image: Any, budget: _Budget) -> dict[str, Any]:
     }
 
 
-def probe_video(data: IO[bytes], budget: _Budget) -> dict[str, Any]:
+def probe_video(data: IO[bytes]) -> dict[str, Any]:
     """Container, codecs, duration, frame rate, bit rate, sides (as coded and as displayed after
     the rotation), rotation and whether there is sound."""
     import av  # noqa: PLC0415 (loaded only once the limits are in place)
@@ -132,19 +124,19 @@ def probe_video(data: IO[bytes], budget: _Budget) -> dict[str, Any]:
             mode="r",
             format="mov",
             options={"protocol_whitelist": "file", "enable_drefs": "0"},
-            timeout=WALL_CLOCK_SECONDS,
+            timeout=OPEN_TIMEOUT_SECONDS,
         )
     except (av.FFmpegError, ValueError, OSError):
         raise Unreadable("not a readable MP4 or QuickTime file") from None
     try:
-        return _video_facts(av, container, budget)
+        return _video_facts(av, container)
     except av.FFmpegError as error:
         raise Unreadable(f"the video cannot be read ({_first_line(error)})") from None
     finally:
         container.close()
 
 
-def _video_facts(av: Any, container: Any, budget: _Budget) -> dict[str, Any]:
+def _video_facts(av: Any, container: Any) -> dict[str, Any]:
     if not container.streams.video:
         raise Unreadable("the file has no video track")
     video = container.streams.video[0]
@@ -158,8 +150,6 @@ def _video_facts(av: Any, container: Any, budget: _Budget) -> dict[str, Any]:
     for total, packet in enumerate(container.demux(), start=1):
         if total > MAX_PACKETS:
             raise Unreadable(f"the video has more than {MAX_PACKETS} packets")
-        if total % 256 == 0:
-            budget.check()
         if packet.size:
             packets[packet.stream.index] = packets.get(packet.stream.index, 0) + 1
         if rotation is None and packet.stream.index == video.index:
@@ -211,9 +201,8 @@ def main() -> int:
         print(f"usage: python -m media.probe {'|'.join(PROBES)} < file", file=sys.stderr)
         return 2
     _limit_resources()
-    budget = _Budget(WALL_CLOCK_SECONDS)
     try:
-        facts = PROBES[sys.argv[1]](sys.stdin.buffer, budget)
+        facts = PROBES[sys.argv[1]](sys.stdin.buffer)
     except Unreadable as error:
         print(str(error), file=sys.stderr)
         return 1

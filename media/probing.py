@@ -7,16 +7,17 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import subprocess
 import sys
 import tempfile
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from media.children import Limits, run_child
 from media.enqueue import PROBE_MEDIA, enqueue_each
 from media.models import MediaFile, MediaKind, ProbeStatus
 from media.storage import get_media_storage
@@ -25,7 +26,6 @@ logger = logging.getLogger(__name__)
 _SOURCE_ROOT = Path(__file__).resolve().parent.parent  # where ``-m media.probe`` is found
 
 PROBED_KINDS = (MediaKind.IMAGE, MediaKind.VIDEO)
-PROBE_TIMEOUT_SECONDS = 45  # the child's own budget is 30 s of wall clock and of CPU
 _REASON_MAX_LENGTH = 300
 _DONE = (ProbeStatus.READY, ProbeStatus.UNUSABLE, ProbeStatus.NOT_APPLICABLE)
 
@@ -48,25 +48,26 @@ def probes_send(*, media_file_ids: list[str]) -> None:
         transaction.on_commit(partial(enqueue_each, PROBE_MEDIA, list(media_file_ids)), robust=True)
 
 
+def probe_limits() -> Limits:
+    """The probe child's CPU budget and wall-clock backstop (``MEDIA_PROBE_*_SECONDS``)."""
+    return Limits(
+        what="the probe",
+        cpu_seconds=settings.MEDIA_PROBE_CPU_SECONDS,
+        wall_seconds=settings.MEDIA_PROBE_WALL_SECONDS,
+        cpu_setting="MEDIA_PROBE_CPU_SECONDS",
+        wall_setting="MEDIA_PROBE_WALL_SECONDS",
+    )
+
+
 def probe_file(*, kind: str, path: str) -> dict[str, Any]:
     """The facts ``media.probe`` reads from the local file at ``path`` (an image or a video).
-    Raises ``ValueError`` with the reason for a file it cannot read, and for a probe that
-    outlives ``PROBE_TIMEOUT_SECONDS`` or dies (killed by its own memory or CPU cap)."""
+    Raises ``ValueError`` with the reason for a file it cannot read, and for a probe stopped by
+    its CPU limit, its wall-clock backstop or its memory cap (:func:`probe_limits`)."""
     command = [sys.executable, "-m", "media.probe", kind]
     with open(path, "rb") as source:
-        try:
-            done = subprocess.run(
-                command, stdin=source, capture_output=True, timeout=PROBE_TIMEOUT_SECONDS, check=False, cwd=_SOURCE_ROOT
-            )
-        except subprocess.TimeoutExpired:
-            raise ValueError("reading the file took longer than the probe's time limit") from None
-    if done.returncode == 1:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ValueError((reason[-1] if reason else "the file cannot be read")[:_REASON_MAX_LENGTH])
-    if done.returncode != 0:  # killed by a signal: its CPU or memory cap, or a crash in C
-        raise ValueError("the file cannot be read within the probe's memory and time limits")
+        output = run_child(command, stdin=source, cwd=_SOURCE_ROOT, limits=probe_limits())
     try:
-        facts = json.loads(done.stdout)
+        facts = json.loads(output)
     except ValueError:
         facts = None
     if not isinstance(facts, dict):

@@ -7,17 +7,18 @@ from typing import Any
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
 from core import work
 from media.ai.services import ai_image_job_run
-from media.fitting import FIT_TIMEOUT_SECONDS, media_fit, media_fit_failed
+from media.fitting import media_fit, media_fit_failed
 from media.lifecycle import collect_garbage as garbage_sweep
 from media.lifecycle import collect_orphans as orphans_sweep
 from media.models import AiImageJob, AiJobStatus
 from media.previews import preview_make
-from media.probing import PROBE_TIMEOUT_SECONDS, media_probe, media_probe_failed
+from media.probing import media_probe, media_probe_failed
 
 STALE_QUEUED_JOB = dt.timedelta(minutes=5)
 
@@ -27,20 +28,30 @@ def make_preview(media_file_id: str) -> str:
     return preview_make(media_file_id=media_file_id)
 
 
-@shared_task(name="media.probe", soft_time_limit=PROBE_TIMEOUT_SECONDS + 30, time_limit=PROBE_TIMEOUT_SECONDS + 60)
+@shared_task(
+    name="media.probe",
+    soft_time_limit=settings.MEDIA_PROBE_WALL_SECONDS + 30,
+    time_limit=settings.MEDIA_PROBE_WALL_SECONDS + 60,
+)
 def probe_media(media_file_id: str) -> str:
-    """The probe's child is killed at PROBE_TIMEOUT_SECONDS; the soft limit covers a storage
-    read that hangs, and marks the file unusable rather than leaving it queued."""
+    """The probe's child is killed at its wall-clock backstop (MEDIA_PROBE_WALL_SECONDS); the soft
+    limit covers a storage read that hangs, and marks the file unusable rather than leaving it
+    queued."""
     try:
         return media_probe(media_file_id=media_file_id)
     except SoftTimeLimitExceeded:
         return media_probe_failed(media_file_id=media_file_id, reason="probing the file took too long")
 
 
-@shared_task(name="media.fit", soft_time_limit=FIT_TIMEOUT_SECONDS + 60, time_limit=FIT_TIMEOUT_SECONDS + 90)
+@shared_task(
+    name="media.fit",
+    soft_time_limit=settings.MEDIA_FIT_WALL_SECONDS + 60,
+    time_limit=settings.MEDIA_FIT_WALL_SECONDS + 90,
+)
 def fit_media(variant_id: str) -> str:
     """Runs on the ``media`` queue (its own workers: fitting never delays publishing). The fit's
-    child is killed at FIT_TIMEOUT_SECONDS; the soft limit covers a storage read that hangs."""
+    child is killed at its wall-clock backstop (MEDIA_FIT_WALL_SECONDS); the soft limit covers a
+    storage read that hangs."""
     try:
         return media_fit(variant_id=variant_id)
     except SoftTimeLimitExceeded:

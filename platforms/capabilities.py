@@ -11,7 +11,15 @@ import grapheme
 from twitter_text import parse_tweet
 
 from platforms.base import Platform
-from platforms.media_rules import MEDIA_UNUSABLE, check_file, default_rules, post_type_of, rules_for, what
+from platforms.media_rules import (
+    MEDIA_UNUSABLE,
+    Violation,
+    check_file,
+    default_rules,
+    post_type_of,
+    rules_for,
+    what,
+)
 
 TEXT, IMAGE, VIDEO, CAROUSEL, DOCUMENT = "TEXT", "IMAGE", "VIDEO", "CAROUSEL", "DOCUMENT"
 METRICS = ("views", "likes", "comments", "shares")
@@ -426,21 +434,21 @@ class PostedFile:
 
 def validate_media(
     platform: Platform, *, content_type: str, options: Mapping[str, Any], media: list[PostedFile]
-) -> list[tuple[str, str]]:
+) -> list[tuple[Violation, str]]:
     """Every file of ``media`` that ``platform`` refuses for the post type these options select,
-    as (rule code, message naming the platform, the file and the rule). A file not probed yet is
-    checked for its size only; an unusable one is refused with the probe's reason."""
+    as (the rule broken, message naming the platform, the file and the rule). A file not probed
+    yet is checked for its size only; an unusable one is refused with the probe's reason."""
     post_type = post_type_of(platform, content_type=content_type, options=options, kinds=[m.kind for m in media])
     rules = rules_for(platform, post_type)
     issues = []
     for item in media:
         if item.unusable:
             message = f"{platform.value} takes only readable files ({MEDIA_UNUSABLE}); {item.url} is unusable: "
-            issues.append((MEDIA_UNUSABLE, message + item.unusable))
+            issues.append((Violation(MEDIA_UNUSABLE, "only readable files", "is unusable"), message + item.unusable))
             continue
         for broken in check_file(rules, item.kind, size=item.size, facts=item.facts):
             message = f"{platform.value} takes {what(rules, item.kind)} {broken.requirement} ({broken.code}); "
-            issues.append((broken.code, f"{message}{item.url} {broken.found}"))
+            issues.append((broken, f"{message}{item.url} {broken.found}"))
     return issues
 
 

@@ -16,7 +16,7 @@ from accounts.models import AccountStatus, SocialAccount
 from accounts.selectors import accounts_by_ids, facebook_accounts_by_page_ids
 from core.errors import ValidationFailed
 from core.fields import format_instant
-from media.fitting import FITTABLE_CODES
+from media.fitting import fittable
 from media.services import MediaInfo, media_resolve
 from platforms.base import Platform
 from platforms.capabilities import (
@@ -294,22 +294,22 @@ def _check_media(
     file is probed; an unusable file is refused with the probe's reason). Each issue names the
     platform, the file and the rule, and carries the rule as its code."""
     platform = Platform(target.platform)
-    for code, message in validate_media(
+    for broken, message in validate_media(
         platform, content_type=plan.content_type, options=target.config, media=_posted(media)
     ):
-        if target.media_fit and code in FITTABLE_CODES:
+        if target.media_fit and fittable(broken):
             continue  # mediaFit auto: a variant made for this platform repairs it (media.fitting)
-        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls", code))
+        plan.issues.append(Issue(f"mediaUrls: {message}", platform.value, "mediaUrls", broken.code))
     if not CAPABILITIES[platform].threads:
         return
     for index, item in enumerate(thread_media):
         kinds = [m.kind for m in item or []]
-        for code, message in validate_media(
+        for broken, message in validate_media(
             platform, content_type=thread_item_type(kinds), options={}, media=_posted(item or [])
         ):
-            if target.media_fit and code in FITTABLE_CODES:
+            if target.media_fit and fittable(broken):
                 continue  # as the post's own media: each item's files are fitted for this platform
-            plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread", code))
+            plan.issues.append(Issue(f"thread[{index}].mediaUrls: {message}", platform.value, "thread", broken.code))
 
 
 def _posted(media: list[MediaInfo]) -> list[PostedFile]:

@@ -12,12 +12,12 @@ at a time, as one media worker of concurrency 1 does (the Procfile's ``worker-me
   second of the children's own CPU (the machine is shared: the second is what one core does),
   and the peak RSS of a fitting process. Every fitted file is probed and checked against the
   platform's rules, as the fit task does before it keeps one;
-- **the 1-minute 1080p video** (1920x1080, 30 fps, AAC) fitted for an Instagram Reel: padded to
-  9:16 at its own width, 1920x3412 (Instagram caps the width at 1920 px, not the height). Its
-  CPU time is the issue's "within 2 minutes of one core" (the child decodes and encodes on one
-  thread); its wall time and peak RSS beside it. A fit that fails (the child's own limits: 240 s
-  of wall clock, which a loaded machine can use up before 2 minutes of CPU) is reported, with
-  the CPU it had used, rather than ending the scenario.
+- **the 1-minute 1080p video** (1920x1080, 30 fps, AAC) fitted for an Instagram Reel: scaled
+  into a 9:16 frame of 1080x1920 (``media.fitting.FRAME_WIDTH``) and padded. Its CPU time is the
+  issue's "within 2 minutes of one core" (the child decodes and encodes on one thread); its wall
+  time and peak RSS beside it. A fit that fails (the child's own limits: ``MEDIA_FIT_CPU_SECONDS``
+  of CPU, and the memory cap) is reported, with the CPU it had used, rather than ending the
+  scenario.
 
 A child's CPU time comes from ``wait4``. Its peak RSS is its ``VmHWM`` (``/proc/<pid>/status``,
 the high-water mark of its own memory since ``exec``), read every ``RSS_SAMPLE_SECONDS`` until it

@@ -44,6 +44,7 @@ class Violation:
     code: str
     requirement: str
     found: str
+    too_small: bool = False  # under the platform's smallest file size (a fit never makes a file larger)
 
 
 def what(rules: MediaRules, kind: str) -> str:
@@ -80,7 +81,7 @@ def _sizes(spec: PictureRules | DocumentRules, size: int | None, facts: Mapping[
         return [Violation(MEDIA_FILE_SIZE, f"of at most {limit} bytes", f"is {size} bytes")]
     minimum = getattr(spec, "min_bytes", None)
     if minimum is not None and size < minimum:
-        return [Violation(MEDIA_FILE_SIZE, f"of at least {minimum} bytes", f"is {size} bytes")]
+        return [Violation(MEDIA_FILE_SIZE, f"of at least {minimum} bytes", f"is {size} bytes", too_small=True)]
     return []
 
 

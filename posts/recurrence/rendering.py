@@ -14,7 +14,7 @@ from core.records import Key, Record, column, id_text, instant, listed, text_or_
 from platforms.base import Platform
 from posts.models import Frequency, PauseReason, RecurringPost, RecurringStatus
 from posts.recurrence.rules import WEEKDAYS, Rule
-from posts.rendering import ENTRY_CONFIG
+from posts.rendering import ENTRY_CONFIG, ENTRY_MEDIA_FIT
 
 _PLATFORMS = [platform.value for platform in Platform]
 _NO_CONFIG = Record({})
@@ -37,7 +37,12 @@ TEMPLATE_PLATFORM = Record(
         "text": Key(serializers.CharField(help_text="The text this platform gets"), column("text")),
     }
 )
-RecurringPlatformOutput = TEMPLATE_PLATFORM.serializer("RecurringPlatformOutput", *ENTRY_CONFIG.values())
+# A platform of the template with mediaFit auto only: ``mediaFit`` as on a post's entries (each
+# occurrence's entry fits, and lists its variants in ``mediaVariants``).
+TEMPLATE_MEDIA_FIT = Record({"mediaFit": ENTRY_MEDIA_FIT.keys["mediaFit"]})
+RecurringPlatformOutput = TEMPLATE_PLATFORM.serializer(
+    "RecurringPlatformOutput", *ENTRY_CONFIG.values(), TEMPLATE_MEDIA_FIT
+)
 
 
 def _template_platform(target: dict[str, Any]) -> dict[str, Any]:
@@ -50,7 +55,11 @@ def _template_platform(target: dict[str, Any]) -> dict[str, Any]:
         "text": target.get("text") or "",
         "config": target.get("config"),
     }
-    return {**TEMPLATE_PLATFORM.render(row), **ENTRY_CONFIG.get(platform, _NO_CONFIG).render(row)}
+    return {
+        **TEMPLATE_PLATFORM.render(row),
+        **ENTRY_CONFIG.get(platform, _NO_CONFIG).render(row),
+        **(TEMPLATE_MEDIA_FIT.render(row) if target.get("mediaFit") == "auto" else {}),
+    }
 
 
 def _ends_on(row: dict[str, Any]) -> str | None:

@@ -406,3 +406,37 @@ def series_repair_stalled(*, now: dt.datetime | None = None) -> int:
             _advance(series, after=now)
             repaired += 1
     return repaired
+
+
+# --- the mediaFit a template did not keep --------------------------------------------------
+
+
+def series_media_fit_backfill() -> int:
+    """Series started before a template kept each platform's mediaFit: their first post's entries
+    fitted (``media_fit``) but the template has no ``mediaFit``, so later occurrences were sent
+    unfitted. Gives each such template platform ``mediaFit: "auto"`` where an entry of the series'
+    posts on that account fits. Idempotent: a template that has it already is left as it is, so
+    run twice it changes nothing more. Returns how many series changed."""
+    fitted: dict[str, set[str]] = {}
+    for series_id, account_id in (
+        PostTarget.objects.filter(media_fit=True, post__recurring_post__isnull=False)
+        .values_list("post__recurring_post_id", "account_id")
+        .distinct()
+    ):
+        fitted.setdefault(series_id, set()).add(account_id)
+    changed = 0
+    for series_id, accounts in fitted.items():
+        with transaction.atomic():
+            series = RecurringPost.objects.select_for_update(no_key=True).filter(id=series_id).first()
+            if series is None:
+                continue
+            targets = template_targets(series)
+            if not any(t.get("accountId") in accounts and t.get("mediaFit") != "auto" for t in targets):
+                continue
+            series.template = {
+                **(series.template or {}),
+                "targets": [{**t, "mediaFit": "auto"} if t.get("accountId") in accounts else t for t in targets],
+            }
+            series.save(update_fields=["template", "updated_at"])
+            changed += 1
+    return changed

@@ -88,3 +88,29 @@ def decompression_bomb_png(side: int = 100_000) -> bytes:
     header = struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)
     rows = zlib.compress(b"\x00" * (side + 1) * 4)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+
+
+def generated(tmp_path: Path) -> list[tuple[str, str, str, bytes]]:
+    """(name, kind, mime type, bytes) of the corpus the rules and fits are tried on: images of
+    many sizes, ratios and formats (a HEIC, an animated GIF), short videos of a few codecs,
+    ratios and lengths; videos are written under ``tmp_path``."""
+    return [
+        ("square.jpg", "image", "image/jpeg", image((600, 600))),
+        ("portrait45.jpg", "image", "image/jpeg", image((400, 500))),
+        ("tall916.jpg", "image", "image/jpeg", image((360, 640))),
+        ("panorama.jpg", "image", "image/jpeg", image((2000, 200))),
+        ("tiny.png", "image", "image/png", image((100, 80), "PNG")),
+        ("photo.webp", "image", "image/webp", image((640, 480), "WEBP")),
+        ("phone.heic", "image", "image/jpeg", image((640, 480), "HEIF")),
+        ("rotated.jpg", "image", "image/jpeg", image((500, 400), orientation=6)),
+        ("animated.gif", "image", "image/png", animated_gif(4)),
+        ("clip169.mp4", "video", "video/mp4", video(tmp_path / "a.mp4", size=(320, 180), fps=24, frames=24)),
+        (
+            "reel.mp4",
+            "video",
+            "video/mp4",
+            video(tmp_path / "b.mp4", size=(180, 320), fps=25, frames=100, audio=True),
+        ),
+        ("mpeg4.mp4", "video", "video/mp4", video(tmp_path / "c.mp4", codec="mpeg4", fps=30, frames=30)),
+        ("slow.mp4", "video", "video/mp4", video(tmp_path / "d.mp4", size=(96, 96), fps=10, frames=50)),
+    ]

@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from media.fitting import FitPlan, Unfittable, fit_file, fit_plan
+from media.fitting import FitPlan, Unfittable, fit_file, fit_plan, fittable
 from media.models import MediaFile, MediaSource, MediaVariant, VariantStatus
 from media.probing import probe_file
 from media.storage import get_media_storage
 from media.tasks import fit_media
 from platforms.base import Platform
+from platforms.capabilities import CAPABILITIES
 from platforms.media_rules import (
     MEDIA_ASPECT_RATIO,
     MEDIA_CODEC,
@@ -23,6 +24,7 @@ from platforms.media_rules import (
     MEDIA_RESOLUTION,
     PostType,
     check_file,
+    post_type_of,
     rules_for,
 )
 from platforms.sandbox.media_checks import refusal
@@ -171,3 +173,64 @@ def test_a_landscape_1080p_video_is_reframed_in_the_recommended_1080_by_1920_fra
     assert plan is not None
     assert (plan.width, plan.height) == (1080, 1920)
     assert (plan.content_width, plan.content_height) == (1080, 606)  # 607.5, to even pixels
+
+
+def test_every_platform_gets_each_corpus_file_as_it_accepts_it_or_a_clear_refusal(tmp_path: Path) -> None:
+    """Issue 34's "Done when": the generated corpus through probe, check and fit for every
+    platform that takes its kind (under the post type a post of that kind publishes as): each
+    (file, platform) is accepted as it is, or fitted into a file the rules and the simulator both
+    accept, or refused with the rules a fit does not repair (a duration, a file under the
+    platform's smallest size) named; a truncated and a
+    hostile file are refused by the probe with their reason."""
+    outcomes: dict[str, set[tuple[str, ...]]] = {
+        "as it is": set(),
+        "fitted": set(),
+        "refused": set(),
+        "fit fails": set(),
+    }
+    for name, kind, _, data in corpus.generated(tmp_path):
+        source = tmp_path / name
+        source.write_bytes(data)
+        facts = probe_file(kind=kind, path=str(source))
+        for platform, caps in CAPABILITIES.items():
+            if not (caps.max_images if kind == "image" else caps.max_videos):
+                continue
+            post_type = post_type_of(platform, content_type=kind.upper(), options={}, kinds=[kind])
+            rules = rules_for(platform, post_type)
+            violations = check_file(rules, kind, size=len(data), facts=facts)
+            broken = {b.code for b in violations}
+            if not all(fittable(b) for b in violations):
+                with pytest.raises(Unfittable, match="media_duration|media_file_size: takes .* of at least"):
+                    fit_plan(platform, post_type, kind, size=len(data), facts=facts)
+                outcomes["refused"].add((name, platform.value))
+                continue
+            plan = fit_plan(platform, post_type, kind, size=len(data), facts=facts)
+            if plan is None:
+                assert not broken and refusal(platform, post_type, data) is None, (name, platform)
+                outcomes["as it is"].add((name, platform.value))
+                continue
+            assert set(plan.rules_fixed) >= broken, (name, platform)
+            output = tmp_path / f"fitted-{platform.value}-{post_type.value}-{name}"
+            if not output.exists():
+                fit_file(plan, source_path=str(source), output_path=str(output))
+            fitted = output.read_bytes()
+            fitted_facts = probe_file(kind=plan.kind, path=str(output))
+            still = check_file(rules, plan.kind, size=len(fitted), facts=fitted_facts)
+            if still:  # the fit task fails such a variant (media_fit_failed) rather than send it
+                outcomes["fit fails"].add((name, platform.value, *(f"{b.code} {b.requirement}" for b in still)))
+                continue
+            assert refusal(platform, post_type, fitted) is None, (name, platform)
+            outcomes["fitted"].add((name, platform.value))
+    assert ("tall916.jpg", "INSTAGRAM") in outcomes["fitted"] and ("phone.heic", "TWITTER") in outcomes["fitted"]
+    assert ("mpeg4.mp4", "THREADS") in outcomes["fitted"] and ("reel.mp4", "TIKTOK") in outcomes["fitted"]
+    assert ("clip169.mp4", "INSTAGRAM") in outcomes["refused"]  # 1 s: a Reel lasts 3 s at least, never trimmed
+    assert ("square.jpg", "INSTAGRAM") in outcomes["as it is"]
+    assert ("tiny.png", "GOOGLE_BUSINESS") in outcomes["refused"]  # under 10 KB: a fit never makes a file larger
+    assert outcomes["fit fails"] == set(), "\n".join(map(str, sorted(outcomes["fit fails"])))
+    whole = corpus.video(tmp_path / "whole.mp4", frames=50)
+    (tmp_path / "cut.mp4").write_bytes(whole[: len(whole) // 2])
+    (tmp_path / "bomb.png").write_bytes(corpus.decompression_bomb_png())
+    with pytest.raises(ValueError, match="truncated|not a readable"):
+        probe_file(kind="video", path=str(tmp_path / "cut.mp4"))
+    with pytest.raises(ValueError, match="pixels"):
+        probe_file(kind="image", path=str(tmp_path / "bomb.png"))

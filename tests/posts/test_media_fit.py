@@ -11,6 +11,7 @@ import io
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from media.models import MediaVariant, VariantStatus
@@ -211,3 +212,65 @@ def test_a_series_without_media_fit_keeps_its_template_as_it_was(api: APIClient,
     )
     assert occurrence is not None and not occurrence.targets.get().media_fit
     assert not MediaVariant.objects.exists()
+
+
+def test_get_recurring_posts_shows_each_platform_s_media_fit(api: APIClient, workspace: Workspace) -> None:
+    fitted = api.post(
+        "/api/v1/social-posts",
+        body(
+            workspace, probed(workspace, corpus.image((400, 600))), mediaFit="auto", recurrence={"frequency": "DAILY"}
+        ),
+        format="json",
+    )
+    plain = api.post(
+        "/api/v1/social-posts",
+        body(workspace, probed(workspace, corpus.image((400, 500))), recurrence={"frequency": "DAILY"}),
+        format="json",
+    )
+    assert fitted.status_code == plain.status_code == 201
+    fitted_id, plain_id = fitted.json()["recurringPostId"], plain.json()["recurringPostId"]
+    [entry] = api.get(f"/api/v1/recurring-posts/{fitted_id}").json()["platforms"]
+    assert entry["platform"] == "INSTAGRAM" and entry["mediaFit"] == "auto"
+    assert "mediaFit" not in api.get(f"/api/v1/recurring-posts/{plain_id}").json()["platforms"][0]
+    listed = {series["id"]: series for series in api.get("/api/v1/recurring-posts").json()["recurringPosts"]}
+    assert listed[fitted_id]["platforms"][0]["mediaFit"] == "auto"
+    assert "mediaFit" not in listed[plain_id]["platforms"][0]
+
+
+def test_the_backfill_gives_a_series_started_before_templates_kept_media_fit_its_first_post_s(
+    api: APIClient, workspace: Workspace
+) -> None:
+    url = probed(workspace, corpus.image((400, 600)))
+    created = api.post(
+        "/api/v1/social-posts", body(workspace, url, mediaFit="auto", recurrence={"frequency": "DAILY"}), format="json"
+    )
+    plain = api.post(
+        "/api/v1/social-posts",
+        body(workspace, probed(workspace, corpus.image((400, 500))), recurrence={"frequency": "DAILY"}),
+        format="json",
+    )
+    assert created.status_code == plain.status_code == 201
+    series = RecurringPost.objects.get(id=created.json()["recurringPostId"])
+    untouched = RecurringPost.objects.get(id=plain.json()["recurringPostId"])
+    # as a series started before 526bda4 was stored: its first post fits, its template does not say so
+    series.template = {
+        **series.template,
+        "targets": [{k: v for k, v in t.items() if k != "mediaFit"} for t in series.template["targets"]],
+    }
+    series.save(update_fields=["template"])
+    assert "mediaFit" not in api.get(f"/api/v1/recurring-posts/{series.id}").json()["platforms"][0]
+    plain_template = untouched.template
+
+    for expected in ("1 recurring series given their mediaFit", "0 recurring series given their mediaFit"):
+        out = io.StringIO()
+        call_command("backfill_series_media_fit", stdout=out)  # run twice: the second changes nothing
+        assert out.getvalue().strip() == expected
+        series.refresh_from_db()
+        untouched.refresh_from_db()
+        assert [t.get("mediaFit") for t in series.template["targets"]] == ["auto"]
+        assert untouched.template == plain_template
+    assert api.get(f"/api/v1/recurring-posts/{series.id}").json()["platforms"][0]["mediaFit"] == "auto"
+    occurrence = create_occurrence(
+        series, Post.objects.get(id=created.json()["postId"]).scheduled_at + dt.timedelta(days=1)
+    )
+    assert occurrence is not None and occurrence.targets.get().media_fit

@@ -72,35 +72,11 @@ def media_issues(api: APIClient, body: dict[str, Any]) -> list[dict[str, Any]]:
     return [i for i in response.json()["issues"] if i.get("field") == "mediaUrls"]
 
 
-def _corpus(tmp_path: Path) -> list[tuple[str, str, str, bytes]]:
-    """(name, kind, mime type, bytes) of every generated file."""
-    return [
-        ("square.jpg", "image", "image/jpeg", corpus.image((600, 600))),
-        ("portrait45.jpg", "image", "image/jpeg", corpus.image((400, 500))),
-        ("tall916.jpg", "image", "image/jpeg", corpus.image((360, 640))),
-        ("panorama.jpg", "image", "image/jpeg", corpus.image((2000, 200))),
-        ("tiny.png", "image", "image/png", corpus.image((100, 80), "PNG")),
-        ("photo.webp", "image", "image/webp", corpus.image((640, 480), "WEBP")),
-        ("phone.heic", "image", "image/jpeg", corpus.image((640, 480), "HEIF")),
-        ("rotated.jpg", "image", "image/jpeg", corpus.image((500, 400), orientation=6)),
-        ("animated.gif", "image", "image/png", corpus.animated_gif(4)),
-        ("clip169.mp4", "video", "video/mp4", corpus.video(tmp_path / "a.mp4", size=(320, 180), fps=24, frames=24)),
-        (
-            "reel.mp4",
-            "video",
-            "video/mp4",
-            corpus.video(tmp_path / "b.mp4", size=(180, 320), fps=25, frames=100, audio=True),
-        ),
-        ("mpeg4.mp4", "video", "video/mp4", corpus.video(tmp_path / "c.mp4", codec="mpeg4", fps=30, frames=30)),
-        ("slow.mp4", "video", "video/mp4", corpus.video(tmp_path / "d.mp4", size=(96, 96), fps=10, frames=50)),
-    ]
-
-
 def test_every_platform_accepts_each_corpus_file_or_refuses_it_naming_the_rule(
     api: APIClient, workspace: Workspace, tmp_path: Path
 ) -> None:
     verdicts: dict[tuple[str, str], set[str]] = {}
-    for name, kind, mime, data in _corpus(tmp_path):
+    for name, kind, mime, data in corpus.generated(tmp_path):
         url = probed(workspace, data, kind=kind, mime=mime, name=name)
         platforms = [
             p.value for p, caps in CAPABILITIES.items() if (caps.max_images if kind == "image" else caps.max_videos)
@@ -196,3 +172,19 @@ def test_create_and_patch_refuse_with_the_rule_as_the_code(api: APIClient, works
     assert patched.status_code == 400, patched.json()
     assert patched.json()["code"] == "media_aspect_ratio"
     assert any(f"{tall} is 360x640" in message for message in patched.json()["message"])
+
+
+def test_media_fit_auto_still_refuses_a_file_under_the_platform_s_smallest_size(
+    api: APIClient, workspace: Workspace
+) -> None:
+    """A fit repairs a file too large, never one too small (it would only come out under the
+    minimum again, and the entry fail media_fit_failed after the post was accepted)."""
+    tiny = probed(workspace, corpus.image((300, 300)), kind="image", mime="image/jpeg", name="tiny.jpg")
+    body = payload(workspace, ["GOOGLE_BUSINESS"], [tiny], "IMAGE")
+    body["mediaFit"] = "auto"
+    [issue] = media_issues(api, body)
+    assert issue["message"].startswith("mediaUrls: GOOGLE_BUSINESS takes images of at least 10000 bytes")
+    assert "(media_file_size)" in issue["message"]
+    body["mediaUrls"] = [probed(workspace, corpus.image((200, 200), "WEBP"), kind="image", mime="image/webp", name="a")]
+    # the format and sides a fit repairs; the size it does not
+    assert [_RULE.match(i["message"])["code"] for i in media_issues(api, body)] == ["media_file_size"]  # type: ignore[index]
