@@ -11,10 +11,13 @@ the layer were not there."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
+from django.utils.deprecation import MiddlewareMixin
 
 from core.middleware import API_PREFIX
 
@@ -28,15 +31,13 @@ def pages_only(path: str) -> bool:
     return not (path.startswith(API_PREFIX) or path in BARE_PATHS)
 
 
-class PagesOnly:
+class PagesOnly(MiddlewareMixin):
     """Runs the Django middleware it is mixed into for pages only (:func:`pages_only`)."""
 
-    get_response: object
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if pages_only(request.path):
-            return super().__call__(request)  # type: ignore[misc,no-any-return]
-        return self.get_response(request)  # type: ignore[operator,no-any-return]
+            return super().__call__(request)
+        return self.get_response(request)
 
 
 class PagesSessionMiddleware(PagesOnly, SessionMiddleware):
