@@ -12,9 +12,6 @@ from accounts.errors import AccountNotFound
 from accounts.models import AccountStatus, ConnectLink, SocialAccount
 from platforms.base import Platform
 
-# The encrypted columns, decrypted on every read: left out where accounts are only named.
-TOKEN_FIELDS = ("access_token", "refresh_token")
-
 
 def connected_accounts(*, workspace_id: str) -> QuerySet[SocialAccount]:
     """The workspace's accounts that are still connected (active or unauthorized). A disconnected
@@ -48,12 +45,10 @@ def account_get_any(*, workspace_id: str, account_id: str) -> SocialAccount:
 
 def accounts_by_ids(*, workspace_id: str, ids: list[str]) -> dict[str, SocialAccount]:
     """The workspace's connected accounts among ``ids``, keyed by id; unknown (and disconnected)
-    ids are simply absent. For naming accounts in a post: the tokens are left unread (deferred:
-    decrypting them was a third of a create's CPU), and read if something asks for them."""
+    ids are simply absent."""
     if not ids:
         return {}
-    accounts = connected_accounts(workspace_id=workspace_id).filter(id__in=set(ids)).defer(*TOKEN_FIELDS)
-    return {a.id: a for a in accounts}
+    return {a.id: a for a in connected_accounts(workspace_id=workspace_id).filter(id__in=set(ids))}
 
 
 def account_by_page_id(*, workspace_id: str, page_id: str) -> SocialAccount | None:
@@ -78,7 +73,6 @@ def facebook_accounts_by_page_ids(*, workspace_id: str, page_ids: list[str]) -> 
     accounts = (
         connected_accounts(workspace_id=workspace_id)
         .filter(platform=Platform.FACEBOOK.value, page_id__in=wanted)
-        .defer(*TOKEN_FIELDS)
         .order_by("connected_at", "id")
     )
     for account in accounts:

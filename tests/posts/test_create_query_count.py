@@ -1,8 +1,7 @@
 """The create path's statements (issue 35), pinned: a change here is a change to what every
-``POST /social-posts`` costs PostgreSQL. A draft without media: the accounts read (without their
-tokens), then in one transaction the post, its entries and the plan's monthly post count (one
-statement when the plan sets no post limit: the plan read, this month's usage row added or
-counted up)."""
+``POST /social-posts`` costs PostgreSQL. A draft without media: the accounts read, then in one
+transaction the post, its entries and the plan's monthly post count (one statement when the plan
+sets no post limit: the plan read, this month's usage row added or counted up)."""
 
 from __future__ import annotations
 
@@ -41,4 +40,3 @@ def test_a_draft_without_media_costs_six_statements(api: Any, workspace: Any) ->
     # No savepoint: none for marking media when there is none to mark, none for the count.
     assert not any(sql.startswith("SAVEPOINT") for sql in statements), statements
     assert len(statements) == 6, statements
-    assert "access_token" not in statements[0], statements[0]
