@@ -83,11 +83,13 @@ MIDDLEWARE = [
     "core.middleware.RequestGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, the staff user and messages: Django's own, run for the pages only, not for the
+    # API (bearer tokens) or the health checks (core/pages.py).
+    "core.pages.PagesSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "core.pages.PagesAuthenticationMiddleware",
+    "core.pages.PagesMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "core.middleware.OutageMiddleware",
     # Last, as django-axes asks: it answers a locked-out admin login with its lockout page.

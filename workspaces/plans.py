@@ -120,11 +120,45 @@ def require_within(
         )
 
 
-@transaction.atomic
+# The monthly count when the plan sets no post limit, in one statement: the plan's limit (the
+# organization's plan, else the default plan by name, as ``plan_of``) read and, when it is empty,
+# this month's row added or counted up. It returns how many rows it counted: 0 when a limit is
+# set (or the workspace is unknown), and nothing was written.
+_COUNT_UNLIMITED_POST = """
+WITH maximum AS (
+    SELECT CASE WHEN o.plan_id IS NOT NULL
+                THEN (SELECT p.max_posts_per_month FROM {plan} p WHERE p.id = o.plan_id)
+                ELSE (SELECT p.max_posts_per_month FROM {plan} p WHERE p.name = %(default)s) END AS value
+    FROM {workspace} w JOIN {organization} o ON o.id = w.organization_id
+    WHERE w.id = %(workspace)s
+), counted AS (
+    INSERT INTO {usage} (workspace_id, month, posts)
+    SELECT %(workspace)s, %(month)s, 1 FROM maximum WHERE maximum.value IS NULL
+    ON CONFLICT (workspace_id, month) DO UPDATE SET posts = {usage}.posts + 1
+    RETURNING 1
+)
+SELECT count(*) FROM counted
+"""
+
+
 def post_counted(*, workspace_id: str) -> None:
     """A post was created in the workspace: refuse it over the plan's monthly post limit, else
-    count it in this month's usage (in the caller's transaction)."""
-    require_within(POSTS_PER_MONTH, workspace_id=workspace_id)
+    count it in this month's usage (in the caller's transaction). Without a post limit (the
+    common case) that is one statement that locks nothing but this month's usage row; with one,
+    the organization's row is locked and the month counted under it (:func:`require_within`)."""
     month = month_start()
-    row, _ = MonthlyUsage.objects.get_or_create(workspace_id=workspace_id, month=month)
-    MonthlyUsage.objects.filter(pk=row.pk).update(posts=F("posts") + 1)
+    sql = _COUNT_UNLIMITED_POST.format(
+        plan=Plan._meta.db_table,
+        workspace=Workspace._meta.db_table,
+        organization=Organization._meta.db_table,
+        usage=MonthlyUsage._meta.db_table,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"default": DEFAULT_PLAN_NAME, "workspace": workspace_id, "month": month})
+        row = cursor.fetchone()
+    if row is not None and row[0]:
+        return
+    with transaction.atomic():
+        require_within(POSTS_PER_MONTH, workspace_id=workspace_id)
+        usage, _ = MonthlyUsage.objects.get_or_create(workspace_id=workspace_id, month=month)
+        MonthlyUsage.objects.filter(pk=usage.pk).update(posts=F("posts") + 1)

@@ -17,8 +17,8 @@ from tests.factories import OrganizationFactory, WorkspaceFactory
 from tests.factories.accounts import SocialAccountFactory
 from tests.organizations.conftest import API, bearer
 from workspaces.lifecycle import workspace_create
-from workspaces.models import Organization, Plan, Workspace
-from workspaces.plans import CONNECTED_ACCOUNTS, require_within
+from workspaces.models import MonthlyUsage, Organization, Plan, Workspace
+from workspaces.plans import CONNECTED_ACCOUNTS, month_start, post_counted, require_within
 from workspaces.services import api_key_create
 
 LIMITED = {"name": "Starter", "max_workspaces": 2, "max_posts_per_month": 1, "max_webhooks_per_workspace": 1}
@@ -132,4 +132,56 @@ def test_two_accounts_at_the_limit_never_both_pass() -> None:
 
     results = run_concurrently([lambda: connect(1), lambda: connect(2)])
     assert workspace.social_accounts.count() == 1
+    assert [type(e) for e in raised(results)] == [SubscriptionRequired]
+
+
+def _draft(in_it: APIClient, account_id: str) -> int:
+    body = {
+        "contentType": "TEXT",
+        "text": "hi",
+        "timezone": "UTC",
+        "platforms": ["BLUESKY"],
+        "saveAsDraft": True,
+        "blueskyConnectionIds": [account_id],
+    }
+    return int(in_it.post(f"{API}/social-posts", body, format="json").status_code)
+
+
+@pytest.mark.django_db
+def test_posts_are_counted_per_month_and_the_default_plan_is_read_as_staff_left_it(
+    organization: Organization, org_key: Callable[..., str]
+) -> None:
+    """Without a post limit a post is counted in one statement (this month's row added, then
+    counted up); the default plan is read on every post, so a limit staff set on it (or lift) in
+    the admin holds from the next post on, in every process."""
+    workspace = WorkspaceFactory(organization=organization)
+    account = SocialAccountFactory(workspace=workspace, platform="BLUESKY")
+    in_it = bearer(org_key(), workspace.id)
+    assert [_draft(in_it, account.id), _draft(in_it, account.id)] == [201, 201]
+    assert list(MonthlyUsage.objects.filter(workspace=workspace).values_list("month", "posts")) == [(month_start(), 2)]
+    default, _ = Plan.objects.get_or_create(name="Default")
+    Plan.objects.filter(pk=default.pk).update(max_posts_per_month=3)
+    assert [_draft(in_it, account.id), _draft(in_it, account.id)] == [201, 403]
+    Plan.objects.filter(pk=default.pk).update(max_posts_per_month=None)
+    assert _draft(in_it, account.id) == 201
+    assert MonthlyUsage.objects.get(workspace=workspace).posts == 4
+    # The organization's own plan, without a post limit, is its limit, not the default plan's.
+    Plan.objects.filter(pk=default.pk).update(max_posts_per_month=1)
+    _limited(organization, max_posts_per_month=None)
+    assert _draft(in_it, account.id) == 201
+    assert MonthlyUsage.objects.get(workspace=workspace).posts == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_posts_at_the_limit_never_both_pass() -> None:
+    organization = OrganizationFactory()
+    _limited(organization, max_posts_per_month=1)
+    workspace = WorkspaceFactory(organization=organization)
+
+    def count() -> None:
+        with transaction.atomic():
+            post_counted(workspace_id=workspace.id)
+
+    results = run_concurrently([count, count])
+    assert MonthlyUsage.objects.get(workspace=workspace).posts == 1
     assert [type(e) for e in raised(results)] == [SubscriptionRequired]
