@@ -95,6 +95,9 @@ def _gunicorn(env: dict[str, str], latency_ms: int) -> tuple[subprocess.Popen[by
     env.update(PUBLIC_BASE_URL=url, SANDBOX_BASE_URL=f"{url}/sandbox", WEBHOOK_ALLOW_PRIVATE_URLS="1")
     log = open(OUT_DIR / f"gunicorn-{port}.log", "ab")  # noqa: SIM115 (owned by the child)
     args = [PYTHON, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "600"]
+    conf = ROOT / "config" / "gunicorn.py"
+    if not (conf.exists() and "wsgi_app" in conf.read_text()):  # older trees name no application
+        args.append("config.wsgi:application")
     process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     wait_for(lambda: requests.get(f"{url}/healthz", timeout=2).ok, timeout=120, what=f"{url}/healthz")
     return process, url
