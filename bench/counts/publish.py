@@ -21,11 +21,14 @@ The driver imports nothing of its tree that 338c1b0 lacks, so copied into a work
 commit it measures that commit (``docs/benchmarks.md``). It uses the PostgreSQL server of
 ``DATABASE_URL`` (a database of its own, ``<name>_counts``, dropped and made anew) and flushes the
 Redis database of ``REDIS_URL``: point that at one nobody else uses. ``--keep`` leaves the
-callgrind files (``var/counts/``) for ``callgrind_annotate --inclusive=yes``."""
+callgrind files (``var/counts/``) for ``callgrind_annotate --inclusive=yes``; ``--profile FILE``
+writes a cProfile (CPU time) of the full-speed window, of the thread that runs the batches (claim,
+reads, outcomes, events; the platform calls run on the pool's threads), for ``pstats``."""
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import re
@@ -145,6 +148,9 @@ def main() -> None:
     parser.add_argument("--valgrind-batches", type=int, default=4, help="measured batches under callgrind")
     parser.add_argument("--calls", type=int, default=200, help="measured transport calls under callgrind")
     parser.add_argument("--skip-valgrind", action="store_true", help="statements only")
+    parser.add_argument(
+        "--profile", help="write the full-speed window's cProfile (CPU time, the batches' own thread) to this file"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the callgrind files in var/counts/")
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -166,7 +172,9 @@ def main() -> None:
     env = _env(database_url)
     server, url = _gunicorn(env, 100)
     try:
-        figures["statements"] = _child(["statements", url, str(options.batches)], {**env, **_sandbox(url)}, False)
+        profile = {"COUNTS_PROFILE": str(Path(options.profile).resolve())} if options.profile else {}
+        child_env = {**env, **_sandbox(url), **profile}
+        figures["statements"] = _child(["statements", url, str(options.batches)], child_env, False)
     finally:
         _stop(server)
     if not options.skip_valgrind:
@@ -272,10 +280,16 @@ def _measure(args: list[str]) -> None:
     publish_targets(batch(0))  # the warm-up: the thread pool, the connections, the imports
     statements, transactions = counter.statements, counter.transactions
     attempted = 0
+    profiler = cProfile.Profile(time.process_time) if "COUNTS_PROFILE" in os.environ else None
     if helper is not None:
         helper.counts_start()
+    if profiler is not None:
+        profiler.enable()
     for b in range(1, batches + 1):
         attempted += publish_targets(batch(b))
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(os.environ["COUNTS_PROFILE"])
     if helper is not None:
         helper.counts_stop(b"publish")
     measured = [i for b in range(1, batches + 1) for i in batch(b)]
