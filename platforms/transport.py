@@ -13,10 +13,13 @@ from the pool) was never sent; one that wrote anything may have been acted on.
 A platform session (:class:`PlatformSession`) sends a plain call (no cookies, auth, proxies or
 per-call options of its own: every call the platform clients make) on a shorter path than
 ``requests.Session.request``: the request is prepared from the call and the session's headers
-alone (no merging of environment settings, of empty cookie jars, auth and params), handed to the
-same adapter (so ``requests``' own adapter, and whatever stands in for it in a test, still sends
-it), the response hooks run, and cookies and redirects are handled only when the answer carries
-them, as ``Session.send`` would. Anything else takes ``requests``' own path.
+alone (no merging of environment settings, of empty cookie jars, auth and params; a URL prepared
+once per process), sent on the adapter's pool itself (:meth:`TrackingAdapter.send_plain`: the pool
+and ``urlopen`` call ``HTTPAdapter.send`` would use, urllib3's failures raised as the same
+``requests`` exceptions, the same ``requests.Response``), the response hooks run, and cookies and
+redirects are handled only when the answer carries them, as ``Session.send`` would. Anything else
+takes ``requests``' own path. Tests that replay recorded answers (``responses``) reach a plain call
+at the pool (``tests/pool_answers.py``), where production sends it.
 
 urllib3 never re-sends on its own here: the adapter keeps requests' ``max_retries=0`` (urllib3's
 ``Retry(0, read=False)``): one connection attempt, no retry after an error. A keep-alive connection
