@@ -151,10 +151,13 @@ class TrackingAdapter(HTTPAdapter):
             timeout = Timeout(connect=connect, read=read)
         elif not isinstance(timeout, Timeout):
             timeout = Timeout(connect=timeout, read=timeout)
+        path = request.path_url
+        if path.startswith("//"):  # as HTTPAdapter.request_url: not to be read as a host
+            path = f"/{path.lstrip('/')}"
         try:
             raw = pool.urlopen(
-                method=request.method,
-                url=request.path_url,
+                method=str(request.method),
+                url=path,
                 body=request.body,
                 headers=request.headers,
                 redirect=False,
@@ -185,7 +188,7 @@ class TrackingAdapter(HTTPAdapter):
         response.headers = CaseInsensitiveDict(raw.headers)
         response.encoding = get_encoding_from_headers(response.headers)
         response.raw = raw
-        response.reason = raw.reason
+        response.reason = raw.reason  # type: ignore[assignment]  # as requests sets it
         response.url = request.url or ""
         response.request = request
         response.connection = self

@@ -99,8 +99,8 @@ def _gunicorn(env: dict[str, str], latency_ms: int) -> tuple[subprocess.Popen[by
     log = open(OUT_DIR / f"gunicorn-{port}.log", "ab")  # noqa: SIM115 (owned by the child)
     args = [PYTHON, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--timeout", "600"]
     conf = ROOT / "config" / "gunicorn.py"
-    if not (conf.exists() and "wsgi_app" in conf.read_text()):  # older trees name no application
-        args.append("config.wsgi:application")
+    if not (conf.exists() and "wsgi_app" in conf.read_text()):  # older trees: no application, no threads
+        args += ["--worker-class", "gthread", "--threads", "48", "config.wsgi:application"]
     process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     wait_for(lambda: requests.get(f"{url}/healthz", timeout=2).ok, timeout=120, what=f"{url}/healthz")
     return process, url
