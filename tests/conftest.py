@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from config import embedded
 from core.redis import get_redis
 from tests.factories import WorkspaceFactory
+from tests.pool_answers import answering_pools
 from workspaces.models import Workspace
 from workspaces.services import api_key_create
 
@@ -34,6 +35,13 @@ def _clean_redis() -> Iterator[None]:
     """Each test starts with this worker's Redis database empty."""
     get_redis().flushdb()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _pool_answers() -> Iterator[None]:
+    """Recorded answers (``responses``) reach plain platform calls at the pool, where they go."""
+    with answering_pools():
+        yield
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ requests' own path. Against a small HTTP server on loopback."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +14,8 @@ from typing import Any
 
 import pytest
 import requests
+import responses
+from requests.adapters import HTTPAdapter
 
 from platforms.base import thread_session
 from platforms.transport import PlatformSession, platform_session
@@ -160,3 +163,65 @@ def test_a_call_with_options_of_its_own_takes_requests_path(server: str, monkeyp
 
 def test_the_thread_session_is_a_platform_session() -> None:
     assert isinstance(thread_session(), PlatformSession)
+
+
+def test_a_plain_call_goes_to_the_pool_without_the_adapters_send(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[str] = []
+    original = HTTPAdapter.send
+
+    def spy(self: HTTPAdapter, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        sent.append(request.url or "")
+        return original(self, request, **kwargs)
+
+    monkeypatch.setattr(HTTPAdapter, "send", spy)
+    session = platform_session()
+    assert session.post(f"{server}/echo", json={"a": 1}, timeout=5).json()["body"] == '{"a": 1}'
+    assert sent == []
+    session.get(f"{server}/echo", timeout=5, stream=True).close()  # an option of its own: requests' path
+    assert sent == [f"{server}/echo"]
+
+
+def _failure(session: requests.Session, url: str, timeout: Any) -> type[BaseException]:
+    with pytest.raises(requests.RequestException) as caught:
+        session.post(url, json={}, timeout=timeout)
+    return type(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("where", "timeout"),
+    [("refused", 5), ("silent", 0.3), ("silent", (5, 0.3)), ("bad-host", 5), ("no-host", 5), ("tls", 5)],
+)
+def test_a_plain_call_fails_with_the_exception_requests_raises(refused_port: int, where: str, timeout: Any) -> None:
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog) and never answers
+    urls = {
+        "refused": f"http://127.0.0.1:{refused_port}/x",
+        "silent": f"http://127.0.0.1:{silent.getsockname()[1]}/x",
+        "bad-host": "http://exa mple.invalid/x",
+        "no-host": "http:///x",
+        "tls": f"https://127.0.0.1:{silent.getsockname()[1]}/x",
+    }
+    try:
+        lean = _failure(platform_session(), urls[where], timeout if where != "tls" else 0.3)
+        usual = _failure(_adapter_session(), urls[where], timeout if where != "tls" else 0.3)
+    finally:
+        silent.close()
+    assert lean is usual
+
+
+def _adapter_session() -> requests.Session:
+    session = _plain_requests_session()
+    session.mount("http://", HTTPAdapter(max_retries=0))
+    session.mount("https://", HTTPAdapter(max_retries=0))
+    return session
+
+
+@responses.activate
+def test_recorded_answers_reach_a_plain_call_at_the_pool() -> None:
+    responses.post("https://platform.example/v1/things", json={"id": "1"}, status=201, headers={"X-Seen": "yes"})
+    answer = thread_session().post("https://platform.example/v1/things?x=1", json={"text": "héllo"}, timeout=5)
+    assert (answer.status_code, answer.json(), answer.headers["X-Seen"]) == (201, {"id": "1"}, "yes")
+    assert answer.url == "https://platform.example/v1/things?x=1"
+    (call,) = responses.calls
+    assert call.request.url == "https://platform.example/v1/things?x=1"
+    assert json.loads(call.request.body) == {"text": "héllo"}
+    assert call.request.headers["User-Agent"] == "Crosspost/1.0"
