@@ -30,46 +30,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from bench.counts import callgrind
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "var" / "counts"
 ENDPOINTS = ("create", "list", "get", "bare")
-HELPER_SOURCE = r"""
-#include <valgrind/callgrind.h>
-void counts_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
-void counts_stop(const char *name) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS_AT(name); }
-"""
 
 
 def _database_name() -> str:
     url = os.environ.get("DATABASE_URL", "")
     base = url.rsplit("/", 1)[-1].split("?")[0] if url else "crosspost"
     return f"{base or 'crosspost'}_counts_api"
-
-
-def _helper() -> Path:
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
-    source, helper = OUT_DIR / "callgrind_helper.c", OUT_DIR / "callgrind_helper.so"
-    source.write_text(HELPER_SOURCE)
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(helper), str(source)], check=True)
-    return helper
-
-
-def _instructions(out: Path) -> dict[str, int]:
-    """Instructions (``Ir``) of each named dump of a callgrind run."""
-    figures: dict[str, int] = {}
-    for path in sorted(out.parent.glob(out.name + "*")):
-        text = path.read_text(errors="replace")
-        name = re.search(r"^desc: Trigger: Client Request: (\S+)", text, re.M)
-        total = re.search(r"^totals: (\d+)", text, re.M)  # summary: is 0 once instrumentation stopped
-        if name and total:
-            figures[name.group(1)] = int(total.group(1))
-    return figures
 
 
 def parent(args: argparse.Namespace) -> int:
@@ -85,10 +61,10 @@ def parent(args: argparse.Namespace) -> int:
         out = OUT_DIR / "api.callgrind.out"
         for stale in OUT_DIR.glob(out.name + "*"):
             stale.unlink()
-        env["COUNTS_HELPER"] = str(_helper())
+        env["COUNTS_HELPER"] = str(callgrind.helper(OUT_DIR))
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}"]
         subprocess.run([*command, *child, "--pass", "instructions"], env=env, cwd=ROOT, check=True, capture_output=True)
-        figures["instructions"] = {name: total / args.n for name, total in _instructions(out).items()}
+        figures["instructions"] = {name: total / args.n for name, total in callgrind.dumps(out).items()}
         if not args.keep:
             for path in OUT_DIR.glob(out.name + "*"):
                 path.unlink()

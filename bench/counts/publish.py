@@ -31,7 +31,6 @@ import argparse
 import cProfile
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -39,15 +38,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.counts import callgrind
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT_DIR = ROOT / "var" / "counts"
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 POSTS_PER_BATCH = 16  # × 3 platforms: 48 entries a batch
-HELPER_SOURCE = r"""
-#include <valgrind/callgrind.h>
-void counts_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
-void counts_stop(const char *name) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS_AT(name); }
-"""
 # Under valgrind: the simulators' latency, the gathering window and the lease, scaled.
 VALGRIND_LATENCY_MS = 4000
 VALGRIND_GATHER_SECONDS = 1.0
@@ -116,11 +112,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 def _child(args: list[str], env: dict[str, str], valgrind: bool) -> dict[str, Any]:
     command = [PYTHON, "-m", "bench.counts.publish", "--child", *args]
     if valgrind:
-        helper = OUT_DIR / "callgrind_helper.so"
-        source = OUT_DIR / "callgrind_helper.c"
-        source.write_text(HELPER_SOURCE)
-        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", str(helper), str(source)], check=True)
-        env = {**env, "COUNTS_HELPER": str(helper)}
+        env = {**env, "COUNTS_HELPER": str(callgrind.helper(OUT_DIR))}
         out = OUT_DIR / "callgrind.out"
         command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *command]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -128,18 +120,6 @@ def _child(args: list[str], env: dict[str, str], valgrind: bool) -> dict[str, An
     if result.returncode != 0 or not lines:
         raise RuntimeError(f"the measuring process failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
     return dict(json.loads(lines[-1][len("COUNTS ") :]))
-
-
-def _dumps() -> dict[str, int]:
-    """Instructions of each named dump of the callgrind files in OUT_DIR."""
-    found: dict[str, int] = {}
-    for path in OUT_DIR.glob("callgrind.out*"):
-        text = path.read_text(errors="replace")
-        trigger = re.search(r"^desc: Trigger: Client Request: (\S+)", text, re.M)
-        total = re.search(r"^totals: (\d+)", text, re.M)  # "summary" stays 0 with --instr-atstart=no
-        if trigger and total:
-            found[trigger.group(1)] = int(total.group(1))
-    return found
 
 
 def main() -> None:
@@ -187,7 +167,7 @@ def main() -> None:
         finally:
             _stop(slow)
             _stop(fast)
-        dumps = _dumps()
+        dumps = callgrind.dumps(OUT_DIR / "callgrind.out")
         published = figures["instructions"]["published"]
         figures["instructions"]["Ir per entry"] = round(dumps["publish"] / max(published, 1))
         figures["instructions"]["Ir per transport call"] = round(dumps["transport"] / options.calls)
