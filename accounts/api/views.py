@@ -189,7 +189,7 @@ class ConnectLinkViewSet(viewsets.GenericViewSet):
     )
     @idempotent
     def create(self, request: Request) -> Response:
-        data = ConnectLinkCreateInput(data=request.data or {})
+        data = ConnectLinkCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         issued = connect_link_create(
             workspace_id=access_of(request).workspace.id,

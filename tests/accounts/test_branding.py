@@ -298,3 +298,11 @@ def test_a_declined_consent_ends_on_the_redirect_with_an_error(site: str, worksp
     refused = requests.get(f"{narrowed.url}/MASTODON", allow_redirects=False, timeout=30)
     assert refused.status_code == 303
     assert parse_qs(urlsplit(refused.headers["Location"]).query)["error"] == ["not_offered"]
+
+
+def test_a_link_body_may_be_left_out_but_not_sent_as_null_or_a_list(api: APIClient) -> None:
+    assert api.post(LINKS).status_code == 201  # no body at all: every default
+    assert api.post(LINKS, {}, format="json").status_code == 201
+    for body in ("null", "[]", '"x"'):
+        response = api.post(LINKS, body, content_type="application/json")
+        assert response.status_code == 400, (body, response.json())
