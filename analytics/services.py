@@ -16,6 +16,7 @@ from django.utils import timezone
 from accounts.models import SocialAccount
 from accounts.services import account_fresh_credentials, account_mark_unauthorized
 from analytics.models import AccountSyncState, FollowerSnapshot, SyncStatus, TrackedPost
+from core import bulk
 from core.redis import get_redis
 from platforms.base import AuthError, Metrics, NotSupported, Platform, PlatformError, RemotePost
 from platforms.capabilities import ANALYTICS_PLATFORMS
@@ -90,9 +91,8 @@ def track_published_targets(*, target_ids: list[str], targets: list[PostTarget] 
             refresh_until=published_at + HISTORY,
         )
     if rows:
-        TrackedPost.objects.bulk_create(
+        bulk.insert(
             [rows[key] for key in sorted(rows)],
-            update_conflicts=True,
             unique_fields=["account", "platform_post_id"],
             update_fields=[
                 "workspace",

@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from core import bulk
 from core.fields import InstantJSONEncoder, format_instant
 from core.ids import new_id
 from webhooks.enqueue import enqueue_deliveries
@@ -102,7 +103,7 @@ def emit_events(events: list[tuple[str, str, dict[str, Any]]], *, except_webhook
             event_id = new_id("evt")
             payload = serialize_envelope(event_id=event_id, name=name, created_at=now, data=data)
             rows.append(Event(id=event_id, workspace_id=workspace_id, name=name, payload=payload, created_at=now))
-        Event.objects.bulk_create(rows)
+        bulk.insert(rows)
         deliveries = [
             Delivery(webhook_id=webhook_id, event=event, next_attempt_at=event.created_at)
             for event in rows
@@ -111,7 +112,7 @@ def emit_events(events: list[tuple[str, str, dict[str, Any]]], *, except_webhook
         ]
         if not deliveries:
             return
-        Delivery.objects.bulk_create(deliveries)
+        bulk.insert(deliveries)
         by_event: dict[str, list[str]] = {}
         for delivery in deliveries:
             by_event.setdefault(delivery.event_id, []).append(delivery.id)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
+from core import bulk
 from posts.models import LatePolicy, PostStatus, TargetStatus
 from posts.pipeline import step
 
@@ -115,7 +116,7 @@ _STARTED_SENDING_SQL = """
 UPDATE posts_posttarget t
 SET remote_state = t.remote_state || jsonb_build_object(
         %(book)s, COALESCE(t.remote_state -> %(book)s, '{}'::jsonb) || jsonb_build_object(%(key)s, v.marker))
-FROM unnest(%(ids)s::text[], %(leases)s::timestamptz[], %(markers)s::text[]) AS v(id, lease_until, marker)
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id text, lease_until timestamptz, marker text)
 WHERE t.id = v.id AND t.status = %(publishing)s AND t.lease_until = v.lease_until
 RETURNING t.id
 """
@@ -135,9 +136,16 @@ def claims_started_sending(claims: list[Claim]) -> list[bool]:
             {
                 "book": BOOK_KEY,
                 "key": SENDING_KEY,
-                "ids": [claim.target_id for claim in claims],
-                "leases": [claim.lease_until for claim in claims],
-                "markers": [claim.lease_until.isoformat() for claim in claims],
+                "rows": bulk.rows_param(
+                    [
+                        {
+                            "id": claim.target_id,
+                            "lease_until": claim.lease_until,
+                            "marker": claim.lease_until.isoformat(),
+                        }
+                        for claim in claims
+                    ]
+                ),
                 "publishing": TargetStatus.PUBLISHING.value,
             },
         )

@@ -5,19 +5,17 @@ final status (with its one event) share one transaction, under the post's row lo
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.db.models import Count, F, Q, prefetch_related_objects
 from django.utils import timezone
 
-from core import metrics, work
+from core import bulk, metrics, work
 from posts.models import CommentStatus, Post, PostStatus, PostTarget, TargetStatus
 from posts.pipeline import first_comment, hooks
 from posts.pipeline.claims import Claim
@@ -75,7 +73,7 @@ class Failed:
     remote_state: dict[str, Any] | None = None
 
 
-# The fenced update of every target of the batch (one row per target, passed as parallel arrays)
+# The fenced update of every target of the batch (one row per target, passed as one JSON array)
 # and, in the same statement, the entry counts of the posts it touched as they are after it (the
 # caller holds those posts' row locks, so no sibling entry changes in between). A published row
 # takes the remote id and clears the error; a failed one keeps what it had besides its error and,
@@ -85,12 +83,10 @@ class Failed:
 # comments scheduled here come back with their due times, to be queued.
 _RECORD_SQL = """
 WITH v AS (
-    SELECT * FROM unnest(
-        %(ids)s::text[], %(leases)s::timestamptz[], %(statuses)s::text[], %(remote_ids)s::text[], %(urls)s::text[],
-        %(published_at)s::timestamptz[], %(draft_fallback)s::boolean[], %(error_codes)s::text[],
-        %(messages)s::text[], %(states)s::text[], %(thread_items)s::text[]
-    ) AS v(id, lease_until, status, platform_post_id, post_url, published_at, draft_fallback, error_code,
-           error_message, remote_state, thread_items)
+    SELECT * FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(
+        id text, lease_until timestamptz, status text, platform_post_id text, post_url text,
+        published_at timestamptz, draft_fallback boolean, error_code text, error_message text,
+        remote_state jsonb, thread_items jsonb)
 ),
 done AS (
     UPDATE posts_posttarget t
@@ -100,8 +96,8 @@ done AS (
         published_at = COALESCE(v.published_at, t.published_at),
         tiktok_draft_fallback = COALESCE(v.draft_fallback, t.tiktok_draft_fallback),
         error_code = v.error_code, error_message = v.error_message,
-        remote_state = COALESCE(v.remote_state::jsonb, t.remote_state),
-        thread_items = COALESCE(v.thread_items::jsonb, t.thread_items),
+        remote_state = COALESCE(v.remote_state, t.remote_state),
+        thread_items = COALESCE(v.thread_items, t.thread_items),
         comment_status = CASE WHEN v.status = %(published)s AND t.comment_status = ''
                               AND (p.first_comment <> '{}'::jsonb OR t.first_comment_text <> '')
                               THEN %(comment_pending)s ELSE t.comment_status END,
@@ -227,35 +223,32 @@ def _record(items: Sequence[Published | Failed]) -> set[str]:
 
 
 def _record_params(items: list[Published | Failed], *, now: dt.datetime) -> dict[str, Any]:
-    """The rows of :data:`_RECORD_SQL` as parallel arrays (NULL: the target keeps its value)."""
-    names = (
-        "statuses",
-        "remote_ids",
-        "urls",
-        "published_at",
-        "draft_fallback",
-        "error_codes",
-        "messages",
-        "states",
-        "thread_items",
-    )
-    columns: dict[str, list[Any]] = {name: [] for name in names}
+    """The rows of :data:`_RECORD_SQL` (a key left out: the target keeps its value)."""
+    rows: list[dict[str, Any]] = []
     for item in items:
-        row: tuple[Any, ...]
+        row: dict[str, Any] = {"id": item.claim.target_id, "lease_until": item.claim.lease_until}
         if isinstance(item, Published):
-            published_at = item.published_at or now
-            row = (TargetStatus.PUBLISHED.value, item.platform_post_id, item.url, published_at, item.draft_fallback)
-            thread = None if item.thread_items is None else json.dumps(item.thread_items, cls=DjangoJSONEncoder)
-            row += ("", "", "{}", thread)
+            row.update(
+                status=TargetStatus.PUBLISHED.value,
+                platform_post_id=item.platform_post_id,
+                post_url=item.url,
+                published_at=item.published_at or now,
+                draft_fallback=item.draft_fallback,
+                error_code="",
+                error_message="",
+                remote_state={},
+                thread_items=item.thread_items,
+            )
         else:
-            state = None if item.remote_state is None else json.dumps(item.remote_state, cls=DjangoJSONEncoder)
-            row = (TargetStatus.FAILED.value, None, None, None, None, item.error_code, item.message[:4000], state, None)
-        for name, value in zip(names, row, strict=True):
-            columns[name].append(value)
+            row.update(
+                status=TargetStatus.FAILED.value,
+                error_code=item.error_code,
+                error_message=item.message[:4000],
+                remote_state=item.remote_state,
+            )
+        rows.append(row)
     return {
-        **columns,
-        "ids": [item.claim.target_id for item in items],
-        "leases": [item.claim.lease_until for item in items],
+        "rows": bulk.rows_param(rows),
         "now": now,
         "publishing": TargetStatus.PUBLISHING.value,
         "published": TargetStatus.PUBLISHED.value,
