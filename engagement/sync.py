@@ -205,7 +205,8 @@ def syncs_queue_due(*, now: dt.datetime | None = None, ahead: dt.timedelta | Non
         if not rows:
             return 0
         CommentSource.objects.filter(id__in=[source_id for source_id, _, _ in rows]).update(queued_at=now)
-        wakeups = _wakeups([(account_id, due) for _, account_id, due in rows], now=now)
+        # next_due_at is set on every row the filter took (``next_due_at__lte``).
+        wakeups = _wakeups([(account_id, due or now) for _, account_id, due in rows], now=now)
         transaction.on_commit(partial(enqueue_syncs_at, wakeups), robust=True)
     return len({account_id for account_id, _ in wakeups})
 
