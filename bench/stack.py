@@ -254,9 +254,12 @@ class BenchStack:
         wait_for(self._worker_ready, timeout=120, what="the Celery worker")
 
     def _worker_ready(self) -> bool:
-        from bench.celery_app import app
+        """The worker answers a ping on this stack's broker (asked through an app of its own: a
+        process whose settings name another broker, a test's, starts a stack too)."""
+        from celery import Celery
 
-        replies = app.control.ping(timeout=1.0)
+        with Celery("bench-ping", broker=self.redis.url, set_as_current=False) as app:
+            replies = app.control.ping(timeout=1.0)
         return bool(replies)
 
     def stop(self) -> None:
