@@ -12,7 +12,8 @@ from bench.context import Bench
 from bench.scenarios import comments
 from bench.stack import BenchStack, server_database_url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# Real processes, like the end-to-end tests: on their xdist worker, one after the other.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.e2e, pytest.mark.xdist_group("e2e")]
 
 PER_PLATFORM = (
     "accounts",
