@@ -30,7 +30,8 @@ REDIS_SOCKET = BENCH_DIR / "redis.sock"
 # The simulators keep their state in a redis-server of their own: its CPU is the simulators' (a
 # real deployment talks to the platforms, not to a Redis of theirs), not our Redis's.
 SANDBOX_REDIS_SOCKET = BENCH_DIR / "redis-sandbox.sock"
-DB_NAME = "crosspost_bench"
+# Another name (BENCH_DATABASE_NAME) keeps two benches on one shared server apart.
+DB_NAME = os.environ.get("BENCH_DATABASE_NAME") or "crosspost_bench"
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
 SANDBOX_LATENCY_MS = 100
 WEB_WORKERS = 2  # the Procfile's WEB_CONCURRENCY default
@@ -149,10 +150,12 @@ class BenchStack:
     worker_concurrency: int = WORKER_CONCURRENCY
     # The server's postmaster, found once (0: the server does not run on this machine).
     postmaster: int | None = None
+    # The database web, worker and beat use (a test passes its own, already migrated).
+    database_name: str = DB_NAME
 
     @property
     def database_url(self) -> str:
-        return with_database(self.server_url, DB_NAME)
+        return with_database(self.server_url, self.database_name)
 
     @property
     def web_url(self) -> str:
@@ -185,8 +188,8 @@ class BenchStack:
         import psycopg
 
         with psycopg.connect(**admin_conninfo(self.server_url), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.database_name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{self.database_name}"')
         result = subprocess.run(
             [PYTHON, "manage.py", "migrate", "--no-input", "-v", "0"], cwd=ROOT, env=self.env(), capture_output=True
         )
@@ -200,7 +203,7 @@ class BenchStack:
             contextlib.suppress(psycopg.Error),
             psycopg.connect(**admin_conninfo(self.server_url), autocommit=True) as conn,
         ):
-            conn.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+            conn.execute(f'DROP DATABASE IF EXISTS "{self.database_name}" WITH (FORCE)')
 
     # processes ------------------------------------------------------------------------------
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
@@ -251,9 +254,12 @@ class BenchStack:
         wait_for(self._worker_ready, timeout=120, what="the Celery worker")
 
     def _worker_ready(self) -> bool:
-        from bench.celery_app import app
+        """The worker answers a ping on this stack's broker (asked through an app of its own: a
+        process whose settings name another broker, a test's, starts a stack too)."""
+        from celery import Celery
 
-        replies = app.control.ping(timeout=1.0)
+        with Celery("bench-ping", broker=self.redis.url, set_as_current=False) as app:
+            replies = app.control.ping(timeout=1.0)
         return bool(replies)
 
     def stop(self) -> None:

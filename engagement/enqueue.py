@@ -18,6 +18,13 @@ def enqueue_syncs(account_ids: Iterable[str]) -> None:
         app.send_task(SYNC_ACCOUNT, args=[account_id])
 
 
+def enqueue_syncs_at(wakeups: Iterable[tuple[str, float]]) -> None:
+    """One sync task per ``(account, countdown in seconds)``: the task arrives when its sources
+    fall due (at once for a countdown of 0)."""
+    for account_id, countdown in dict.fromkeys(wakeups):
+        app.send_task(SYNC_ACCOUNT, args=[account_id], countdown=countdown if countdown > 0 else None)
+
+
 def enqueue_actions(action_ids: Iterable[str], *, countdown: float | None = None) -> None:
     ids = list(action_ids)
     for start in range(0, len(ids), ACTION_BATCH):

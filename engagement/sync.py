@@ -5,8 +5,10 @@ the cadence of its post's age (``engagement.cadence``) and on demand (``POST /co
 - **Sources** are found by beat (:func:`sources_discover`): entries published within the last
   ``TRACK_DAYS`` days without one, and one review feed per Google Business account. Nothing in the
   publishing pipeline waits for the inbox.
-- **Queuing** (:func:`syncs_queue_due`): the accounts with due sources, each queued once (the
-  sources' ``queued_at``; queued again only if its task was lost for ``QUEUED_PATIENCE``).
+- **Queuing** (:func:`syncs_queue_due`): the sources due before beat's next run, each queued once
+  (``queued_at``; queued again only if its task was lost for ``QUEUED_PATIENCE``): a task of its
+  account with a countdown to the second it falls due, so a read waits for its due time, not for
+  the next tick. A task that arrives early claims only what is due by then.
 - **A sync** (:func:`sync_account`) claims the account's due sources a chunk at a time with a lease
   (``core.work.claim``: two syncs of one account never read the same source), reads each outside
   any transaction, side by side on the worker's threads, and writes each source's comments in one
@@ -17,9 +19,12 @@ the cadence of its post's age (``engagement.cadence``) and on demand (``POST /co
   finished pass saw; the client filters or drops older ones) and follows the platform's page
   cursors to the end. Once a day a pass reads everything (``since`` none): comments that pass no
   longer finds are marked deleted, and the platform's counts of older comments are refreshed.
-- **Budget** (``engagement.budget``): each page read spends one of the account's
-  ``comment_reads_per_hour``; a pass that runs out keeps its page cursor and resumes in the next
-  hour. A platform that answers rate limited holds every read of the account until its
+- **Budget** (``engagement.budget``): when the account's scheduled sources want more reads an
+  hour than ``HEADROOM`` of its ``comment_reads_per_hour`` (:func:`engagement.cadence.demand`,
+  counted once per sync in one query), every next due time is stretched by the same factor
+  (:func:`engagement.cadence.stretch`), so the reads spread evenly over the hour. Each page read
+  still spends one of the budget (the hard limit); a pass that runs out keeps its page cursor and
+  resumes in the next hour. A platform that answers rate limited holds every read of the account until its
   ``retry_at``. The token rejected: the account is marked unauthorized and its sources wait for it
   to be connected again.
 - **Events** (:func:`comments_announce`): after the writes, every comment of the account that was
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -40,7 +46,7 @@ from typing import Any
 import redis
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from accounts.models import AccountStatus, SocialAccount
@@ -48,7 +54,7 @@ from accounts.services import account_fresh_credentials, account_mark_unauthoriz
 from core import metrics, work
 from core.redis import get_redis
 from engagement import budget, cadence
-from engagement.enqueue import enqueue_syncs
+from engagement.enqueue import enqueue_syncs, enqueue_syncs_at
 from engagement.models import Comment, CommentSource, SyncStatus
 from engagement.records import COMMENT_COLUMNS, comment_record
 from platforms import registry
@@ -177,24 +183,43 @@ def _due(now: dt.datetime) -> QuerySet[CommentSource]:
     )
 
 
-def syncs_queue_due(*, now: dt.datetime | None = None) -> int:
-    """Queue one sync per account that has due sources, after commit. A source is queued once
-    (``queued_at``); one queued ``QUEUED_PATIENCE`` ago whose task never came is queued again.
-    Idempotent: a second run finds nothing new to queue. Returns how many accounts it queued."""
+def syncs_queue_due(*, now: dt.datetime | None = None, ahead: dt.timedelta | None = None) -> int:
+    """Queue the syncs of the sources due now or within ``ahead`` (default: until beat's next run,
+    ``COMMENT_SYNC_INTERVAL_SECONDS``), after commit: a task of the source's account with a
+    countdown to the second its due time falls in (none when it is due already), one task per
+    account and second. A source is queued once (``queued_at``); one queued ``QUEUED_PATIENCE`` ago
+    whose task never came is queued again. Idempotent: a second run finds nothing new to queue.
+    Returns how many accounts it queued."""
     now = now or timezone.now()
+    if ahead is None:
+        ahead = dt.timedelta(seconds=settings.COMMENT_SYNC_INTERVAL_SECONDS)
     with transaction.atomic():
-        waiting = _due(now).filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_PATIENCE))
+        waiting = _due(now + ahead).filter(
+            work.lease_free(now), Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_PATIENCE)
+        )
         rows = list(
             waiting.order_by("next_due_at")
             .select_for_update(skip_locked=True, of=("self",))
-            .values_list("id", "account_id")[:QUEUE_LIMIT]
+            .values_list("id", "account_id", "next_due_at")[:QUEUE_LIMIT]
         )
         if not rows:
             return 0
-        CommentSource.objects.filter(id__in=[source_id for source_id, _ in rows]).update(queued_at=now)
-        accounts = list(dict.fromkeys(account_id for _, account_id in rows))
-        transaction.on_commit(partial(enqueue_syncs, accounts), robust=True)
-    return len(accounts)
+        CommentSource.objects.filter(id__in=[source_id for source_id, _, _ in rows]).update(queued_at=now)
+        # next_due_at is set on every row the filter took (``next_due_at__lte``).
+        wakeups = _wakeups([(account_id, due or now) for _, account_id, due in rows], now=now)
+        transaction.on_commit(partial(enqueue_syncs_at, wakeups), robust=True)
+    return len({account_id for account_id, _ in wakeups})
+
+
+def _wakeups(due: list[tuple[str, dt.datetime]], *, now: dt.datetime) -> list[tuple[str, float]]:
+    """``(account, countdown in seconds)`` for each account and whole second its sources fall due
+    in, in order: 0 for those due already; otherwise up to the end of that second, so the task's
+    claim (only what is due at claim time) takes every source of that second."""
+    wakeups: dict[tuple[str, float], None] = {}
+    for account_id, due_at in due:
+        ahead = (due_at - now).total_seconds()
+        wakeups[(account_id, float(math.ceil(ahead)) if ahead > 0 else 0.0)] = None
+    return list(wakeups)
 
 
 @dataclass(frozen=True)
@@ -256,6 +281,7 @@ class _Source:
     resumed: bool  # continues a pass an earlier run cut short
     pass_newest: dt.datetime | None
     claimed_at: dt.datetime  # before its pass read anything
+    stretch: float = 1.0  # the account's factor on every interval (engagement.cadence.stretch)
 
 
 @dataclass
@@ -299,8 +325,9 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
         sources.update(queued_at=None)
         raise
     client = registry.get_client(account.platform)
+    factor = cadence.stretch(account_demand(account_id, now=now), budget.limit_of(account.platform))
     while not report.stopped:
-        claimed = _claim(account_id, now=timezone.now())
+        claimed = _claim(account_id, now=timezone.now(), stretch=factor)
         if not claimed:
             break
         report.sources += len(claimed)
@@ -317,7 +344,26 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
     return report
 
 
-def _claim(account_id: str, *, now: dt.datetime) -> list[_Source]:
+def account_demand(account_id: str, *, now: dt.datetime) -> float:
+    """The reads an hour the account's scheduled sources want at the unstretched cadence
+    (:func:`engagement.cadence.demand`), from one aggregate query: its sources with a due time,
+    counted by the band of their post's age, and its review feed."""
+    bands: dict[str, Count] = {}
+    younger: dt.timedelta | None = None
+    for index, edge in enumerate(cadence.band_edges()):
+        band = Q(published_at__gt=now - edge)
+        if younger is not None:
+            band &= Q(published_at__lte=now - younger)
+        bands[f"band{index}"] = Count("id", filter=band)
+        younger = edge
+    counts = CommentSource.objects.filter(account_id=account_id, next_due_at__isnull=False).aggregate(
+        reviews=Count("id", filter=Q(published_at__isnull=True)), **bands
+    )
+    per_band = [int(counts[f"band{index}"]) for index in range(len(bands))]
+    return cadence.demand(per_band=per_band, reviews=int(counts["reviews"]))
+
+
+def _claim(account_id: str, *, now: dt.datetime, stretch: float = 1.0) -> list[_Source]:
     lease_until = now + SYNC_LEASE
     ids = work.claim(
         _due(now).filter(account_id=account_id),
@@ -351,6 +397,7 @@ def _claim(account_id: str, *, now: dt.datetime) -> list[_Source]:
                 resumed=resumed,
                 pass_newest=row.pass_newest,
                 claimed_at=now,
+                stretch=stretch,
             )
         )
     return sorted(claimed, key=lambda s: ids.index(s.id))
@@ -415,10 +462,12 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
         outcome = "rate_limited" if isinstance(result.error, RateLimited | QuotaExhausted) else "failed"
         metrics.comment_reads_recorded(platform=source.platform, outcome=outcome)
     with transaction.atomic():
-        seen = _upsert(source, result.comments, now)
-        _link_and_answer(source)
+        seen, new = _upsert(source, result.comments, now)
+        deleted = 0
         if result.finished and source.full and not source.resumed:
-            _mark_missing_deleted(source, seen, now)
+            deleted = _mark_missing_deleted(source, seen, now)
+        if new or deleted:  # no comment came or went: no link and no answer can have changed
+            _link_and_answer(source)
         seen_dates = [c.created_at for c in result.comments]
         if source.pass_newest is not None:
             seen_dates.append(source.pass_newest)
@@ -432,7 +481,7 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
                 pass_since=None,
                 pass_newest=None,
                 last_synced_at=now,
-                next_due_at=cadence.next_due(published_at=source.published_at, synced_at=now),
+                next_due_at=cadence.next_due(published_at=source.published_at, synced_at=now, factor=source.stretch),
                 status=SyncStatus.IDLE,
                 error_code="",
                 error_message="",
@@ -457,7 +506,9 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
             elif _transient(error):
                 changes["next_due_at"] = now + RETRY_AFTER
             else:
-                changes["next_due_at"] = cadence.next_due(published_at=source.published_at, synced_at=now)
+                changes["next_due_at"] = cadence.next_due(
+                    published_at=source.published_at, synced_at=now, factor=source.stretch
+                )
         elif result.out_of_budget:
             changes["next_due_at"] = budget.next_window(now)
             report.stopped = "budget"
@@ -484,9 +535,11 @@ def _clip(value: str, size: int) -> str:
     return (value or "")[:size]
 
 
-def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) -> set[str]:
+def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) -> tuple[set[str], set[str]]:
     """Insert the comments not stored yet and refresh the others (text, counts, hidden, author),
-    one statement; the account's own comments are stored as already announced."""
+    one statement; the account's own comments are stored as already announced. Returns the
+    platform ids seen and those of them not stored before (an incremental pass sees its newest
+    comment again, so "seen" alone does not mean anything came)."""
     rows: dict[str, Comment] = {}
     for remote in comments:
         if not remote.platform_comment_id:
@@ -515,7 +568,10 @@ def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) ->
             received_at=now if remote.from_account else None,
             updated_at=now,
         )
+    new: set[str] = set()
     if rows:
+        stored = Comment.objects.filter(account_id=source.account_id, platform_comment_id__in=list(rows))
+        new = set(rows) - set(stored.values_list("platform_comment_id", flat=True))
         refreshed = [*REFRESHED_FIELDS]
         if not CAPABILITIES[Platform(source.platform)].comment_hidden_listed:
             refreshed.remove("hidden")  # the listing cannot say (X): the inbox keeps what it set
@@ -525,7 +581,7 @@ def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) ->
             unique_fields=["account", "platform_comment_id"],
             update_fields=refreshed,
         )
-    return set(rows)
+    return set(rows), new
 
 
 # What a sync refreshes of a comment it stored before (the platform's current values).
@@ -563,11 +619,11 @@ def _link_and_answer(source: _Source) -> None:
     scope.filter(answered=True).filter(~Exists(own_reply)).update(answered=False)
 
 
-def _mark_missing_deleted(source: _Source, seen: set[str], now: dt.datetime) -> None:
+def _mark_missing_deleted(source: _Source, seen: set[str], now: dt.datetime) -> int:
     """A pass over everything that no longer finds a comment stored before it began: gone from the
-    platform (a reply stored meanwhile, by an action, may not be listed yet)."""
+    platform (a reply stored meanwhile, by an action, may not be listed yet). Returns how many."""
     missing = _scope(source).filter(deleted_at__isnull=True, first_seen_at__lt=source.claimed_at)
-    missing.exclude(platform_comment_id__in=seen).update(deleted_at=now, updated_at=now)
+    return int(missing.exclude(platform_comment_id__in=seen).update(deleted_at=now, updated_at=now))
 
 
 # --- comment.received -----------------------------------------------------------------------------

@@ -130,3 +130,20 @@ def queued_syncs() -> list[str]:
             if message["headers"]["task"] == "engagement.sync_account":
                 found.append(json.loads(base64.b64decode(message["body"]))[0][0])
     return found
+
+
+def queued_sync_etas() -> list[tuple[str, str | None]]:
+    """``(account id, eta)`` of each ``engagement.sync_account`` task waiting in the broker (eta
+    None: due at once)."""
+    import base64
+
+    from config.celery import app
+
+    found = []
+    with app.connection_for_write() as connection:
+        for raw in connection.default_channel.client.lrange("analytics", 0, -1):
+            message = json.loads(raw)
+            if message["headers"]["task"] == "engagement.sync_account":
+                account_id = json.loads(base64.b64decode(message["body"]))[0][0]
+                found.append((account_id, message["headers"].get("eta")))
+    return found

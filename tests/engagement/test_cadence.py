@@ -48,3 +48,31 @@ def test_a_new_entry_is_first_read_one_interval_after_publishing_or_now() -> Non
     assert cadence.first_due(published_at=T0, now=T0 + dt.timedelta(minutes=1)) == T0 + dt.timedelta(minutes=5)
     assert cadence.first_due(published_at=T0, now=T0 + dt.timedelta(hours=3)) == T0 + dt.timedelta(hours=3)
     assert cadence.first_due(published_at=T0, now=T0 + dt.timedelta(days=31)) is None
+
+
+def test_the_demand_counts_each_source_at_its_bands_pace() -> None:
+    assert cadence.band_edges() == (dt.timedelta(days=1), dt.timedelta(days=7), dt.timedelta(days=30))
+    assert cadence.demand(per_band=[50, 0, 0]) == 600  # 50 young posts: every 5 minutes each
+    assert cadence.demand(per_band=[1, 2, 24], reviews=1) == 12 + 2 + 1 + 1
+    assert cadence.demand(per_band=[0, 0, 0]) == 0
+    with pytest.raises(ValueError):
+        cadence.demand(per_band=[1, 2])
+
+
+def test_below_the_budget_nothing_stretches() -> None:
+    assert cadence.stretch(12, 120) == 1.0
+    assert cadence.stretch(108, 120) == 1.0  # exactly the headroom's share
+    assert cadence.stretch(0, 0) == 1.0  # no budget at all: the budget's own check refuses reads
+
+
+def test_above_the_budget_every_interval_stretches_to_fit_the_headroom_share() -> None:
+    factor = cadence.stretch(600, 120)  # 50 young posts on a 120-reads/h platform
+    assert factor == pytest.approx(600 / 108)
+    young = cadence.next_due(published_at=T0, synced_at=T0 + dt.timedelta(hours=1), factor=factor)
+    assert young == T0 + dt.timedelta(hours=1) + dt.timedelta(minutes=5) * factor
+    # 50 sources, each read once per stretched interval: the headroom's share of the budget an hour.
+    assert 50 * (dt.timedelta(hours=1) / (dt.timedelta(minutes=5) * factor)) == pytest.approx(0.9 * 120)
+    assert cadence.next_due(published_at=None, synced_at=T0, factor=2.0) == T0 + dt.timedelta(hours=2)
+    # The last read still lands on the thirtieth day, however stretched.
+    late = T0 + dt.timedelta(days=29, hours=12)
+    assert cadence.next_due(published_at=T0, synced_at=late, factor=3.0) == T0 + dt.timedelta(days=30)

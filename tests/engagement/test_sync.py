@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from engagement import budget, sync
+from engagement import budget, cadence, sync
 from engagement.models import Comment, CommentSource, SyncStatus
 from platforms import facebook, registry
 from platforms.base import Platform, PlatformClient
@@ -294,3 +294,105 @@ def test_beat_looks_at_recent_entries_and_once_an_hour_at_every_tracked_day(work
     budget.get_redis().delete("engagement:discover-all")
     assert sync.sources_discover_due() == 0
     assert not CommentSource.objects.filter(target=too_old).exists()
+
+
+# --- the cadence bends to the budget; reads at their due time; nothing new, nothing extra ---------
+
+
+@pytest.mark.django_db
+def test_the_demand_is_counted_by_the_age_of_each_scheduled_source(workspace: Workspace) -> None:
+    from tests.factories.accounts import SocialAccountFactory
+    from tests.factories.posts import PostFactory, PostTargetFactory
+
+    account = SocialAccountFactory(workspace=workspace, platform="GOOGLE_BUSINESS")
+    now = timezone.now()
+
+    def source(age: dt.timedelta | None, *, scheduled: bool = True) -> None:
+        entry = None
+        if age is not None:
+            post = PostFactory(workspace=workspace, status="COMPLETED")
+            entry = PostTargetFactory(post=post, platform=account.platform, account=account)
+        CommentSource.objects.create(
+            workspace=workspace,
+            account=account,
+            platform=account.platform,
+            target=entry,
+            published_at=None if age is None else now - age,
+            next_due_at=now if scheduled else None,
+        )
+
+    for _ in range(3):
+        source(dt.timedelta(hours=2))  # young: 12 an hour each
+    source(dt.timedelta(days=3))  # first week: 1
+    source(dt.timedelta(days=10))  # to 30 days: 1/24
+    source(dt.timedelta(days=45), scheduled=False)  # on demand only: none
+    source(None)  # the review feed: 1
+    assert sync.account_demand(account.id, now=now) == pytest.approx(36 + 1 + 1 / 24 + 1)
+
+
+def test_a_tight_account_has_its_intervals_stretched_evenly(
+    workspace: Workspace, facebook: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tight = dataclasses.replace(CAPABILITIES[Platform.FACEBOOK], comment_reads_per_hour=10)
+    monkeypatch.setitem(CAPABILITIES, Platform.FACEBOOK, tight)
+    sync.sources_discover()
+    due_now()
+
+    report = sync.sync_account(account_id=facebook.account.id)
+
+    assert report.stopped == "" and report.pages == 1
+    source = CommentSource.objects.get()
+    factor = 12 / (cadence.HEADROOM * 10)  # one young post wants 12 reads an hour; 9 fit
+    assert source.next_due_at == source.last_synced_at + dt.timedelta(minutes=5) * factor
+
+
+def test_sources_coming_due_before_the_next_tick_are_queued_for_their_second(
+    workspace: Workspace, facebook: Live
+) -> None:
+    from tests.engagement.conftest import queued_sync_etas
+
+    sync.sources_discover()
+    now = timezone.now()
+    CommentSource.objects.update(next_due_at=now + dt.timedelta(seconds=30))
+    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=10)) == 0  # past this tick's reach
+    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=60)) == 1
+    [(account_id, eta)] = queued_sync_etas()
+    assert account_id == facebook.account.id and eta is not None
+    # The countdown runs from the moment it is sent, just after this run's commit.
+    assert now + dt.timedelta(seconds=30) <= dt.datetime.fromisoformat(eta) < now + dt.timedelta(seconds=90)
+    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=60)) == 0  # queued already
+
+    # The task arrives early (a clock ahead, a countdown cut short): it claims nothing and the
+    # source stays queued and due as it was.
+    early = sync.sync_account(account_id=facebook.account.id)
+    assert (early.sources, early.pages) == (0, 0)
+    source = CommentSource.objects.get()
+    assert source.next_due_at == now + dt.timedelta(seconds=30) and source.queued_at == now
+    assert source.lease_until is None and source.last_synced_at is None
+    assert not Comment.objects.exists()
+
+    due_now()  # its second has come
+    assert sync.sync_account(account_id=facebook.account.id).pages == 1
+    assert CommentSource.objects.get().queued_at is None
+
+
+def test_a_sync_that_finds_nothing_new_links_and_answers_nothing(
+    workspace: Workspace, facebook: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    real = sync._link_and_answer
+
+    def counting(source: Any) -> None:
+        calls.append(source.id)
+        real(source)
+
+    monkeypatch.setattr(sync, "_link_and_answer", counting)
+    sync.sources_discover()
+    due_now()
+    sync.sync_account(account_id=facebook.account.id)
+    assert len(calls) == 1  # comments came: linked
+
+    due_now()
+    again = sync.sync_account(account_id=facebook.account.id)  # incremental: the newest one again
+    assert again.pages == 1 and again.comments >= 1
+    assert len(calls) == 1

@@ -1,0 +1,399 @@
+"""``comments`` (issue 33): does the comment sync of 1,000 accounts × 50 young posts keep within
+each platform's read budget and read each post within its interval, on the 2 cores?
+
+- **Set-up**: one account per platform connected through the real connect-link flow and
+  ``posts`` text posts published through the API and the worker (the simulators then know the
+  posts and grow their audiences under them). ``accounts`` accounts are then seeded with SQL,
+  spread over the platforms, each a copy of its platform's connected account (so its token is
+  valid on the simulator) in a workspace of its own, with ``posts`` published entries (the
+  published posts' remote ids: comments are kept per account, so accounts may share them),
+  published 6 to 60 minutes ago, and a ``CommentSource`` each.
+- **Steady state**: each account's sources are seeded as if they had been read one target
+  interval (``engagement.cadence``, stretched to the budget) before their due time, their due
+  times spread evenly over that interval from the start on, as a deployment past its first hour
+  has them (sources published together and all due at once would stay together).
+- **Measured** for ``seconds`` while web, worker, beat and the simulators run: every finished
+  read (the sources' ``last_synced_at``, sampled every ``SAMPLE_SECONDS``) with the interval since
+  the read before it and its lateness behind its due time; the due backlog and its lag; the
+  accounts' read counters in Redis (``engagement.budget``: reads per account-hour, and the
+  largest count in one clock hour against the hard limit); the simulators' 429 answers; the CPU
+  of worker, PostgreSQL, Redis, beat and the simulators.
+
+A platform is within budget when no account read more than its budget per hour (extrapolated
+from the window, and in any one clock hour) and nothing answered 429; within its interval when
+the p95 of the achieved intervals is at most ``INTERVAL_SLACK`` over the target."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import secrets
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench import seed
+from bench.context import Bench
+from bench.report import Report, percentile
+
+# The reading platforms whose posts can be plain text (Instagram and YouTube need media, Google
+# Business reads reviews, not posts).
+PLATFORMS = ("TWITTER", "BLUESKY", "MASTODON", "THREADS", "LINKEDIN", "FACEBOOK")
+DEFAULT_ACCOUNTS = 1000
+DEFAULT_POSTS = 50
+DEFAULT_SECONDS = 900
+SAMPLE_SECONDS = 5.0
+LEAD_SECONDS = 10  # after seeding, before the first source falls due
+PUBLISH_WAIT_SECONDS = 600
+INTERVAL_SLACK = 0.10
+PREFIX = "cm"
+
+
+@dataclass
+class Plan:
+    """What one platform's accounts should do: their budget, demand, stretch and target interval."""
+
+    platform: str
+    budget: int
+    demand: float
+    stretch: float
+    interval_seconds: float
+
+
+@dataclass
+class Observed:
+    """Reads seen by the sampler, per platform."""
+
+    intervals: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    lateness: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    reads: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    backlog: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    lag: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    samples: int = 0
+
+
+def plans(posts: int) -> dict[str, Plan]:
+    """The target of each platform for an account with ``posts`` young entries."""
+    from engagement import budget, cadence
+
+    young = cadence.CADENCE[0][1].total_seconds()
+    result = {}
+    for platform in PLATFORMS:
+        limit = budget.limit_of(platform)
+        wanted = cadence.demand(per_band=[posts, *[0] * (len(cadence.CADENCE) - 1)])
+        factor = cadence.stretch(wanted, limit)
+        result[platform] = Plan(platform, limit, wanted, factor, young * factor)
+    return result
+
+
+# --- set-up --------------------------------------------------------------------------------
+
+
+def publish_templates(bench: Bench, posts: int) -> dict[str, dict[str, Any]]:
+    """One connected account per platform and ``posts`` text posts published on all of them
+    through the API and the worker. Returns ``{platform: {"account": id, "remoteIds": [...]}}``."""
+    from posts.models import PostTarget
+    from posts.payloads import CONNECTION_FIELDS
+
+    workspace_id, key = bench.workspace("bench comments")
+    accounts = {platform: bench.connect_account(key, platform) for platform in PLATFORMS}
+    run = secrets.token_hex(3)
+    for index in range(posts):
+        body: dict[str, Any] = {
+            "contentType": "TEXT",
+            "timezone": "UTC",
+            "text": f"Comment bench {run} post {index}: what do you think?",
+            "platforms": list(PLATFORMS),
+        }
+        for platform, account in accounts.items():
+            body[CONNECTION_FIELDS[platform]] = [account]
+        response = bench.api("POST", "/social-posts", key, json=body)
+        if response.status_code != 201:
+            raise RuntimeError(f"creating a template post answered {response.status_code}: {response.text[:500]}")
+    wanted = posts * len(PLATFORMS)
+    deadline = time.monotonic() + PUBLISH_WAIT_SECONDS
+    entries = PostTarget.objects.filter(post__workspace_id=workspace_id)
+    while time.monotonic() < deadline:
+        if entries.filter(status__in=["PUBLISHED", "FAILED"]).count() >= wanted:
+            break
+        time.sleep(1.0)
+    published = entries.filter(status="PUBLISHED").exclude(platform_post_id="")
+    found: dict[str, dict[str, Any]] = {p: {"account": a, "remoteIds": []} for p, a in accounts.items()}
+    for platform, remote_id in published.order_by("created_at", "id").values_list("platform", "platform_post_id"):
+        found[platform]["remoteIds"].append(remote_id)
+    missing = {p: posts - len(f["remoteIds"]) for p, f in found.items() if len(f["remoteIds"]) < posts}
+    if missing:
+        raise RuntimeError(f"template posts not published in {PUBLISH_WAIT_SECONDS} s: {missing}")
+    return found
+
+
+def seed_comments(
+    templates: dict[str, dict[str, Any]],
+    *,
+    accounts: int,
+    posts: int,
+    plan: dict[str, Plan],
+    start: float,
+    first_due_within: float | None = None,
+) -> dict[str, Any]:
+    """The accounts, their posts and entries, and the sources, with ``INSERT … SELECT``. The first
+    due times are spread over each platform's target interval (over ``first_due_within`` seconds
+    when that is shorter: a short run that must see reads)."""
+    from accounts.models import SocialAccount
+    from engagement.models import CommentSource
+    from posts.models import Post, PostTarget
+
+    timer = seed.Timer()
+    seed.workspaces(PREFIX, accounts)
+    count = len(PLATFORMS)
+    template_ids = [templates[p]["account"] for p in PLATFORMS]
+    copied = {
+        f.column: f"t.{seed._q(f.column)}"
+        for f in SocialAccount._meta.concrete_fields
+        if f.column not in ("id", "workspace_id", "created_at", "updated_at")
+    }
+    seed.insert_select(
+        SocialAccount,
+        source=(
+            f"generate_series(0, {accounts - 1}) g JOIN accounts_socialaccount t "
+            f"ON t.id = (%(templates)s::text[])[mod(g, {count}) + 1]"
+        ),
+        exprs={**copied, "id": f"'acc_{PREFIX}_' || g", "workspace_id": f"'ws_{PREFIX}_' || g"},
+        params={"templates": template_ids},
+    )
+    # Remote ids per platform, flattened: the j-th entry of an account on platform k reads
+    # remote[k * posts + j].
+    remote = [rid for p in PLATFORMS for rid in templates[p]["remoteIds"][:posts]]
+    rows = f"generate_series(0, {accounts * posts - 1}) h"
+    g, j, k = f"(h / {posts})", f"mod(h, {posts})", f"mod(h / {posts}, {count})"
+    published_at = "now() - make_interval(mins => 6 + mod(h * 7, 55))"
+    seed.insert_select(
+        Post,
+        source=rows,
+        exprs={
+            "id": f"'post_{PREFIX}_' || h",
+            "workspace_id": f"'ws_{PREFIX}_' || {g}",
+            "status": "'COMPLETED'",
+            "content_type": "'TEXT'",
+            "text": "'Comment bench post ' || h",
+            "timezone": "'UTC'",
+        },
+    )
+    seed.insert_select(
+        PostTarget,
+        source=rows,
+        exprs={
+            "id": f"'pt_{PREFIX}_' || h",
+            "post_id": f"'post_{PREFIX}_' || h",
+            "platform": f"(%(platforms)s::text[])[{k} + 1]",
+            "account_id": f"'acc_{PREFIX}_' || {g}",
+            "status": "'PUBLISHED'",
+            "text": "'Comment bench post ' || h",
+            "platform_post_id": f"(%(remote)s::text[])[{k} * {posts} + {j} + 1]",
+            "published_at": published_at,
+        },
+        params={"platforms": list(PLATFORMS), "remote": remote},
+    )
+    # Due times spread evenly over each account's target interval (shifted per account), the read
+    # before each one target interval earlier.
+    interval = f"(%(intervals)s::float8[])[{k} + 1]"
+    spread = f"(%(spreads)s::float8[])[{k} + 1]"
+    due = f"to_timestamp(%(start)s + {spread} * ({j} + mod({g} * 7, 10) / 10.0) / {posts})"
+    seed.insert_select(
+        CommentSource,
+        source=f"posts_posttarget t, LATERAL (SELECT substr(t.id, {len(PREFIX) + 5})::int AS h) n "
+        f"WHERE t.id LIKE 'pt\\_{PREFIX}\\_%%'",
+        exprs={
+            "id": f"'csrc_{PREFIX}_' || h",
+            "workspace_id": f"'ws_{PREFIX}_' || {g}",
+            "account_id": "t.account_id",
+            "platform": "t.platform",
+            "target_id": "t.id",
+            "platform_post_id": "t.platform_post_id",
+            "published_at": "t.published_at",
+            "next_due_at": due,
+            "last_synced_at": f"{due} - make_interval(secs => {interval})",
+        },
+        params={
+            "intervals": [plan[p].interval_seconds for p in PLATFORMS],
+            "spreads": [min(plan[p].interval_seconds, first_due_within or math.inf) for p in PLATFORMS],
+            "start": start,
+        },
+    )
+    seed.settle(SocialAccount, Post, PostTarget, CommentSource)
+    return {"accounts": accounts, "postsPerAccount": posts, "sources": accounts * posts, "seconds": timer.seconds}
+
+
+# --- observing -----------------------------------------------------------------------------
+
+READS_SQL = f"""
+SELECT id, platform, EXTRACT(EPOCH FROM last_synced_at), EXTRACT(EPOCH FROM next_due_at)
+FROM engagement_commentsource WHERE account_id LIKE 'acc\\_{PREFIX}\\_%%' AND last_synced_at > to_timestamp(%s)
+"""
+KNOWN_SQL = f"""
+SELECT id, EXTRACT(EPOCH FROM last_synced_at), EXTRACT(EPOCH FROM next_due_at)
+FROM engagement_commentsource WHERE account_id LIKE 'acc\\_{PREFIX}\\_%%'
+"""
+BACKLOG_SQL = f"""
+SELECT platform, count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(next_due_at)), 0)
+FROM engagement_commentsource
+WHERE account_id LIKE 'acc\\_{PREFIX}\\_%%' AND next_due_at <= now() AND lease_until IS NULL
+GROUP BY platform
+"""
+
+
+def observe(bench: Bench, *, seconds: float, start: float) -> Observed:
+    """Sample the sources until ``start + seconds``: each changed ``last_synced_at`` is a finished
+    read, its interval measured from the read before it, its lateness from the due time it had."""
+    observed = Observed()
+    known = {row[0]: (float(row[1] or 0), float(row[2] or 0)) for row in bench.sql(KNOWN_SQL)}
+    since = start - 1
+    end = start + seconds
+    while True:
+        tick = time.time()
+        for source_id, platform, read_at, next_due in bench.sql(READS_SQL, [since]):
+            previous_read, previous_due = known.get(source_id, (0.0, 0.0))
+            read_at = float(read_at)
+            if read_at <= previous_read:
+                continue
+            observed.reads[platform] += 1
+            if previous_read:
+                observed.intervals[platform].append(read_at - previous_read)
+            if previous_due:
+                observed.lateness[platform].append(max(read_at - previous_due, 0.0))
+            known[source_id] = (read_at, float(next_due or 0))
+        since = tick - 2 * SAMPLE_SECONDS  # a pass that finished while the sample ran
+        for platform, waiting, lag in bench.sql(BACKLOG_SQL):
+            observed.backlog[platform] = max(observed.backlog[platform], int(waiting))
+            observed.lag[platform] = max(observed.lag[platform], float(lag))
+        observed.samples += 1
+        if tick >= end:
+            return observed
+        time.sleep(max(0.0, min(SAMPLE_SECONDS - (time.time() - tick), end - time.time())))
+
+
+def budget_counters(bench: Bench, *, accounts: int, start: float, end: float) -> dict[int, list[int]]:
+    """Each seeded account's read counters (``engagement.budget``) for the clock hours of the run:
+    ``{account number: [reads in each hour]}``."""
+    from engagement.budget import WINDOW_SECONDS
+
+    windows = list(range(int(start // WINDOW_SECONDS), int(end // WINDOW_SECONDS) + 1))
+    redis = bench.stack.redis.client(0)
+    keys = [f"engagement:reads:acc_{PREFIX}_{n}:{w}" for n in range(accounts) for w in windows]
+    values = redis.mget(keys) if keys else []
+    counts: dict[int, list[int]] = {}
+    for index, value in enumerate(values):
+        counts.setdefault(index // len(windows), []).append(int(value or 0))
+    return counts
+
+
+def rate_limited_answers(bench: Bench) -> dict[str, int]:
+    """429 answers in each simulator's request log since it was cleared."""
+    return {p: sum(1 for e in bench.sandbox_requests(p.lower()) if int(e.get("status", 0)) == 429) for p in PLATFORMS}
+
+
+# --- the scenario --------------------------------------------------------------------------
+
+
+def run(
+    bench: Bench,
+    *,
+    accounts: int = DEFAULT_ACCOUNTS,
+    posts: int = DEFAULT_POSTS,
+    seconds: float = DEFAULT_SECONDS,
+    first_due_within: float | None = None,
+) -> Report:
+    report = Report("comments")
+    plan = plans(posts)
+    started = time.monotonic()
+    templates = publish_templates(bench, posts)
+    report.details["templateSeconds"] = round(time.monotonic() - started, 1)
+    for platform in PLATFORMS:
+        bench.clear_sandbox_requests(platform.lower())
+    start = math.ceil(time.time()) + LEAD_SECONDS
+    seeded = seed_comments(
+        templates, accounts=accounts, posts=posts, plan=plan, start=start, first_due_within=first_due_within
+    )
+    report.details["seed"] = seeded
+    if time.time() >= start:
+        report.notes.append(f"seeding took {seeded['seconds']:.0f} s: the first sources were due before it ended")
+    groups = ("worker", "postgres", "redis", "beat", "sandbox")
+    time.sleep(max(0.0, start - time.time()))
+    cpu_before = {name: bench.stack.cpu_seconds(name) for name in groups}
+    observed = observe(bench, seconds=seconds, start=start)
+    end = time.time()
+    cpu = {name: bench.stack.cpu_seconds(name) - cpu_before[name] for name in groups}
+    wall = end - start
+    counters = budget_counters(bench, accounts=accounts, start=start, end=end)
+    answers = rate_limited_answers(bench)
+
+    per_platform: dict[str, Any] = {}
+    for k, platform in enumerate(PLATFORMS):
+        target = plan[platform]
+        mine = [counters[n] for n in range(accounts) if n % len(PLATFORMS) == k and n in counters]
+        per_hour = [sum(hours) * 3600 / wall for hours in mine]
+        hour_max = max((max(hours) for hours in mine), default=0)
+        intervals, lateness = observed.intervals[platform], observed.lateness[platform]
+        p95 = percentile(intervals, 95)
+        within_budget = (
+            bool(per_hour) and max(per_hour) <= target.budget and hour_max <= target.budget and answers[platform] == 0
+        )
+        within_interval = p95 is not None and p95 <= target.interval_seconds * (1 + INTERVAL_SLACK)
+        per_platform[platform] = {
+            "accounts": len(mine),
+            "budgetPerHour": target.budget,
+            "demandPerHour": target.demand,
+            "stretch": round(target.stretch, 3),
+            "targetIntervalSeconds": round(target.interval_seconds, 1),
+            "readsPerAccountHourMax": round(max(per_hour), 1) if per_hour else None,
+            "readsPerAccountHourP50": percentile(per_hour, 50),
+            "readsInOneClockHourMax": hour_max,
+            "readsSeen": observed.reads[platform],
+            "intervalP50Seconds": percentile(intervals, 50),
+            "intervalP95Seconds": p95,
+            "latenessP50Seconds": percentile(lateness, 50),
+            "latenessP95Seconds": percentile(lateness, 95),
+            "backlogMax": observed.backlog[platform],
+            "lagMaxSeconds": round(observed.lag[platform], 1),
+            "rateLimitedAnswers": answers[platform],
+            "withinBudget": within_budget,
+            "withinInterval": within_interval,
+        }
+        row = per_platform[platform]
+        name = platform.lower()
+        report.add(f"{name}: budget per account-hour", target.budget, "reads")
+        report.add(f"{name}: target interval of a young post", round(target.interval_seconds, 1), "s")
+        report.add(f"{name}: reads per account-hour max", row["readsPerAccountHourMax"], at_most=target.budget)
+        report.add(f"{name}: reads per account-hour p50", row["readsPerAccountHourP50"])
+        report.add(f"{name}: interval p50", row["intervalP50Seconds"], "s")
+        report.add(
+            f"{name}: interval p95",
+            p95,
+            "s",
+            at_most=round(target.interval_seconds * (1 + INTERVAL_SLACK), 1),
+        )
+        report.add(f"{name}: largest due backlog", row["backlogMax"], "sources")
+        report.add(f"{name}: largest lag behind due", row["lagMaxSeconds"], "s")
+        report.add(f"{name}: rate-limit answers", answers[platform], at_most=0)
+        report.add(f"{name}: within budget", "yes" if within_budget else "no").met = within_budget
+        report.add(f"{name}: within interval", "yes" if within_interval else "no").met = within_interval
+    for name in groups:
+        report.add(f"{name} CPU / wall", cpu[name] / wall if wall > 0 else None, "cores")
+    report.add("CPU of these processes / wall (2 cores = 2.0)", sum(cpu.values()) / wall if wall > 0 else None)
+    report.details.update(
+        {
+            "platforms": per_platform,
+            "observedSeconds": round(wall, 1),
+            "samples": observed.samples,
+            "cpuSecondsByProcess": {k: round(v, 2) for k, v in cpu.items()},
+            "startedAt": dt.datetime.fromtimestamp(start, dt.UTC).isoformat(),
+        }
+    )
+    report.notes.append(
+        f"{accounts} accounts × {posts} young posts over {', '.join(PLATFORMS)}; reads per account-hour are the "
+        f"budget counters over {wall:.0f} s, scaled to an hour; an interval is between two finished reads of one "
+        "source (the first from the read the seed stands for)"
+    )
+    report.notes.append("Instagram and YouTube (posts need media) and Google Business (reviews) are not seeded")
+    return report
