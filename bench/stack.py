@@ -118,7 +118,7 @@ class BenchRedis:
         return redis.Redis(unix_socket_path=str(self.socket_path), db=db, socket_timeout=5)
 
     def start(self) -> None:
-        BENCH_DIR.mkdir(parents=True, exist_ok=True)
+        LOG_DIR.mkdir(parents=True, exist_ok=True)  # and BENCH_DIR, its parent: a fresh clone has neither
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
         args = [self.binary, "--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
@@ -207,6 +207,7 @@ class BenchStack:
 
     # processes ------------------------------------------------------------------------------
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        LOG_DIR.mkdir(parents=True, exist_ok=True)
         log = open(LOG_DIR / f"{name}.log", "ab")  # noqa: SIM115 (owned by the child)
         self.processes[name] = subprocess.Popen(
             [PYTHON, *args], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
