@@ -180,10 +180,11 @@ def sources_discover_due(*, now: dt.datetime | None = None) -> int:
     return sources_discover(now=now, within=None if whole else RECENT)
 
 
-def _due(now: dt.datetime) -> QuerySet[CommentSource]:
+def _due(now: dt.datetime, *, by: dt.datetime | None = None) -> QuerySet[CommentSource]:
+    """Sources nobody holds now, due by ``by`` (now when not given)."""
     return CommentSource.objects.filter(
         work.lease_free(now),
-        next_due_at__lte=now,
+        next_due_at__lte=by or now,
         account__status=AccountStatus.ACTIVE,
         platform__in=reading_platforms(),
     )
@@ -200,9 +201,7 @@ def syncs_queue_due(*, now: dt.datetime | None = None, ahead: dt.timedelta | Non
     if ahead is None:
         ahead = dt.timedelta(seconds=settings.COMMENT_SYNC_INTERVAL_SECONDS)
     with transaction.atomic():
-        waiting = _due(now + ahead).filter(
-            work.lease_free(now), Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_PATIENCE)
-        )
+        waiting = _due(now, by=now + ahead).filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_PATIENCE))
         rows = list(
             waiting.order_by("next_due_at")
             .select_for_update(skip_locked=True, of=("self",))
@@ -379,7 +378,7 @@ def account_demand(account_id: str, *, now: dt.datetime) -> float:
 def _claim(account_id: str, *, now: dt.datetime, stretch: float = 1.0) -> list[_Source]:
     lease_until = now + SYNC_LEASE
     ids = work.claim(
-        _due(now + CLAIM_AHEAD).filter(account_id=account_id),
+        _due(now, by=now + CLAIM_AHEAD).filter(account_id=account_id),
         lease_until=lease_until,
         limit=CLAIM_CHUNK,
         order_by=("next_due_at", "id"),
