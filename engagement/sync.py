@@ -225,7 +225,8 @@ def _wakeups(due: list[tuple[str, dt.datetime]], *, now: dt.datetime) -> list[tu
     covered_until: dict[str, float] = {}
     for account_id, due_at in sorted(due, key=lambda pair: pair[1]):
         ahead = (due_at - now).total_seconds()
-        if ahead <= covered_until.get(account_id, -1.0):
+        covered = covered_until.get(account_id)
+        if covered is not None and ahead <= covered:
             continue
         countdown = float(math.ceil(ahead)) if ahead > 0 else 0.0
         wakeups[(account_id, countdown)] = None

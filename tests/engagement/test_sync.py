@@ -380,8 +380,16 @@ def test_sources_coming_due_before_the_next_tick_are_queued_for_their_second(
 def test_one_wakeup_covers_the_sources_due_within_a_sync_s_reach() -> None:
     now = timezone.now()
     later = [("acc_a", now + dt.timedelta(seconds=s)) for s in (50.2, 5.5, 20, 36)] + [("acc_b", now)]
+    overdue = [("acc_c", now - dt.timedelta(seconds=90)), ("acc_c", now + dt.timedelta(seconds=40))]
     # acc_a: 5.5 s → woken at 6 s, which reads up to 36 s; 50.2 s needs a wakeup of its own.
-    assert sync._wakeups(later, now=now) == [("acc_b", 0.0), ("acc_a", 6.0), ("acc_a", 51.0)]
+    # acc_c: long overdue → at once (reading up to 30 s); 40 s → its own wakeup.
+    assert sync._wakeups(later + overdue, now=now) == [
+        ("acc_c", 0.0),
+        ("acc_b", 0.0),
+        ("acc_a", 6.0),
+        ("acc_c", 40.0),
+        ("acc_a", 51.0),
+    ]
 
 
 def test_a_source_read_early_plans_its_next_read_from_when_it_was_due(workspace: Workspace, facebook: Live) -> None:
