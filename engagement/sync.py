@@ -8,7 +8,8 @@ the cadence of its post's age (``engagement.cadence``) and on demand (``POST /co
 - **Queuing** (:func:`syncs_queue_due`): the sources due before beat's next run, each queued once
   (``queued_at``; queued again only if its task was lost for ``QUEUED_PATIENCE``): a task of its
   account with a countdown to the second it falls due, so a read waits for its due time, not for
-  the next tick. A task that arrives early claims only what is due by then.
+  the next tick; one task covers the account's sources due within ``CLAIM_AHEAD`` of it (its sync
+  reads them together). A task that arrives earlier claims only what is due by then.
 - **A sync** (:func:`sync_account`) claims the account's due sources a chunk at a time with a lease
   (``core.work.claim``: two syncs of one account never read the same source), reads each outside
   any transaction, side by side on the worker's threads, and writes each source's comments in one
@@ -82,6 +83,11 @@ RECEIVED_EVENT = "comment.received"
 TRACK_DAYS = 90  # entries published this long ago are still tracked (read on demand after 30 days)
 SYNC_LEASE = dt.timedelta(minutes=10)
 CLAIM_CHUNK = 25  # sources claimed at a time: each chunk's lease covers its reads alone
+# A sync also reads the account's sources due this soon after it starts, with those due now, so an
+# account's reads come together in one task instead of one task per source. Each next read is
+# planned from when the source was due, not from when it was read, so reading one early does not
+# make its reads more frequent.
+CLAIM_AHEAD = dt.timedelta(seconds=30)
 MAX_PAGES_PER_PASS = 20  # pages of one source in one run (a longer pass resumes at its cursor)
 FULL_PASS_EVERY = dt.timedelta(hours=24)
 QUEUED_PATIENCE = dt.timedelta(minutes=10)
@@ -174,10 +180,11 @@ def sources_discover_due(*, now: dt.datetime | None = None) -> int:
     return sources_discover(now=now, within=None if whole else RECENT)
 
 
-def _due(now: dt.datetime) -> QuerySet[CommentSource]:
+def _due(now: dt.datetime, *, by: dt.datetime | None = None) -> QuerySet[CommentSource]:
+    """Sources nobody holds now, due by ``by`` (now when not given)."""
     return CommentSource.objects.filter(
         work.lease_free(now),
-        next_due_at__lte=now,
+        next_due_at__lte=by or now,
         account__status=AccountStatus.ACTIVE,
         platform__in=reading_platforms(),
     )
@@ -187,16 +194,14 @@ def syncs_queue_due(*, now: dt.datetime | None = None, ahead: dt.timedelta | Non
     """Queue the syncs of the sources due now or within ``ahead`` (default: until beat's next run,
     ``COMMENT_SYNC_INTERVAL_SECONDS``), after commit: a task of the source's account with a
     countdown to the second its due time falls in (none when it is due already), one task per
-    account and second. A source is queued once (``queued_at``); one queued ``QUEUED_PATIENCE`` ago
+    account for the sources due within ``CLAIM_AHEAD`` of it (:func:`_wakeups`). A source is queued once (``queued_at``); one queued ``QUEUED_PATIENCE`` ago
     whose task never came is queued again. Idempotent: a second run finds nothing new to queue.
     Returns how many accounts it queued."""
     now = now or timezone.now()
     if ahead is None:
         ahead = dt.timedelta(seconds=settings.COMMENT_SYNC_INTERVAL_SECONDS)
     with transaction.atomic():
-        waiting = _due(now + ahead).filter(
-            work.lease_free(now), Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_PATIENCE)
-        )
+        waiting = _due(now, by=now + ahead).filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - QUEUED_PATIENCE))
         rows = list(
             waiting.order_by("next_due_at")
             .select_for_update(skip_locked=True, of=("self",))
@@ -212,13 +217,20 @@ def syncs_queue_due(*, now: dt.datetime | None = None, ahead: dt.timedelta | Non
 
 
 def _wakeups(due: list[tuple[str, dt.datetime]], *, now: dt.datetime) -> list[tuple[str, float]]:
-    """``(account, countdown in seconds)`` for each account and whole second its sources fall due
-    in, in order: 0 for those due already; otherwise up to the end of that second, so the task's
-    claim (only what is due at claim time) takes every source of that second."""
+    """``(account, countdown in seconds)`` for each account, in order of due time: 0 for sources
+    due already; otherwise the end of the second the first one falls due in. A wakeup covers the
+    account's sources due within ``CLAIM_AHEAD`` after it (its sync claims them too), so the next
+    wakeup of that account is for the first source past that."""
     wakeups: dict[tuple[str, float], None] = {}
-    for account_id, due_at in due:
+    covered_until: dict[str, float] = {}
+    for account_id, due_at in sorted(due, key=lambda pair: pair[1]):
         ahead = (due_at - now).total_seconds()
-        wakeups[(account_id, float(math.ceil(ahead)) if ahead > 0 else 0.0)] = None
+        covered = covered_until.get(account_id)
+        if covered is not None and ahead <= covered:
+            continue
+        countdown = float(math.ceil(ahead)) if ahead > 0 else 0.0
+        wakeups[(account_id, countdown)] = None
+        covered_until[account_id] = countdown + CLAIM_AHEAD.total_seconds()
     return list(wakeups)
 
 
@@ -282,6 +294,7 @@ class _Source:
     pass_newest: dt.datetime | None
     claimed_at: dt.datetime  # before its pass read anything
     stretch: float = 1.0  # the account's factor on every interval (engagement.cadence.stretch)
+    due_at: dt.datetime | None = None  # when this read was due (the next one is planned from it)
 
 
 @dataclass
@@ -366,7 +379,7 @@ def account_demand(account_id: str, *, now: dt.datetime) -> float:
 def _claim(account_id: str, *, now: dt.datetime, stretch: float = 1.0) -> list[_Source]:
     lease_until = now + SYNC_LEASE
     ids = work.claim(
-        _due(now).filter(account_id=account_id),
+        _due(now, by=now + CLAIM_AHEAD).filter(account_id=account_id),
         lease_until=lease_until,
         limit=CLAIM_CHUNK,
         order_by=("next_due_at", "id"),
@@ -398,6 +411,7 @@ def _claim(account_id: str, *, now: dt.datetime, stretch: float = 1.0) -> list[_
                 pass_newest=row.pass_newest,
                 claimed_at=now,
                 stretch=stretch,
+                due_at=row.next_due_at,
             )
         )
     return sorted(claimed, key=lambda s: ids.index(s.id))
@@ -481,7 +495,12 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
                 pass_since=None,
                 pass_newest=None,
                 last_synced_at=now,
-                next_due_at=cadence.next_due(published_at=source.published_at, synced_at=now, factor=source.stretch),
+                # From when it was due when read early (CLAIM_AHEAD), from now when read late.
+                next_due_at=cadence.next_due(
+                    published_at=source.published_at,
+                    synced_at=max(now, source.due_at) if source.due_at is not None else now,
+                    factor=source.stretch,
+                ),
                 status=SyncStatus.IDLE,
                 error_code="",
                 error_message="",

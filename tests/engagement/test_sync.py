@@ -353,27 +353,56 @@ def test_sources_coming_due_before_the_next_tick_are_queued_for_their_second(
 
     sync.sources_discover()
     now = timezone.now()
-    CommentSource.objects.update(next_due_at=now + dt.timedelta(seconds=30))
-    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=10)) == 0  # past this tick's reach
-    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=60)) == 1
+    due = now + dt.timedelta(seconds=120)
+    CommentSource.objects.update(next_due_at=due)
+    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=60)) == 0  # past this tick's reach
+    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=180)) == 1
     [(account_id, eta)] = queued_sync_etas()
     assert account_id == facebook.account.id and eta is not None
     # The countdown runs from the moment it is sent, just after this run's commit.
-    assert now + dt.timedelta(seconds=30) <= dt.datetime.fromisoformat(eta) < now + dt.timedelta(seconds=90)
-    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=60)) == 0  # queued already
+    assert due <= dt.datetime.fromisoformat(eta) < due + dt.timedelta(seconds=60)
+    assert sync.syncs_queue_due(now=now, ahead=dt.timedelta(seconds=180)) == 0  # queued already
 
-    # The task arrives early (a clock ahead, a countdown cut short): it claims nothing and the
-    # source stays queued and due as it was.
+    # The task arrives early, by more than a sync reads ahead (a clock ahead, a countdown cut
+    # short): it claims nothing and the source stays queued and due as it was.
     early = sync.sync_account(account_id=facebook.account.id)
     assert (early.sources, early.pages) == (0, 0)
     source = CommentSource.objects.get()
-    assert source.next_due_at == now + dt.timedelta(seconds=30) and source.queued_at == now
+    assert source.next_due_at == due and source.queued_at == now
     assert source.lease_until is None and source.last_synced_at is None
     assert not Comment.objects.exists()
 
     due_now()  # its second has come
     assert sync.sync_account(account_id=facebook.account.id).pages == 1
     assert CommentSource.objects.get().queued_at is None
+
+
+def test_one_wakeup_covers_the_sources_due_within_a_sync_s_reach() -> None:
+    now = timezone.now()
+    later = [("acc_a", now + dt.timedelta(seconds=s)) for s in (50.2, 5.5, 20, 36)] + [("acc_b", now)]
+    overdue = [("acc_c", now - dt.timedelta(seconds=90)), ("acc_c", now + dt.timedelta(seconds=40))]
+    # acc_a: 5.5 s → woken at 6 s, which reads up to 36 s; 50.2 s needs a wakeup of its own.
+    # acc_c: long overdue → at once (reading up to 30 s); 40 s → its own wakeup.
+    assert sync._wakeups(later + overdue, now=now) == [
+        ("acc_c", 0.0),
+        ("acc_b", 0.0),
+        ("acc_a", 6.0),
+        ("acc_c", 40.0),
+        ("acc_a", 51.0),
+    ]
+
+
+def test_a_source_read_early_plans_its_next_read_from_when_it_was_due(workspace: Workspace, facebook: Live) -> None:
+    sync.sources_discover()
+    due = timezone.now() + dt.timedelta(seconds=20)  # within the sync's reach
+    CommentSource.objects.update(next_due_at=due)
+
+    report = sync.sync_account(account_id=facebook.account.id)
+
+    assert report.pages == 1
+    source = CommentSource.objects.get()
+    assert source.last_synced_at is not None and source.last_synced_at < due
+    assert source.next_due_at == due + dt.timedelta(minutes=5)  # not read time + 5 minutes
 
 
 def test_a_sync_that_finds_nothing_new_links_and_answers_nothing(
