@@ -52,14 +52,7 @@ def test_over_a_limit_the_creating_call_is_a_403_naming_the_limit_and_the_plan(
     workspace = WorkspaceFactory(organization=organization)
     account = SocialAccountFactory(workspace=workspace, platform="BLUESKY")
     in_it = bearer(org_key(), workspace.id)
-    body = {
-        "contentType": "TEXT",
-        "text": "hi",
-        "timezone": "UTC",
-        "platforms": ["BLUESKY"],
-        "saveAsDraft": True,
-        "blueskyConnectionIds": [account.id],
-    }
+    body = _draft_body(account.id)
     assert in_it.post(f"{API}/social-posts", body, format="json").status_code == 201
     over = in_it.post(f"{API}/social-posts", body, format="json")
     assert over.status_code == 403
@@ -135,8 +128,8 @@ def test_two_accounts_at_the_limit_never_both_pass() -> None:
     assert [type(e) for e in raised(results)] == [SubscriptionRequired]
 
 
-def _draft(in_it: APIClient, account_id: str) -> int:
-    body = {
+def _draft_body(account_id: str) -> dict[str, Any]:
+    return {
         "contentType": "TEXT",
         "text": "hi",
         "timezone": "UTC",
@@ -144,7 +137,10 @@ def _draft(in_it: APIClient, account_id: str) -> int:
         "saveAsDraft": True,
         "blueskyConnectionIds": [account_id],
     }
-    return int(in_it.post(f"{API}/social-posts", body, format="json").status_code)
+
+
+def _draft(in_it: APIClient, account_id: str) -> int:
+    return int(in_it.post(f"{API}/social-posts", _draft_body(account_id), format="json").status_code)
 
 
 @pytest.mark.django_db
