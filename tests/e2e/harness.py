@@ -425,6 +425,12 @@ class E2EStack:
         """``kill -9`` the worker and its pool children (its whole session) and wait for them."""
         self._kill("worker")
 
+    def stop_worker(self) -> None:
+        """Stop the worker as ``make run`` does (SIGTERM: its tasks in hand finish, what it had
+        fetched and not started goes back to the queue) and wait for it: workers down, nothing
+        lost, unlike :meth:`kill_worker`."""
+        self._terminate("worker")
+
     def start_beat(self) -> None:
         self._spawn(
             "beat",
