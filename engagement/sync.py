@@ -52,7 +52,7 @@ from django.utils import timezone
 
 from accounts.models import AccountStatus, SocialAccount
 from accounts.services import account_fresh_credentials, account_mark_unauthorized
-from core import metrics, work
+from core import bulk, metrics, work
 from core.redis import get_redis
 from engagement import budget, cadence
 from engagement.enqueue import enqueue_syncs, enqueue_syncs_at
@@ -271,6 +271,7 @@ class SyncReport:
     pages: int = 0
     comments: int = 0
     announced: int = 0
+    cut_short: int = 0  # passes with more pages than one run reads (read on in the same sync)
     stopped: str = ""  # why the sync stopped before every due source was read: budget, rate_limited, unauthorized
 
 
@@ -340,6 +341,7 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
     client = registry.get_client(account.platform)
     factor = cadence.stretch(account_demand(account_id, now=now), budget.limit_of(account.platform))
     while not report.stopped:
+        cut_short = report.cut_short
         claimed = _claim(account_id, now=timezone.now(), stretch=factor)
         if not claimed:
             break
@@ -353,6 +355,8 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
         )
         if gather_errors:
             raise gather_errors[0]
+        if len(claimed) < CLAIM_CHUNK and report.cut_short == cut_short:
+            break  # everything due was read (what falls due later has its own wakeup): no claim finds more
     report.announced = comments_announce(account_id=account_id)
     return report
 
@@ -386,32 +390,36 @@ def _claim(account_id: str, *, now: dt.datetime, stretch: float = 1.0) -> list[_
         queued_at=None,
     )
     claimed = []
-    for row in CommentSource.objects.filter(id__in=ids, lease_until=lease_until).select_related("target"):
-        resumed = bool(row.page_cursor)
+    rows = CommentSource.objects.filter(id__in=ids, lease_until=lease_until).values(
+        "id", "target_id", "target__post_id", "workspace_id", "account_id", "platform", "platform_post_id",
+        "published_at", "page_cursor", "pass_since", "full_synced_at", "since", "pass_newest", "next_due_at",
+    )  # fmt: skip
+    for row in rows:
+        resumed = bool(row["page_cursor"])
         if resumed:
-            since = row.pass_since
+            since = row["pass_since"]
         else:
-            full = row.full_synced_at is None or now - row.full_synced_at >= FULL_PASS_EVERY
-            since = None if full else row.since
+            full = row["full_synced_at"] is None or now - row["full_synced_at"] >= FULL_PASS_EVERY
+            since = None if full else row["since"]
         claimed.append(
             _Source(
-                id=row.id,
+                id=row["id"],
                 lease_until=lease_until,
-                target_id=row.target_id,
-                post_id=row.target.post_id if row.target is not None else None,
-                workspace_id=row.workspace_id,
-                account_id=row.account_id,
-                platform=row.platform,
-                platform_post_id=row.platform_post_id,
-                published_at=row.published_at,
+                target_id=row["target_id"],
+                post_id=row["target__post_id"],
+                workspace_id=row["workspace_id"],
+                account_id=row["account_id"],
+                platform=row["platform"],
+                platform_post_id=row["platform_post_id"],
+                published_at=row["published_at"],
                 since=since,
-                cursor=row.page_cursor,
+                cursor=row["page_cursor"],
                 full=since is None,
                 resumed=resumed,
-                pass_newest=row.pass_newest,
+                pass_newest=row["pass_newest"],
                 claimed_at=now,
                 stretch=stretch,
-                due_at=row.next_due_at,
+                due_at=row["next_due_at"],
             )
         )
     return sorted(claimed, key=lambda s: ids.index(s.id))
@@ -532,7 +540,8 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
             changes["next_due_at"] = budget.next_window(now)
             report.stopped = "budget"
         elif not result.finished:
-            changes["next_due_at"] = now  # more pages than one run reads: on with it at the next run
+            changes["next_due_at"] = now  # more pages than one run reads: on with it at the next claim
+            report.cut_short += 1
         CommentSource.objects.filter(id=source.id, lease_until=source.lease_until).update(**changes)
     if isinstance(result.error, RateLimited | QuotaExhausted):
         budget.hold(source.account_id, result.error.retry_at or now + RETRY_AFTER, now=now)
@@ -555,51 +564,60 @@ def _clip(value: str, size: int) -> str:
 
 
 def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) -> tuple[set[str], set[str]]:
-    """Insert the comments not stored yet and refresh the others (text, counts, hidden, author),
-    one statement; the account's own comments are stored as already announced. Returns the
-    platform ids seen and those of them not stored before (an incremental pass sees its newest
-    comment again, so "seen" alone does not mean anything came)."""
-    rows: dict[str, Comment] = {}
+    """Insert the comments not stored yet and refresh those stored before whose platform values
+    changed (text, counts, hidden, author): one read of what is stored, then one statement, or none
+    when nothing is new or changed (an incremental pass sees its newest comment again, and most of
+    a full pass is as it was). The account's own comments are stored as already announced. Returns
+    the platform ids seen and those of them not stored before ("seen" alone does not mean anything
+    came)."""
+    rows: dict[str, dict[str, Any]] = {}
     for remote in comments:
         if not remote.platform_comment_id:
             continue
-        rows[remote.platform_comment_id] = Comment(
+        rows[_clip(remote.platform_comment_id, 255)] = {
+            "platform_comment_id": _clip(remote.platform_comment_id, 255),
+            "platform_post_id": _clip(remote.platform_post_id or source.platform_post_id, 255),
+            "parent_platform_id": _clip(remote.parent_id, 255),
+            "author_id": _clip(remote.author.id, 255),
+            "author_name": _clip(remote.author.name, 255),
+            "author_handle": _clip(remote.author.handle, 255),
+            "author_avatar_url": _clip(remote.author.avatar_url, 2000),
+            "text": remote.text or "",
+            "created_at": remote.created_at,
+            "like_count": remote.like_count,
+            "reply_count": remote.reply_count,
+            "hidden": remote.hidden,
+            "permalink": _clip(remote.permalink, 2000),
+            "from_account": remote.from_account,
+            "rating": remote.rating if remote.rating is not None and 1 <= remote.rating <= 5 else None,
+            "received_at": now if remote.from_account else None,
+        }
+    if not rows:
+        return set(), set()
+    compared = [name for name in REFRESHED_FIELDS if name != "updated_at"]
+    if not CAPABILITIES[Platform(source.platform)].comment_hidden_listed:
+        compared.remove("hidden")  # the listing cannot say (X): the inbox keeps what it set
+    stored = {
+        values[0]: values[1:]
+        for values in Comment.objects.filter(
+            account_id=source.account_id, platform_comment_id__in=list(rows)
+        ).values_list("platform_comment_id", *compared)
+    }
+    new = set(rows) - set(stored)
+    written = [
+        Comment(
             workspace_id=source.workspace_id,
             account_id=source.account_id,
             platform=source.platform,
             post_id=source.post_id,
             target_id=source.target_id,
-            platform_comment_id=_clip(remote.platform_comment_id, 255),
-            platform_post_id=_clip(remote.platform_post_id or source.platform_post_id, 255),
-            parent_platform_id=_clip(remote.parent_id, 255),
-            author_id=_clip(remote.author.id, 255),
-            author_name=_clip(remote.author.name, 255),
-            author_handle=_clip(remote.author.handle, 255),
-            author_avatar_url=_clip(remote.author.avatar_url, 2000),
-            text=remote.text or "",
-            created_at=remote.created_at,
-            like_count=remote.like_count,
-            reply_count=remote.reply_count,
-            hidden=remote.hidden,
-            permalink=_clip(remote.permalink, 2000),
-            from_account=remote.from_account,
-            rating=remote.rating if remote.rating is not None and 1 <= remote.rating <= 5 else None,
-            received_at=now if remote.from_account else None,
             updated_at=now,
+            **rows[key],
         )
-    new: set[str] = set()
-    if rows:
-        stored = Comment.objects.filter(account_id=source.account_id, platform_comment_id__in=list(rows))
-        new = set(rows) - set(stored.values_list("platform_comment_id", flat=True))
-        refreshed = [*REFRESHED_FIELDS]
-        if not CAPABILITIES[Platform(source.platform)].comment_hidden_listed:
-            refreshed.remove("hidden")  # the listing cannot say (X): the inbox keeps what it set
-        Comment.objects.bulk_create(
-            [rows[key] for key in sorted(rows)],
-            update_conflicts=True,
-            unique_fields=["account", "platform_comment_id"],
-            update_fields=refreshed,
-        )
+        for key in sorted(rows)
+        if key not in stored or stored[key] != tuple(rows[key][name] for name in compared)
+    ]
+    bulk.insert(written, unique_fields=["account", "platform_comment_id"], update_fields=[*compared, "updated_at"])
     return set(rows), new
 
 

@@ -425,3 +425,57 @@ def test_a_sync_that_finds_nothing_new_links_and_answers_nothing(
     again = sync.sync_account(account_id=facebook.account.id)  # incremental: the newest one again
     assert again.pages == 1 and again.comments >= 1
     assert len(calls) == 1
+
+
+def test_a_pass_writes_only_the_comments_that_are_new_or_changed(workspace: Workspace, sandbox: str) -> None:
+    live = publish_until(workspace, Platform.FACEBOOK, lambda comments: len(comments) >= 2)
+    sync.sources_discover()
+    due_now()
+    sync.sync_account(account_id=live.account.id)
+    stored = _stored(live)
+    assert len(stored) >= 2
+    long_ago = timezone.now() - dt.timedelta(days=1)
+    Comment.objects.filter(target=live.target).update(updated_at=long_ago)
+    stale, *unchanged = sorted(stored)
+    Comment.objects.filter(platform_comment_id=stale).update(text="an edit the platform no longer has", like_count=-1)
+    CommentSource.objects.update(full_synced_at=None)  # the next pass reads everything again
+
+    due_now()
+    report = sync.sync_account(account_id=live.account.id)
+
+    assert report.comments == len(stored)
+    again = _stored(live)
+    assert (again[stale].text, again[stale].like_count) == (stored[stale].text, stored[stale].like_count)
+    assert again[stale].updated_at > long_ago  # refreshed
+    assert {again[key].updated_at for key in unchanged} == {long_ago}  # as they were: not written
+
+
+def test_a_sync_claims_once_when_all_it_has_due_fits_a_chunk_and_reads_a_long_pass_to_its_end(
+    workspace: Workspace, sandbox: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = publish_until(workspace, Platform.FACEBOOK, lambda comments: len(comments) >= 3)
+    claims: list[int] = []
+    real = sync._claim
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        claimed = real(*args, **kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    monkeypatch.setattr(sync, "_claim", counting)
+    sync.sources_discover()
+    due_now()
+    sync.sync_account(account_id=live.account.id)
+    assert claims == [1]  # fewer than a chunk due: no second claim to find nothing
+
+    monkeypatch.setattr(facebook.Client, "comment_page_size", 1)
+    monkeypatch.setattr(sync, "MAX_PAGES_PER_PASS", 1)  # each claim reads one page of the pass
+    CommentSource.objects.update(full_synced_at=None)
+    due_now()
+    claims.clear()
+    report = sync.sync_account(account_id=live.account.id)
+
+    pages = len(live.wired())  # one comment a page, the last page without a next cursor
+    assert (report.pages, report.cut_short, claims) == (pages, pages - 1, [1] * pages)  # all in this sync
+    source = CommentSource.objects.get()
+    assert source.page_cursor == "" and source.since is not None  # the pass read to its end
