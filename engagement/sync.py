@@ -489,7 +489,12 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
         if result.finished and source.full and not source.resumed:
             deleted = _mark_missing_deleted(source, seen, now)
         if new or deleted:  # no comment came or went: no link and no answer can have changed
-            _link_and_answer(source)
+            own_parents = {
+                _clip(c.parent_id, 255)
+                for c in result.comments
+                if c.from_account and c.parent_id and _clip(c.platform_comment_id, 255) in new
+            }
+            _link_and_answer(source, new=new, own_parents=own_parents, deleted=bool(deleted))
         seen_dates = [c.created_at for c in result.comments]
         if source.pass_newest is not None:
             seen_dates.append(source.pass_newest)
@@ -643,17 +648,27 @@ def _scope(source: _Source) -> QuerySet[Comment]:
     return Comment.objects.filter(account_id=source.account_id, target__isnull=True)
 
 
-def _link_and_answer(source: _Source) -> None:
-    """Replies stored before their parent get it now; a comment with a reply of the account's own
-    under it is ``answered`` (one no longer with one, after that reply was deleted, is not)."""
+def _link_and_answer(source: _Source, *, new: set[str], own_parents: set[str], deleted: bool) -> None:
+    """After a pass stored the ``new`` comments (platform ids): each new reply gets its parent, and
+    each reply stored before its parent gets it now that the parent is new; a new comment or
+    ``own_parents`` (those a new reply of the account's own answers) with a reply of the account's
+    own under it is ``answered``; after a pass marked comments deleted, one no longer with such a
+    reply is not. Each statement touches the rows the pass changed, not the whole post's."""
     scope = _scope(source)
-    parent = Comment.objects.filter(
-        account_id=OuterRef("account_id"), platform_comment_id=OuterRef("parent_platform_id")
-    )
-    scope.filter(parent__isnull=True).exclude(parent_platform_id="").update(parent_id=Subquery(parent.values("id")[:1]))
+    if new:
+        parent = Comment.objects.filter(
+            account_id=OuterRef("account_id"), platform_comment_id=OuterRef("parent_platform_id")
+        )
+        orphans = scope.filter(parent__isnull=True).exclude(parent_platform_id="")
+        orphans.filter(Q(platform_comment_id__in=new) | Q(parent_platform_id__in=new)).update(
+            parent_id=Subquery(parent.values("id")[:1])
+        )
     own_reply = Comment.objects.filter(parent_id=OuterRef("pk"), from_account=True, deleted_at__isnull=True)
-    scope.filter(answered=False).filter(Exists(own_reply)).update(answered=True)
-    scope.filter(answered=True).filter(~Exists(own_reply)).update(answered=False)
+    if new or own_parents:
+        candidates = scope.filter(answered=False, platform_comment_id__in=new | own_parents)
+        candidates.filter(Exists(own_reply)).update(answered=True)
+    if deleted:
+        scope.filter(answered=True).filter(~Exists(own_reply)).update(answered=False)
 
 
 def _mark_missing_deleted(source: _Source, seen: set[str], now: dt.datetime) -> int:

@@ -9,7 +9,8 @@ each platform's read budget and read each post within its interval, on the 2 cor
   published posts' remote ids: comments are kept per account, so accounts may share them),
   published 6 to 60 minutes ago, and a ``CommentSource`` each.
 - **Steady state**: each account's sources are seeded as if they had been read one target
-  interval (``engagement.cadence``, stretched to the budget) before their due time, their due
+  interval (``engagement.cadence``, stretched to the budget) before their due time, incrementally
+  (``since`` and the day's full pass at that read: each read asks for what is newer), their due
   times spread evenly over that interval from the start on, as a deployment past its first hour
   has them (sources published together and all due at once would stay together).
 - **Measured** for ``seconds`` while web, worker, beat and the simulators run: every finished
@@ -214,6 +215,11 @@ def seed_comments(
             "published_at": "t.published_at",
             "next_due_at": due,
             "last_synced_at": f"{due} - make_interval(secs => {interval})",
+            # That read was incremental, and the day's full pass is behind it: each read asks for
+            # what the audience wrote since the read before, as in a deployment past its first hour
+            # (a post's first read, 5 minutes after publishing, stores what came so far).
+            "since": f"{due} - make_interval(secs => {interval})",
+            "full_synced_at": f"{due} - make_interval(secs => {interval})",
         },
         params={
             "intervals": [plan[p].interval_seconds for p in PLATFORMS],

@@ -17,7 +17,7 @@ from django.utils import timezone
 from engagement import budget, cadence, sync
 from engagement.models import Comment, CommentSource, SyncStatus
 from platforms import facebook, registry
-from platforms.base import Platform, PlatformClient
+from platforms.base import CommentAuthor, CommentPage, Platform, PlatformClient, RemoteComment
 from platforms.capabilities import CAPABILITIES
 from platforms.sandbox import audience, faults
 from platforms.sandbox import google_business as gb_sim
@@ -411,9 +411,9 @@ def test_a_sync_that_finds_nothing_new_links_and_answers_nothing(
     calls: list[str] = []
     real = sync._link_and_answer
 
-    def counting(source: Any) -> None:
+    def counting(source: Any, **changed: Any) -> None:
         calls.append(source.id)
-        real(source)
+        real(source, **changed)
 
     monkeypatch.setattr(sync, "_link_and_answer", counting)
     sync.sources_discover()
@@ -479,3 +479,53 @@ def test_a_sync_claims_once_when_all_it_has_due_fits_a_chunk_and_reads_a_long_pa
     assert (report.pages, report.cut_short, claims) == (pages, pages - 1, [1] * pages)  # all in this sync
     source = CommentSource.objects.get()
     assert source.page_cursor == "" and source.since is not None  # the pass read to its end
+
+
+def test_links_and_answers_follow_what_each_pass_brought(
+    workspace: Workspace, facebook: Live, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply listed before its parent is linked when the parent comes; a reply of the account's
+    own, found by a sync, answers its comment; gone in a full pass, the comment is unanswered."""
+    at = timezone.now() - dt.timedelta(minutes=30)
+
+    def remote(cid: str, parent: str = "", *, own: bool = False, minute: int = 0) -> RemoteComment:
+        author = CommentAuthor(id="page" if own else f"fan-{cid}", name="Us" if own else "A fan")
+        return RemoteComment(
+            platform_comment_id=cid,
+            platform_post_id=facebook.remote_id,
+            text=f"text of {cid}",
+            created_at=at + dt.timedelta(minutes=minute),
+            author=author,
+            parent_id=parent,
+            from_account=own,
+        )
+
+    listed: list[RemoteComment] = []
+    real = registry.get_client
+
+    def scripted(platform: Any) -> PlatformClient:
+        client = real(platform)
+        client.list_comments = lambda *args, **kwargs: CommentPage(tuple(listed))  # type: ignore[method-assign]
+        return client
+
+    monkeypatch.setattr(registry, "get_client", scripted)
+    sync.sources_discover()
+
+    def read(*comments: RemoteComment, full: bool = False) -> dict[str, Comment]:
+        listed[:] = comments
+        if full:
+            CommentSource.objects.update(full_synced_at=None)
+        due_now()
+        sync.sync_account(account_id=facebook.account.id)
+        return {c.platform_comment_id: c for c in Comment.objects.select_related("parent")}
+
+    first = read(remote("A"), remote("R", "P", minute=1), full=True)
+    assert first["R"].parent is None  # its parent is not stored yet
+
+    second = read(remote("P", minute=2), remote("O", "A", own=True, minute=3))
+    assert second["R"].parent == second["P"] and second["O"].parent == second["A"]
+    assert (second["A"].answered, second["P"].answered) == (True, False)
+
+    third = read(remote("A"), remote("R", "P", minute=1), remote("P", minute=2), full=True)
+    assert third["O"].deleted_at is not None  # our reply is gone from the platform
+    assert not third["A"].answered
