@@ -484,16 +484,11 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
         outcome = "rate_limited" if isinstance(result.error, RateLimited | QuotaExhausted) else "failed"
         metrics.comment_reads_recorded(platform=source.platform, outcome=outcome)
     with transaction.atomic():
-        seen, new = _upsert(source, result.comments, now)
+        seen, new, own_parents = _upsert(source, result.comments, now)
         deleted = 0
         if result.finished and source.full and not source.resumed:
             deleted = _mark_missing_deleted(source, seen, now)
         if new or deleted:  # no comment came or went: no link and no answer can have changed
-            own_parents = {
-                _clip(c.parent_id, 255)
-                for c in result.comments
-                if c.from_account and c.parent_id and _clip(c.platform_comment_id, 255) in new
-            }
             _link_and_answer(source, new=new, own_parents=own_parents, deleted=bool(deleted))
         seen_dates = [c.created_at for c in result.comments]
         if source.pass_newest is not None:
@@ -568,13 +563,13 @@ def _clip(value: str, size: int) -> str:
     return (value or "")[:size]
 
 
-def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) -> tuple[set[str], set[str]]:
+def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) -> tuple[set[str], set[str], set[str]]:
     """Insert the comments not stored yet and refresh those stored before whose platform values
     changed (text, counts, hidden, author): one read of what is stored, then one statement, or none
     when nothing is new or changed (an incremental pass sees its newest comment again, and most of
     a full pass is as it was). The account's own comments are stored as already announced. Returns
-    the platform ids seen and those of them not stored before ("seen" alone does not mean anything
-    came)."""
+    the platform ids seen, those of them not stored before ("seen" alone does not mean anything
+    came), and the parents the new replies of the account's own answer."""
     rows: dict[str, dict[str, Any]] = {}
     for remote in comments:
         if not remote.platform_comment_id:
@@ -598,8 +593,8 @@ def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) ->
             "received_at": now if remote.from_account else None,
         }
     if not rows:
-        return set(), set()
-    compared = [name for name in REFRESHED_FIELDS if name != "updated_at"]
+        return set(), set(), set()
+    compared = list(REFRESHED_FIELDS)
     if not CAPABILITIES[Platform(source.platform)].comment_hidden_listed:
         compared.remove("hidden")  # the listing cannot say (X): the inbox keeps what it set
     stored = {
@@ -623,10 +618,12 @@ def _upsert(source: _Source, comments: list[RemoteComment], now: dt.datetime) ->
         if key not in stored or stored[key] != tuple(rows[key][name] for name in compared)
     ]
     bulk.insert(written, unique_fields=["account", "platform_comment_id"], update_fields=[*compared, "updated_at"])
-    return set(rows), new
+    own_parents = {rows[key]["parent_platform_id"] for key in new if rows[key]["from_account"]} - {""}
+    return set(rows), new, own_parents
 
 
-# What a sync refreshes of a comment it stored before (the platform's current values).
+# What a sync refreshes of a comment it stored before (the platform's current values); a comment
+# whose values changed gets a new updated_at with them.
 REFRESHED_FIELDS = (
     "text",
     "like_count",
@@ -637,7 +634,6 @@ REFRESHED_FIELDS = (
     "author_handle",
     "author_avatar_url",
     "parent_platform_id",
-    "updated_at",
 )
 
 
