@@ -1,13 +1,17 @@
 """``comments`` (issue 33): does the comment sync of 1,000 accounts × 50 young posts keep within
 each platform's read budget and read each post within its interval, on the 2 cores?
 
-- **Set-up**: one account per platform connected through the real connect-link flow and
-  ``posts`` text posts published through the API and the worker (the simulators then know the
-  posts and grow their audiences under them). ``accounts`` accounts are then seeded with SQL,
-  spread over the platforms, each a copy of its platform's connected account (so its token is
-  valid on the simulator) in a workspace of its own, with ``posts`` published entries (the
-  published posts' remote ids: comments are kept per account, so accounts may share them),
-  published 6 to 60 minutes ago, and a ``CommentSource`` each.
+- **Set-up**: one account per platform that reads comments connected through the real
+  connect-link flow and ``posts`` posts published through the API and the worker on all but Google
+  Business (text on the six that take text alone, a short vertical video as an Instagram Reel and
+  a YouTube Short; the simulators then know the posts and grow their audiences under them).
+  ``accounts`` accounts are then seeded with SQL, spread over the nine platforms, each a copy of
+  its platform's connected account (so its token is valid on the simulator) in a workspace of its
+  own. An account on a platform with posts has ``posts`` published entries (the published posts'
+  remote ids: comments are kept per account, so accounts may share them), published 6 to 60
+  minutes ago, and a ``CommentSource`` each; a Google Business account has its review feed (the
+  location's reviews, read hourly: its posts take no comments). TikTok reads no comments
+  (``GET /platforms``), Pinterest and Telegram have no comment API.
 - **Steady state**: each account's sources are seeded as if they had been read one target
   interval (``engagement.cadence``, stretched to the budget) before their due time, incrementally
   (``since`` and the day's full pass at that read: each read asks for what is newer), their due
@@ -29,18 +33,27 @@ from __future__ import annotations
 import datetime as dt
 import math
 import secrets
+import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bench import seed
 from bench.context import Bench
 from bench.report import Report, percentile
 
-# The reading platforms whose posts can be plain text (Instagram and YouTube need media, Google
-# Business reads reviews, not posts).
-PLATFORMS = ("TWITTER", "BLUESKY", "MASTODON", "THREADS", "LINKEDIN", "FACEBOOK")
+# Every platform that reads comments: those whose posts can be plain text, those whose posts need
+# media (one short vertical video: an Instagram Reel, a YouTube Short), and Google Business, which
+# reads its location's reviews instead of its posts' comments.
+TEXT_PLATFORMS = ("TWITTER", "BLUESKY", "MASTODON", "THREADS", "LINKEDIN", "FACEBOOK")
+VIDEO_PLATFORMS = ("INSTAGRAM", "YOUTUBE")
+ENTRY_PLATFORMS = (*TEXT_PLATFORMS, *VIDEO_PLATFORMS)
+REVIEW_PLATFORM = "GOOGLE_BUSINESS"
+PLATFORMS = (*ENTRY_PLATFORMS, REVIEW_PLATFORM)
+VIDEO_SIZE = (720, 1280)
+VIDEO_SECONDS = 4.0
 DEFAULT_ACCOUNTS = 1000
 DEFAULT_POSTS = 50
 DEFAULT_SECONDS = 900
@@ -79,12 +92,16 @@ def plans(posts: int) -> dict[str, Plan]:
     from engagement import budget, cadence
 
     young = cadence.CADENCE[0][1].total_seconds()
+    idle = [0] * len(cadence.CADENCE)
     result = {}
     for platform in PLATFORMS:
         limit = budget.limit_of(platform)
-        wanted = cadence.demand(per_band=[posts, *[0] * (len(cadence.CADENCE) - 1)])
+        if platform == REVIEW_PLATFORM:
+            wanted, every = cadence.demand(per_band=idle, reviews=1), cadence.REVIEWS_EVERY.total_seconds()
+        else:
+            wanted, every = cadence.demand(per_band=[posts, *idle[1:]]), young
         factor = cadence.stretch(wanted, limit)
-        result[platform] = Plan(platform, limit, wanted, factor, young * factor)
+        result[platform] = Plan(platform, limit, wanted, factor, every * factor)
     return result
 
 
@@ -92,27 +109,40 @@ def plans(posts: int) -> dict[str, Plan]:
 
 
 def publish_templates(bench: Bench, posts: int) -> dict[str, dict[str, Any]]:
-    """One connected account per platform and ``posts`` text posts published on all of them
-    through the API and the worker. Returns ``{platform: {"account": id, "remoteIds": [...]}}``."""
+    """One connected account per platform and ``posts`` posts published through the API and the
+    worker: text on :data:`TEXT_PLATFORMS`, one uploaded short vertical video on
+    :data:`VIDEO_PLATFORMS` (none on Google Business, whose reviews are read). Returns
+    ``{platform: {"account": id, "remoteIds": [...]}}``."""
     from posts.models import PostTarget
     from posts.payloads import CONNECTION_FIELDS
 
     workspace_id, key = bench.workspace("bench comments")
     accounts = {platform: bench.connect_account(key, platform) for platform in PLATFORMS}
+    video = upload_video(bench, key)
     run = secrets.token_hex(3)
     for index in range(posts):
-        body: dict[str, Any] = {
-            "contentType": "TEXT",
-            "timezone": "UTC",
-            "text": f"Comment bench {run} post {index}: what do you think?",
-            "platforms": list(PLATFORMS),
-        }
-        for platform, account in accounts.items():
-            body[CONNECTION_FIELDS[platform]] = [account]
-        response = bench.api("POST", "/social-posts", key, json=body)
-        if response.status_code != 201:
-            raise RuntimeError(f"creating a template post answered {response.status_code}: {response.text[:500]}")
-    wanted = posts * len(PLATFORMS)
+        text = f"Comment bench {run} post {index}: what do you think?"
+        bodies: list[dict[str, Any]] = [
+            {"contentType": "TEXT", "text": text, "platforms": list(TEXT_PLATFORMS)},
+            {
+                "contentType": "VIDEO",
+                "text": text,
+                "mediaUrls": [video],
+                "platforms": list(VIDEO_PLATFORMS),
+                "instagramConfigs": [{"connectionId": accounts["INSTAGRAM"], "postType": "REEL"}],
+                "youtubeConfigs": [
+                    {"connectionId": accounts["YOUTUBE"], "videoTitle": f"Bench {index}", "privacyStatus": "public"}
+                ],
+            },
+        ]
+        for body in bodies:
+            body["timezone"] = "UTC"
+            for platform in body["platforms"]:
+                body[CONNECTION_FIELDS[platform]] = [accounts[platform]]
+            response = bench.api("POST", "/social-posts", key, json=body)
+            if response.status_code != 201:
+                raise RuntimeError(f"creating a template post answered {response.status_code}: {response.text[:500]}")
+    wanted = posts * len(ENTRY_PLATFORMS)
     deadline = time.monotonic() + PUBLISH_WAIT_SECONDS
     entries = PostTarget.objects.filter(post__workspace_id=workspace_id)
     while time.monotonic() < deadline:
@@ -123,10 +153,29 @@ def publish_templates(bench: Bench, posts: int) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {p: {"account": a, "remoteIds": []} for p, a in accounts.items()}
     for platform, remote_id in published.order_by("created_at", "id").values_list("platform", "platform_post_id"):
         found[platform]["remoteIds"].append(remote_id)
-    missing = {p: posts - len(f["remoteIds"]) for p, f in found.items() if len(f["remoteIds"]) < posts}
+    missing = {p: posts - len(found[p]["remoteIds"]) for p in ENTRY_PLATFORMS if len(found[p]["remoteIds"]) < posts}
     if missing:
-        raise RuntimeError(f"template posts not published in {PUBLISH_WAIT_SECONDS} s: {missing}")
+        failed = list(entries.filter(status="FAILED").values_list("platform", "error_code")[:5])
+        raise RuntimeError(f"template posts not published in {PUBLISH_WAIT_SECONDS} s: {missing}; failed: {failed}")
     return found
+
+
+def upload_video(bench: Bench, key: str) -> str:
+    """A short vertical H.264 video (:func:`bench.scenarios.media.make_video`) uploaded through
+    ``POST /upload-urls``; its public URL."""
+    from bench.scenarios.media import make_video
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = make_video(Path(directory) / "bench-reel.mp4", VIDEO_SIZE, VIDEO_SECONDS)
+        data = path.read_bytes()
+    answer = bench.api(
+        "POST", "/upload-urls", key, json={"files": [{"fileName": "bench-reel.mp4", "mimeType": "video/mp4"}]}
+    )
+    answer.raise_for_status()
+    item = answer.json()["urls"][0]
+    put = bench.session.put(item["uploadUrl"], data=data, headers={"Content-Type": "video/mp4"}, timeout=120)
+    put.raise_for_status()
+    return str(item["publicUrl"])
 
 
 def seed_comments(
@@ -163,11 +212,11 @@ def seed_comments(
         exprs={**copied, "id": f"'acc_{PREFIX}_' || g", "workspace_id": f"'ws_{PREFIX}_' || g"},
         params={"templates": template_ids},
     )
-    # Remote ids per platform, flattened: the j-th entry of an account on platform k reads
-    # remote[k * posts + j].
-    remote = [rid for p in PLATFORMS for rid in templates[p]["remoteIds"][:posts]]
-    rows = f"generate_series(0, {accounts * posts - 1}) h"
+    # Remote ids per platform with posts, flattened: the j-th entry of an account on platform k
+    # reads remote[k * posts + j]. A Google Business account (k = ENTRY count) has no entries.
+    remote = [rid for p in ENTRY_PLATFORMS for rid in templates[p]["remoteIds"][:posts]]
     g, j, k = f"(h / {posts})", f"mod(h, {posts})", f"mod(h / {posts}, {count})"
+    rows = f"generate_series(0, {accounts * posts - 1}) h WHERE {k} < {len(ENTRY_PLATFORMS)}"
     published_at = "now() - make_interval(mins => 6 + mod(h * 7, 55))"
     seed.insert_select(
         Post,
@@ -197,10 +246,19 @@ def seed_comments(
         params={"platforms": list(PLATFORMS), "remote": remote},
     )
     # Due times spread evenly over each account's target interval (shifted per account), the read
-    # before each one target interval earlier.
+    # before each one target interval earlier. That read was incremental, and the day's full pass
+    # is behind it: each read asks for what the audience wrote since the read before, as in a
+    # deployment past its first hour (a post's first read, 5 minutes after publishing, stores
+    # what came so far).
     interval = f"(%(intervals)s::float8[])[{k} + 1]"
     spread = f"(%(spreads)s::float8[])[{k} + 1]"
     due = f"to_timestamp(%(start)s + {spread} * ({j} + mod({g} * 7, 10) / 10.0) / {posts})"
+    read = f"{due} - make_interval(secs => {interval})"
+    timing = {
+        "intervals": [plan[p].interval_seconds for p in PLATFORMS],
+        "spreads": [min(plan[p].interval_seconds, first_due_within or math.inf) for p in PLATFORMS],
+        "start": start,
+    }
     seed.insert_select(
         CommentSource,
         source=f"posts_posttarget t, LATERAL (SELECT substr(t.id, {len(PREFIX) + 5})::int AS h) n "
@@ -214,21 +272,41 @@ def seed_comments(
             "platform_post_id": "t.platform_post_id",
             "published_at": "t.published_at",
             "next_due_at": due,
-            "last_synced_at": f"{due} - make_interval(secs => {interval})",
-            # That read was incremental, and the day's full pass is behind it: each read asks for
-            # what the audience wrote since the read before, as in a deployment past its first hour
-            # (a post's first read, 5 minutes after publishing, stores what came so far).
-            "since": f"{due} - make_interval(secs => {interval})",
-            "full_synced_at": f"{due} - make_interval(secs => {interval})",
+            "last_synced_at": read,
+            "since": read,
+            "full_synced_at": read,
         },
-        params={
-            "intervals": [plan[p].interval_seconds for p in PLATFORMS],
-            "spreads": [min(plan[p].interval_seconds, first_due_within or math.inf) for p in PLATFORMS],
-            "start": start,
+        params=timing,
+    )
+    # The Google Business accounts' review feeds (no entry, no publishing time), as
+    # ``sources_discover`` makes them; the feed of account a is timed as the entry of it
+    # h = a * posts + j would be (j: the account's rank among the feeds), so the feeds' due times
+    # spread over their interval as the entries' do.
+    feeds = seed.insert_select(
+        CommentSource,
+        source=f"generate_series(0, {accounts - 1}) a, LATERAL (SELECT a * {posts} + mod(a / {count}, {posts}) AS h) n "
+        f"WHERE mod(a, {count}) = {len(ENTRY_PLATFORMS)}",
+        exprs={
+            "id": f"'csrc_{PREFIX}_r' || a",
+            "workspace_id": f"'ws_{PREFIX}_' || a",
+            "account_id": f"'acc_{PREFIX}_' || a",
+            "platform": f"'{REVIEW_PLATFORM}'",
+            "next_due_at": due,
+            "last_synced_at": read,
+            "since": read,
+            "full_synced_at": read,
         },
+        params=timing,
     )
     seed.settle(SocialAccount, Post, PostTarget, CommentSource)
-    return {"accounts": accounts, "postsPerAccount": posts, "sources": accounts * posts, "seconds": timer.seconds}
+    sources = CommentSource.objects.filter(account__id__startswith=f"acc_{PREFIX}_").count()
+    return {
+        "accounts": accounts,
+        "postsPerAccount": posts,
+        "sources": sources,
+        "reviewFeeds": feeds,
+        "seconds": timer.seconds,
+    }
 
 
 # --- observing -----------------------------------------------------------------------------
@@ -369,7 +447,8 @@ def run(
         row = per_platform[platform]
         name = platform.lower()
         report.add(f"{name}: budget per account-hour", target.budget, "reads")
-        report.add(f"{name}: target interval of a young post", round(target.interval_seconds, 1), "s")
+        what = "the review feed" if platform == REVIEW_PLATFORM else "a young post"
+        report.add(f"{name}: target interval of {what}", round(target.interval_seconds, 1), "s")
         report.add(f"{name}: reads per account-hour max", row["readsPerAccountHourMax"], at_most=target.budget)
         report.add(f"{name}: reads per account-hour p50", row["readsPerAccountHourP50"])
         report.add(f"{name}: interval p50", row["intervalP50Seconds"], "s")
@@ -397,9 +476,12 @@ def run(
         }
     )
     report.notes.append(
-        f"{accounts} accounts × {posts} young posts over {', '.join(PLATFORMS)}; reads per account-hour are the "
+        f"{accounts} accounts × {posts} young posts over {', '.join(ENTRY_PLATFORMS)}, and review feeds; reads per account-hour are the "
         f"budget counters over {wall:.0f} s, scaled to an hour; an interval is between two finished reads of one "
         "source (the first from the read the seed stands for)"
     )
-    report.notes.append("Instagram and YouTube (posts need media) and Google Business (reviews) are not seeded")
+    report.notes.append(
+        f"{REVIEW_PLATFORM} accounts read their review feed (one source each, hourly), not their posts; "
+        "TikTok reads no comments, Pinterest and Telegram have no comment API"
+    )
     return report

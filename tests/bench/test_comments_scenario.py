@@ -1,7 +1,8 @@
 """The bench's comments scenario (issue 33) run tiny against the real stack: web, worker, beat and
 the simulators on this test's database (the scenario seeds it and reads it back in this process),
-the bench's own redis-servers. A few accounts and posts, watched for half a minute: the report has
-every figure per platform, reads happened, and none went past the hourly budget or met a 429."""
+the bench's own redis-servers. A few accounts and posts on every platform that reads comments (text,
+video and Google Business's review feeds), watched for half a minute: the report has every figure
+per platform, reads happened, and none went past the hourly budget or met a 429."""
 
 from __future__ import annotations
 
@@ -68,4 +69,7 @@ def test_a_tiny_comment_sync_reads_within_budget_and_reports_every_platform(monk
         for figure in ("within budget", "within interval", "reads per account-hour max", "interval p95"):
             assert f"{platform.lower()}: {figure}" in names
     assert "worker CPU / wall" in names and "postgres CPU / wall" in names and "redis CPU / wall" in names
-    assert report.details["seed"]["sources"] == accounts * 2
+    # Two posts each on the eight platforms with posts, one review feed each on Google Business.
+    entry_accounts = 2 * len(comments.ENTRY_PLATFORMS)
+    assert report.details["seed"]["sources"] == entry_accounts * 2 + 2
+    assert report.details["seed"]["reviewFeeds"] == 2
