@@ -40,14 +40,18 @@ def band_edges() -> tuple[dt.timedelta, ...]:
     return tuple(younger_than for younger_than, _ in CADENCE)
 
 
-def demand(*, per_band: Sequence[int], reviews: int = 0) -> float:
-    """Reads an hour an account's scheduled sources want at the unstretched cadence: ``per_band``
-    counts its entries in each of :data:`CADENCE`'s bands (youngest first), ``reviews`` its review
-    feeds. A young post wants 12 an hour, one in its first week 1, one to 30 days 1/24."""
+def demand(*, per_band: Sequence[int], reviews: int = 0, listings: int = 1) -> float:
+    """Reads an hour (list calls, what the budget counts) an account's scheduled sources want at the
+    unstretched cadence: ``per_band`` counts its entries in each of :data:`CADENCE`'s bands
+    (youngest first), ``reviews`` its review feeds, ``listings`` the calls one read of a source
+    makes at the least (the platform's ``comment_listings``). With one call a read, a young post
+    wants 12 an hour, one in its first week 1, one to 30 days 1/24."""
     if len(per_band) != len(CADENCE):
         raise ValueError(f"expected {len(CADENCE)} band counts, got {len(per_band)}")
+    if listings < 1:
+        raise ValueError(f"a read makes one list call at the least, not {listings}")
     wanted = sum(count * (HOUR / every) for count, (_, every) in zip(per_band, CADENCE, strict=True))
-    return wanted + reviews * (HOUR / REVIEWS_EVERY)
+    return (wanted + reviews * (HOUR / REVIEWS_EVERY)) * listings
 
 
 def stretch(wanted: float, budget: int, *, share: float = HEADROOM) -> float:

@@ -339,7 +339,8 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
         sources.update(queued_at=None)
         raise
     client = registry.get_client(account.platform)
-    factor = cadence.stretch(account_demand(account_id, now=now), budget.limit_of(account.platform))
+    listings = CAPABILITIES[Platform(account.platform)].comment_listings
+    factor = cadence.stretch(account_demand(account_id, now=now, listings=listings), budget.limit_of(account.platform))
     while not report.stopped:
         cut_short = report.cut_short
         claimed = _claim(account_id, now=timezone.now(), stretch=factor)
@@ -361,10 +362,10 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
     return report
 
 
-def account_demand(account_id: str, *, now: dt.datetime) -> float:
+def account_demand(account_id: str, *, now: dt.datetime, listings: int = 1) -> float:
     """The reads an hour the account's scheduled sources want at the unstretched cadence
-    (:func:`engagement.cadence.demand`), from one aggregate query: its sources with a due time,
-    counted by the band of their post's age, and its review feed."""
+    (:func:`engagement.cadence.demand`, ``listings`` calls a read), from one aggregate query: its
+    sources with a due time, counted by the band of their post's age, and its review feed."""
     bands: dict[str, Count] = {}
     younger: dt.timedelta | None = None
     for index, edge in enumerate(cadence.band_edges()):
@@ -377,7 +378,7 @@ def account_demand(account_id: str, *, now: dt.datetime) -> float:
         reviews=Count("id", filter=Q(published_at__isnull=True)), **bands
     )
     per_band = [int(counts[f"band{index}"]) for index in range(len(bands))]
-    return cadence.demand(per_band=per_band, reviews=int(counts["reviews"]))
+    return cadence.demand(per_band=per_band, reviews=int(counts["reviews"]), listings=listings)
 
 
 def _claim(account_id: str, *, now: dt.datetime, stretch: float = 1.0) -> list[_Source]:

@@ -83,6 +83,10 @@ class Capabilities:
     # The most comment reads the sync may spend on one account per hour (the share of the
     # platform's rate budget that comments get; publishing keeps the rest).
     comment_reads_per_hour: int = 0
+    # The list calls one read of a post's comments makes at the least, each spending one of those
+    # reads (YouTube lists the published threads, then those held for review): the cadence plans
+    # for this many per read.
+    comment_listings: int = 1
     # The longest reply to a comment (or a review) the account can send, counted as its text is;
     # None: ``comment_text_limit`` (Google Business takes no first comment but answers reviews).
     reply_text_limit: int | None = None
@@ -327,6 +331,7 @@ CAPABILITIES: dict[Platform, Capabilities] = {
             # project's 10,000 daily units are shared by every channel and an upload costs 1,600.
             comment_actions=frozenset({"read", "reply", "hide", "delete_own", "delete_others"}),
             comment_reads_per_hour=30,
+            comment_listings=2,  # platforms.youtube.MODERATION_LISTINGS
         ),
         Capabilities(
             Platform.PINTEREST,

@@ -90,16 +90,20 @@ class Observed:
 def plans(posts: int) -> dict[str, Plan]:
     """The target of each platform for an account with ``posts`` young entries."""
     from engagement import budget, cadence
+    from platforms.base import Platform
+    from platforms.capabilities import CAPABILITIES
 
     young = cadence.CADENCE[0][1].total_seconds()
     idle = [0] * len(cadence.CADENCE)
     result = {}
     for platform in PLATFORMS:
         limit = budget.limit_of(platform)
+        listings = CAPABILITIES[Platform(platform)].comment_listings
         if platform == REVIEW_PLATFORM:
-            wanted, every = cadence.demand(per_band=idle, reviews=1), cadence.REVIEWS_EVERY.total_seconds()
+            wanted = cadence.demand(per_band=idle, reviews=1, listings=listings)
+            every = cadence.REVIEWS_EVERY.total_seconds()
         else:
-            wanted, every = cadence.demand(per_band=[posts, *idle[1:]]), young
+            wanted, every = cadence.demand(per_band=[posts, *idle[1:]], listings=listings), young
         factor = cadence.stretch(wanted, limit)
         result[platform] = Plan(platform, limit, wanted, factor, every * factor)
     return result

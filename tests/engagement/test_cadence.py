@@ -55,8 +55,12 @@ def test_the_demand_counts_each_source_at_its_bands_pace() -> None:
     assert cadence.demand(per_band=[50, 0, 0]) == 600  # 50 young posts: every 5 minutes each
     assert cadence.demand(per_band=[1, 2, 24], reviews=1) == 12 + 2 + 1 + 1
     assert cadence.demand(per_band=[0, 0, 0]) == 0
+    # A read of two list calls (YouTube: published, then held for review) spends two of the budget.
+    assert cadence.demand(per_band=[50, 0, 0], reviews=1, listings=2) == 2 * (600 + 1)
     with pytest.raises(ValueError):
         cadence.demand(per_band=[1, 2])
+    with pytest.raises(ValueError):
+        cadence.demand(per_band=[1, 0, 0], listings=0)
 
 
 def test_below_the_budget_nothing_stretches() -> None:

@@ -328,12 +328,15 @@ def test_the_demand_is_counted_by_the_age_of_each_scheduled_source(workspace: Wo
     source(dt.timedelta(days=45), scheduled=False)  # on demand only: none
     source(None)  # the review feed: 1
     assert sync.account_demand(account.id, now=now) == pytest.approx(36 + 1 + 1 / 24 + 1)
+    assert sync.account_demand(account.id, now=now, listings=2) == pytest.approx(2 * (36 + 1 + 1 / 24 + 1))
 
 
+@pytest.mark.parametrize("listings", [1, 2])
 def test_a_tight_account_has_its_intervals_stretched_evenly(
-    workspace: Workspace, facebook: Live, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, facebook: Live, monkeypatch: pytest.MonkeyPatch, listings: int
 ) -> None:
-    tight = dataclasses.replace(CAPABILITIES[Platform.FACEBOOK], comment_reads_per_hour=10)
+    # ``listings``: the calls a read makes at the least (2: as YouTube's); each spends a read.
+    tight = dataclasses.replace(CAPABILITIES[Platform.FACEBOOK], comment_reads_per_hour=10, comment_listings=listings)
     monkeypatch.setitem(CAPABILITIES, Platform.FACEBOOK, tight)
     sync.sources_discover()
     due_now()
@@ -342,7 +345,7 @@ def test_a_tight_account_has_its_intervals_stretched_evenly(
 
     assert report.stopped == "" and report.pages == 1
     source = CommentSource.objects.get()
-    factor = 12 / (cadence.HEADROOM * 10)  # one young post wants 12 reads an hour; 9 fit
+    factor = 12 * listings / (cadence.HEADROOM * 10)  # one young post wants 12 reads an hour; 9 fit
     assert source.next_due_at == source.last_synced_at + dt.timedelta(minutes=5) * factor
 
 

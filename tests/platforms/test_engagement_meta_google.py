@@ -43,6 +43,7 @@ from platforms.sandbox import audience
 from platforms.sandbox import google_business as gb_sim
 from platforms.sandbox import youtube as yt_sim
 from platforms.sandbox.store import SandboxStore
+from platforms.youtube import MODERATION_LISTINGS
 from tests.e2e.harness import wait_for
 from tests.platforms.conftest import connect_sandbox_account, drive, media_item, sim_requests
 
@@ -251,6 +252,16 @@ def test_the_listing_pages_through_every_comment_with_its_nesting(subject: Subje
     }[subject.platform]
     assert len(pages) == per_page >= 2
     assert all(len(page.comments) >= 1 for page in pages[: len(_tops(expected))])
+
+
+def test_a_read_makes_the_list_calls_the_cadence_plans_for(subject: Subject) -> None:
+    """At the client's own page size the audience fits one page; a read still makes the platform's
+    ``comment_listings`` calls (YouTube: published, then held for review), each a read of the
+    budget, and the cadence plans for that many (engagement.cadence.demand)."""
+    assert len(subject.expected()) < 20
+    assert len(subject.pages()) == CAPABILITIES[subject.platform].comment_listings
+    if subject.platform == Platform.YOUTUBE:
+        assert CAPABILITIES[subject.platform].comment_listings == len(MODERATION_LISTINGS) == 2
 
 
 def test_since_keeps_only_the_newer_comments(subject: Subject) -> None:
