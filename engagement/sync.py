@@ -51,7 +51,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from accounts.models import AccountStatus, SocialAccount
-from accounts.services import account_fresh_credentials, account_mark_unauthorized
+from accounts.services import account_credentials, account_mark_unauthorized
 from core import bulk, metrics, work
 from core.redis import get_redis
 from engagement import budget, cadence
@@ -329,7 +329,7 @@ def sync_account(*, account_id: str, now: dt.datetime | None = None) -> SyncRepo
         report.stopped = "rate_limited"
         return report
     try:
-        creds = account_fresh_credentials(account_id=account_id)
+        creds = account_credentials(account=account)  # the row just read: no second read
     except AuthError as exc:
         account_mark_unauthorized(account_id=account_id, reason=exc.message)
         sources.update(queued_at=None)
