@@ -57,10 +57,15 @@ def test_a_tiny_comment_sync_reads_within_budget_and_reports_every_platform(monk
         stack.sandbox_redis.stop()
 
     platforms = report.details["platforms"]
+    planned = comments.plans(2)
     assert set(platforms) == set(comments.PLATFORMS)
     for platform, row in platforms.items():
         assert set(row) == set(PER_PLATFORM), platform
-        assert row["accounts"] == 2 and row["stretch"] == 1.0  # two young posts fit every budget
+        assert row["accounts"] == 2, platform
+        assert row["stretch"] == round(planned[platform].stretch, 3), platform
+        # Two young posts fit every budget but YouTube's, whose read lists twice (its own comment
+        # threads and the held ones): there the cadence stretches the interval.
+        assert (row["stretch"] > 1.0) == (platform == "YOUTUBE"), platform
         assert row["readsSeen"] >= 1, platform  # every source fell due within the window
         assert 0 < row["readsInOneClockHourMax"] <= row["budgetPerHour"], platform
         assert row["rateLimitedAnswers"] == 0, platform
