@@ -25,6 +25,8 @@ PER_PLATFORM = (
     "readsPerAccountHourMax",
     "readsPerAccountHourP50",
     "readsInOneClockHourMax",
+    "readsInWindowMax",
+    "readsAllowedInWindow",
     "readsSeen",
     "intervalP50Seconds",
     "intervalP95Seconds",
@@ -68,6 +70,8 @@ def test_a_tiny_comment_sync_reads_within_budget_and_reports_every_platform(monk
         assert (row["stretch"] > 1.0) == (platform == "YOUTUBE"), platform
         assert row["readsSeen"] >= 1, platform  # every source fell due within the window
         assert 0 < row["readsInOneClockHourMax"] <= row["budgetPerHour"], platform
+        # Not the window's share of the budget: this seed has every source due in its first 10 s.
+        assert row["readsInOneClockHourMax"] <= row["readsInWindowMax"], platform
         assert row["rateLimitedAnswers"] == 0, platform
     names = [figure.name for figure in report.figures]
     for platform in comments.PLATFORMS:
