@@ -298,6 +298,17 @@ class _Source:
     due_at: dt.datetime | None = None  # when this read was due (the next one is planned from it)
 
 
+def _next_due(source: _Source, *, now: dt.datetime) -> dt.datetime | None:
+    """When a source read at ``now`` is next due: one interval after it was due, read early
+    (``CLAIM_AHEAD``) or late, so a worker's lag does not stretch every interval and the reads keep
+    the rate the account's budget was planned for; from ``now`` once it fell a whole interval
+    behind (the missed reads are dropped, not caught up in a burst)."""
+    planned = cadence.next_due(published_at=source.published_at, synced_at=source.due_at or now, factor=source.stretch)
+    if planned is not None and planned <= now:
+        return cadence.next_due(published_at=source.published_at, synced_at=now, factor=source.stretch)
+    return planned
+
+
 @dataclass
 class _Pass:
     comments: list[RemoteComment] = field(default_factory=list)
@@ -504,12 +515,7 @@ def _store(source: _Source, result: _Pass, report: SyncReport) -> None:
                 pass_since=None,
                 pass_newest=None,
                 last_synced_at=now,
-                # From when it was due when read early (CLAIM_AHEAD), from now when read late.
-                next_due_at=cadence.next_due(
-                    published_at=source.published_at,
-                    synced_at=max(now, source.due_at) if source.due_at is not None else now,
-                    factor=source.stretch,
-                ),
+                next_due_at=_next_due(source, now=now),
                 status=SyncStatus.IDLE,
                 error_code="",
                 error_message="",

@@ -4,6 +4,7 @@ them predicted with ``platforms.sandbox.audience`` (ids rendered as that simulat
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 import json
 from dataclasses import dataclass
@@ -96,8 +97,11 @@ def with_a_thread(comments: list[dict[str, Any]]) -> bool:
     return sum(1 for c in comments if not c["parentId"]) >= 2 and any(c["parentId"] for c in comments)
 
 
-def due_now() -> None:
-    CommentSource.objects.update(next_due_at=timezone.now())
+def due_now() -> dt.datetime:
+    """Every source due now; returns that instant (a read plans its next from it)."""
+    now = timezone.now()
+    CommentSource.objects.update(next_due_at=now)
+    return now
 
 
 def received(workspace: Workspace) -> list[dict[str, Any]]:

@@ -67,7 +67,7 @@ def test_a_sync_stores_the_audiences_comments_as_a_tree_and_names_each_once(
     assert sync.sources_discover() == 0  # one source per entry
     source = CommentSource.objects.get()
     assert (source.target_id, source.platform_post_id) == (facebook.target.id, facebook.remote_id)
-    due_now()
+    due = due_now()
 
     report = sync.sync_account(account_id=facebook.account.id)
 
@@ -89,7 +89,7 @@ def test_a_sync_stores_the_audiences_comments_as_a_tree_and_names_each_once(
     source.refresh_from_db()
     assert source.status == SyncStatus.IDLE and source.full_synced_at is not None and source.lease_until is None
     assert source.since == max(c.created_at for c in stored.values())
-    assert source.next_due_at == source.last_synced_at + dt.timedelta(minutes=5)  # a young post
+    assert source.next_due_at == due + dt.timedelta(minutes=5)  # a young post, from when it was due
 
     # Run twice: nothing stored twice, nothing named again.
     rows = Comment.objects.count()
@@ -213,6 +213,8 @@ def test_a_google_business_locations_reviews_are_one_feed(workspace: Workspace, 
     reviews = audience.expected("google_business", account.external_id, created)
     sync.sources_discover()
     source = CommentSource.objects.get()
+    due = source.next_due_at
+    assert due is not None
     assert (source.target_id, source.platform_post_id, source.account_id) == (None, "", account.id)
 
     sync.sync_account(account_id=account.id)
@@ -228,7 +230,7 @@ def test_a_google_business_locations_reviews_are_one_feed(workspace: Workspace, 
             None,
         )
     source.refresh_from_db()
-    assert source.next_due_at == source.last_synced_at + dt.timedelta(hours=1)
+    assert source.next_due_at == due + dt.timedelta(hours=1)
     assert sum(len(e["comments"]) for e in received(workspace)) == len(reviews)
 
 
@@ -339,14 +341,14 @@ def test_a_tight_account_has_its_intervals_stretched_evenly(
     tight = dataclasses.replace(CAPABILITIES[Platform.FACEBOOK], comment_reads_per_hour=10, comment_listings=listings)
     monkeypatch.setitem(CAPABILITIES, Platform.FACEBOOK, tight)
     sync.sources_discover()
-    due_now()
+    due = due_now()
 
     report = sync.sync_account(account_id=facebook.account.id)
 
     assert report.stopped == "" and report.pages == 1
     source = CommentSource.objects.get()
     factor = 12 * listings / (cadence.HEADROOM * 10)  # one young post wants 12 reads an hour; 9 fit
-    assert source.next_due_at == source.last_synced_at + dt.timedelta(minutes=5) * factor
+    assert source.next_due_at == due + dt.timedelta(minutes=5) * factor
 
 
 def test_sources_coming_due_before_the_next_tick_are_queued_for_their_second(
@@ -406,6 +408,36 @@ def test_a_source_read_early_plans_its_next_read_from_when_it_was_due(workspace:
     source = CommentSource.objects.get()
     assert source.last_synced_at is not None and source.last_synced_at < due
     assert source.next_due_at == due + dt.timedelta(minutes=5)  # not read time + 5 minutes
+
+
+@pytest.mark.parametrize("late_seconds", [90, 299])
+def test_a_source_read_late_keeps_its_schedule(workspace: Workspace, facebook: Live, late_seconds: int) -> None:
+    # A worker behind by less than an interval: the next read stays one interval after this one
+    # was due, so the lag is not added to every interval (the rate the budget planned is kept).
+    sync.sources_discover()
+    now = timezone.now()
+    due = now - dt.timedelta(seconds=late_seconds)
+    CommentSource.objects.update(next_due_at=due)
+
+    assert sync.sync_account(account_id=facebook.account.id, now=now).pages == 1
+
+    source = CommentSource.objects.get()
+    assert source.last_synced_at is not None and source.last_synced_at > due
+    assert source.next_due_at == due + dt.timedelta(minutes=5)
+
+
+def test_a_source_a_whole_interval_behind_drops_the_missed_reads(workspace: Workspace, facebook: Live) -> None:
+    # Behind by more than an interval (a stopped worker): no burst of catch-up reads; the next
+    # is one interval after this one.
+    sync.sources_discover()
+    now = timezone.now()
+    CommentSource.objects.update(next_due_at=now - dt.timedelta(minutes=12))
+
+    assert sync.sync_account(account_id=facebook.account.id, now=now).pages == 1
+
+    source = CommentSource.objects.get()
+    assert source.last_synced_at is not None
+    assert source.next_due_at == source.last_synced_at + dt.timedelta(minutes=5)
 
 
 def test_a_sync_that_finds_nothing_new_links_and_answers_nothing(
